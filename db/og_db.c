@@ -1,0 +1,739 @@
+/*
+ * The tuning database (og_db.h): an SQLite file of devices and records.
+ *
+ * Every function prepares its statements, runs them and finalizes them
+ * before returning, on success and on every error path; nothing is cached
+ * on the connection but the connection itself. Messages start with "db: "
+ * and name the file.
+ *
+ * A database may come from elsewhere (a vendor's pre-tuned file, a user's
+ * copy), so it is treated as untrusted data: opening validates the schema
+ * version and the tables, SQLite's defensive mode and untrusted-schema mode
+ * are on, and every value read back is checked before it lands in an
+ * og_record.
+ */
+#include "og_db.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <sqlite3.h>
+
+#define OG_DB_STR_(x) #x
+#define OG_DB_STR(x) OG_DB_STR_(x)
+
+/* Milliseconds a connection waits for another one's lock. */
+#define OG_DB_BUSY_TIMEOUT_MS 5000
+
+struct og_db {
+    sqlite3 *conn;
+    int writable;
+    char path[]; /* as given to og_db_open, for messages */
+};
+
+/* Created in one transaction together with PRAGMA user_version. The CHECKs
+ * keep hand-edited or merged files (the .sql dumps in db/pretuned) in the shape this
+ * code reads back. template_hash is TEXT because SQLite integers are signed
+ * 64-bit and the hash is an unsigned 64-bit value. */
+static const char og_db_schema_sql[] =
+    "CREATE TABLE devices ("
+    " id INTEGER PRIMARY KEY,"
+    " vendor_id INTEGER NOT NULL,"
+    " device_id INTEGER NOT NULL,"
+    " driver_id INTEGER NOT NULL,"
+    " driver_version INTEGER NOT NULL,"
+    " name TEXT NOT NULL,"
+    " driver_name TEXT NOT NULL,"
+    " UNIQUE (vendor_id, device_id, driver_id, driver_version));"
+    "CREATE TABLE records ("
+    " id INTEGER PRIMARY KEY,"
+    " device INTEGER NOT NULL REFERENCES devices(id),"
+    " op TEXT NOT NULL,"
+    " dtype TEXT NOT NULL CHECK (dtype IN ('f32', 'f16', 'bf16')),"
+    " mode TEXT NOT NULL CHECK (mode IN ('fast', 'deterministic')),"
+    " trans_a INTEGER NOT NULL CHECK (trans_a IN (0, 1)),"
+    " trans_b INTEGER NOT NULL CHECK (trans_b IN (0, 1)),"
+    " m INTEGER NOT NULL,"
+    " n INTEGER NOT NULL,"
+    " k INTEGER NOT NULL,"
+    " batch INTEGER NOT NULL,"
+    " template_name TEXT NOT NULL,"
+    " template_hash TEXT NOT NULL CHECK (length(template_hash) = 16),"
+    " params TEXT NOT NULL,"
+    " median_us REAL NOT NULL,"
+    " gflops REAL NOT NULL,"
+    " samples INTEGER NOT NULL,"
+    " max_error REAL NOT NULL,"
+    " accepted INTEGER NOT NULL CHECK (accepted IN (0, 1)),"
+    " reason TEXT NOT NULL,"
+    " created INTEGER NOT NULL);"
+    "CREATE INDEX records_select ON records"
+    " (device, op, dtype, mode, trans_a, trans_b, template_name, template_hash, accepted);"
+    "PRAGMA user_version = " OG_DB_STR(OG_DB_SCHEMA_VERSION) ";";
+
+/* The record columns in the order og_db_read_record expects, for a query
+ * that names the records table r. */
+#define OG_DB_RECORD_COLUMNS                                                                      \
+    "r.op, r.dtype, r.mode, r.trans_a, r.trans_b, r.m, r.n, r.k, r.batch, r.template_name,"      \
+    " r.template_hash, r.params, r.median_us, r.gflops, r.samples, r.max_error, r.accepted,"     \
+    " r.reason, r.created"
+#define OG_DB_RECORD_NCOLUMNS 19
+
+static const char *const og_db_dtype_names[] = {[OG_F32] = "f32", [OG_F16] = "f16", [OG_BF16] = "bf16"};
+static const char *const og_db_mode_names[] = {[OG_MODE_FAST] = "fast",
+                                               [OG_MODE_DETERMINISTIC] = "deterministic"};
+
+/* Formats "db: <path>: <message>" into err (which may be NULL) and returns st. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 5, 6)))
+#endif
+static og_status og_db_fail(const char *path, og_status st, char *err, size_t errlen,
+                            const char *fmt, ...) {
+    if (err == NULL || errlen == 0)
+        return st;
+    int used = snprintf(err, errlen, "db: %s: ", path);
+    if (used < 0 || (size_t)used >= errlen)
+        return st;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err + used, errlen - (size_t)used, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* Reports a failed SQLite call on conn: what we were doing and SQLite's reason. */
+static og_status og_db_fail_sqlite(const char *path, sqlite3 *conn, int rc, const char *what,
+                                   char *err, size_t errlen) {
+    og_status st = (rc & 0xff) == SQLITE_NOMEM ? OG_ERROR_OUT_OF_MEMORY : OG_ERROR_DATABASE;
+    return og_db_fail(path, st, err, errlen, "%s: %s", what,
+                      conn != NULL ? sqlite3_errmsg(conn) : sqlite3_errstr(rc));
+}
+
+/* Copies a possibly NULL column text into a fixed array, truncating. */
+static void og_db_copy_text(char *dst, size_t size, const unsigned char *src) {
+    snprintf(dst, size, "%s", src != NULL ? (const char *)src : "");
+}
+
+/* Binds a fixed-size char array that the caller may have filled without a
+ * terminating NUL. */
+static int og_db_bind_array(sqlite3_stmt *stmt, int index, const char *s, size_t size) {
+    return sqlite3_bind_text(stmt, index, s, (int)strnlen(s, size), SQLITE_TRANSIENT);
+}
+
+static void og_db_format_hash(char out[17], uint64_t hash) {
+    snprintf(out, 17, "%016" PRIx64, hash);
+}
+
+/* Parses exactly 16 lowercase hex digits, the only form og_db_format_hash writes. */
+static int og_db_parse_hash(const unsigned char *s, uint64_t *out) {
+    if (s == NULL || strlen((const char *)s) != 16)
+        return -1;
+    uint64_t v = 0;
+    for (int i = 0; i < 16; i++) {
+        unsigned c = s[i];
+        unsigned digit;
+        if (c >= '0' && c <= '9')
+            digit = c - '0';
+        else if (c >= 'a' && c <= 'f')
+            digit = c - 'a' + 10;
+        else
+            return -1;
+        v = v << 4 | digit;
+    }
+    *out = v;
+    return 0;
+}
+
+static int og_db_lookup_name(const char *const *names, int count, const unsigned char *s) {
+    if (s == NULL)
+        return -1;
+    for (int i = 0; i < count; i++)
+        if (strcmp(names[i], (const char *)s) == 0)
+            return i;
+    return -1;
+}
+
+/* Fills rec from the current row of a statement whose first columns are
+ * OG_DB_RECORD_COLUMNS. Fails on values this code never writes, which only
+ * a foreign or damaged file can hold. */
+static og_status og_db_read_record(const og_db *db, sqlite3_stmt *stmt, og_record *rec,
+                                   char *err, size_t errlen) {
+    int dtype = og_db_lookup_name(og_db_dtype_names, 3, sqlite3_column_text(stmt, 1));
+    int mode = og_db_lookup_name(og_db_mode_names, 2, sqlite3_column_text(stmt, 2));
+    uint64_t hash;
+    if (dtype < 0 || mode < 0 || og_db_parse_hash(sqlite3_column_text(stmt, 10), &hash) != 0)
+        return og_db_fail(db->path, OG_ERROR_DATABASE, err, errlen,
+                          "malformed record (dtype, mode or template_hash)");
+
+    memset(rec, 0, sizeof *rec);
+    og_db_copy_text(rec->key.op, sizeof rec->key.op, sqlite3_column_text(stmt, 0));
+    rec->key.dtype = (og_dtype)dtype;
+    rec->key.mode = (og_mode)mode;
+    rec->key.trans_a = sqlite3_column_int64(stmt, 3) != 0;
+    rec->key.trans_b = sqlite3_column_int64(stmt, 4) != 0;
+    rec->m = sqlite3_column_int64(stmt, 5);
+    rec->n = sqlite3_column_int64(stmt, 6);
+    rec->k = sqlite3_column_int64(stmt, 7);
+    rec->batch = sqlite3_column_int64(stmt, 8);
+    og_db_copy_text(rec->template_name, sizeof rec->template_name, sqlite3_column_text(stmt, 9));
+    rec->template_hash = hash;
+    og_db_copy_text(rec->params, sizeof rec->params, sqlite3_column_text(stmt, 11));
+    rec->median_us = sqlite3_column_double(stmt, 12);
+    rec->gflops = sqlite3_column_double(stmt, 13);
+    rec->samples = sqlite3_column_int(stmt, 14);
+    rec->max_error = sqlite3_column_double(stmt, 15);
+    rec->accepted = sqlite3_column_int64(stmt, 16) != 0;
+    og_db_copy_text(rec->reason, sizeof rec->reason, sqlite3_column_text(stmt, 17));
+    rec->created = sqlite3_column_int64(stmt, 18);
+    return OG_OK;
+}
+
+/* Reads PRAGMA user_version. This is the first statement that reads the
+ * file, so a file that is not an SQLite database fails here. */
+static og_status og_db_user_version(og_db *db, int *version, char *err, size_t errlen) {
+    sqlite3_stmt *stmt = NULL;
+    int rc = sqlite3_prepare_v2(db->conn, "PRAGMA user_version", -1, &stmt, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(stmt);
+    if (rc != SQLITE_ROW) {
+        og_status st = og_db_fail(db->path, OG_ERROR_DATABASE, err, errlen,
+                                  "not a database (%s)", sqlite3_errmsg(db->conn));
+        sqlite3_finalize(stmt);
+        return st;
+    }
+    *version = sqlite3_column_int(stmt, 0);
+    sqlite3_finalize(stmt);
+    return OG_OK;
+}
+
+/* Runs a query returning one integer (0 when it returns no row). */
+static og_status og_db_query_int(og_db *db, const char *sql, int64_t *value, char *err,
+                                 size_t errlen) {
+    sqlite3_stmt *stmt = NULL;
+    int rc = sqlite3_prepare_v2(db->conn, sql, -1, &stmt, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(stmt);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        og_status st = og_db_fail_sqlite(db->path, db->conn, rc, "reading the schema", err, errlen);
+        sqlite3_finalize(stmt);
+        return st;
+    }
+    *value = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : 0;
+    sqlite3_finalize(stmt);
+    return OG_OK;
+}
+
+/* Creates the schema in a file whose user_version is 0. BEGIN IMMEDIATE
+ * takes the write lock before user_version is read again, so two processes
+ * creating the same new file do not both create the tables. A file with
+ * user_version 0 that already holds tables is some other database, and is
+ * left alone. */
+static og_status og_db_create_schema(og_db *db, char *err, size_t errlen) {
+    int rc = sqlite3_exec(db->conn, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    if (rc != SQLITE_OK)
+        return og_db_fail_sqlite(db->path, db->conn, rc, "creating the schema", err, errlen);
+
+    int version = 0;
+    int64_t tables = 0;
+    og_status st = og_db_user_version(db, &version, err, errlen);
+    if (st == OG_OK && version == 0)
+        st = og_db_query_int(db, "SELECT count(*) FROM sqlite_master", &tables, err, errlen);
+    if (st == OG_OK && version == 0 && tables != 0)
+        st = og_db_fail(db->path, OG_ERROR_DATABASE, err, errlen,
+                        "has no onegpu schema (user_version 0 but %" PRId64 " schema objects)",
+                        tables);
+    if (st == OG_OK && version == 0) {
+        rc = sqlite3_exec(db->conn, og_db_schema_sql, NULL, NULL, NULL);
+        if (rc != SQLITE_OK)
+            st = og_db_fail_sqlite(db->path, db->conn, rc, "creating the schema", err, errlen);
+    }
+    if (st == OG_OK) {
+        rc = sqlite3_exec(db->conn, "COMMIT", NULL, NULL, NULL);
+        if (rc != SQLITE_OK)
+            st = og_db_fail_sqlite(db->path, db->conn, rc, "creating the schema", err, errlen);
+    }
+    if (st != OG_OK)
+        sqlite3_exec(db->conn, "ROLLBACK", NULL, NULL, NULL); /* fails harmlessly if none is open */
+    return st;
+}
+
+/* Checks the version and that both tables have every column this code uses:
+ * preparing a statement that names them all fails otherwise. */
+static og_status og_db_check_schema(og_db *db, char *err, size_t errlen) {
+    int version = 0;
+    og_status st = og_db_user_version(db, &version, err, errlen);
+    if (st != OG_OK)
+        return st;
+    if (version > OG_DB_SCHEMA_VERSION)
+        return og_db_fail(db->path, OG_ERROR_DATABASE, err, errlen,
+                          "schema version %d is newer than this build's %d", version,
+                          OG_DB_SCHEMA_VERSION);
+    if (version < 1)
+        return og_db_fail(db->path, OG_ERROR_DATABASE, err, errlen,
+                          "has no onegpu schema (user_version %d)", version);
+
+    sqlite3_stmt *stmt = NULL;
+    int rc = sqlite3_prepare_v2(db->conn,
+                                "SELECT " OG_DB_RECORD_COLUMNS ", d.id, d.vendor_id, d.device_id,"
+                                " d.driver_id, d.driver_version, d.name, d.driver_name"
+                                " FROM records r, devices d WHERE r.device = d.id LIMIT 0",
+                                -1, &stmt, NULL);
+    sqlite3_finalize(stmt);
+    if (rc != SQLITE_OK)
+        return og_db_fail(db->path, (rc & 0xff) == SQLITE_NOMEM ? OG_ERROR_OUT_OF_MEMORY
+                                                                 : OG_ERROR_DATABASE,
+                          err, errlen, "has no onegpu schema (%s)", sqlite3_errmsg(db->conn));
+    return OG_OK;
+}
+
+/* Connection settings. Busy timeout: tuners and applications share files.
+ * Defensive and untrusted-schema modes: a database is data from elsewhere,
+ * so neither its schema (views, triggers) nor SQL may corrupt the file or
+ * call functions with side effects. Foreign keys: a record must name a
+ * stored device. */
+static og_status og_db_configure(og_db *db, char *err, size_t errlen) {
+    int rc = sqlite3_busy_timeout(db->conn, OG_DB_BUSY_TIMEOUT_MS);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_db_config(db->conn, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_db_config(db->conn, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db->conn, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
+    if (rc != SQLITE_OK)
+        return og_db_fail_sqlite(db->path, db->conn, rc, "configuring the connection", err,
+                                 errlen);
+    return OG_OK;
+}
+
+/* Writable setup: the schema when the file is new, then WAL so readers
+ * never block the tuner's commits. A file with a newer schema, or another
+ * application's database, is refused (here or by og_db_check_schema) before
+ * anything in it changes, journal mode included. */
+static og_status og_db_prepare_writable(og_db *db, char *err, size_t errlen) {
+    int version = 0;
+    og_status st = og_db_user_version(db, &version, err, errlen);
+    if (st != OG_OK || version > OG_DB_SCHEMA_VERSION)
+        return st;
+    if (version == 0) {
+        st = og_db_create_schema(db, err, errlen);
+        if (st != OG_OK)
+            return st;
+    }
+    int rc = sqlite3_exec(db->conn, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
+    if (rc != SQLITE_OK)
+        return og_db_fail_sqlite(db->path, db->conn, rc, "setting WAL mode", err, errlen);
+    return OG_OK;
+}
+
+/* Checks the file before SQLite sees it. SQLite reports a missing file as
+ * SQLITE_CANTOPEN, as it does a directory or a permission problem, and only
+ * a missing file is NOT_FOUND. And SQLite takes a file of a few bytes for an
+ * empty database, which a writable open would then overwrite: a non-empty
+ * file must start with SQLite's magic string. */
+static og_status og_db_check_file(const char *path, int writable, char *err, size_t errlen) {
+    static const char magic[16] = "SQLite format 3"; /* with its NUL: 16 bytes */
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        int e = errno;
+        if (e == ENOENT && writable)
+            return OG_OK;
+        return og_db_fail(path, e == ENOENT ? OG_ERROR_NOT_FOUND : OG_ERROR_DATABASE, err, errlen,
+                          "cannot open: %s", strerror(e));
+    }
+    if (!S_ISREG(sb.st_mode) || sb.st_size == 0)
+        return OG_OK; /* SQLite refuses the one and takes the other for a new database */
+
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        int e = errno;
+        return og_db_fail(path, OG_ERROR_DATABASE, err, errlen, "cannot open: %s", strerror(e));
+    }
+    char header[sizeof magic];
+    size_t got = fread(header, 1, sizeof header, f);
+    fclose(f);
+    if (got != sizeof header || memcmp(header, magic, sizeof magic) != 0)
+        return og_db_fail(path, OG_ERROR_DATABASE, err, errlen,
+                          "not a database (no SQLite header)");
+    return OG_OK;
+}
+
+og_status og_db_open(const char *path, int writable, og_db **out, char *err, size_t errlen) {
+    if (out == NULL)
+        return og_db_fail(path != NULL ? path : "(null)", OG_ERROR_INVALID_ARGUMENT, err, errlen,
+                          "out is NULL");
+    *out = NULL;
+    if (path == NULL || path[0] == '\0')
+        return og_db_fail("(null)", OG_ERROR_INVALID_ARGUMENT, err, errlen, "no path given");
+
+    og_status st = og_db_check_file(path, writable, err, errlen);
+    if (st != OG_OK)
+        return st;
+
+    size_t pathlen = strlen(path);
+    og_db *db = malloc(sizeof *db + pathlen + 1);
+    if (db == NULL)
+        return og_db_fail(path, OG_ERROR_OUT_OF_MEMORY, err, errlen, "out of memory");
+    db->conn = NULL;
+    db->writable = writable != 0;
+    memcpy(db->path, path, pathlen + 1);
+
+    int flags = writable ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
+    int rc = sqlite3_open_v2(path, &db->conn, flags, NULL);
+    if (rc != SQLITE_OK)
+        st = og_db_fail_sqlite(path, db->conn, rc, "cannot open", err, errlen);
+    else
+        st = og_db_configure(db, err, errlen);
+    if (st == OG_OK && writable)
+        st = og_db_prepare_writable(db, err, errlen);
+    if (st == OG_OK)
+        st = og_db_check_schema(db, err, errlen);
+    if (st != OG_OK) {
+        og_db_close(db);
+        return st;
+    }
+    *out = db;
+    return OG_OK;
+}
+
+void og_db_close(og_db *db) {
+    if (db == NULL)
+        return;
+    /* Every statement is finalized before its function returns, so the
+     * connection closes at once. */
+    sqlite3_close(db->conn);
+    free(db);
+}
+
+/* Looks up the row id of a device key; *id = 0 when there is none. */
+static og_status og_db_find_device(og_db *db, const og_device_info *dev, int64_t *id, char *err,
+                                   size_t errlen) {
+    sqlite3_stmt *stmt = NULL;
+    int rc = sqlite3_prepare_v2(db->conn,
+                                "SELECT id FROM devices WHERE vendor_id = ?1 AND device_id = ?2"
+                                " AND driver_id = ?3 AND driver_version = ?4",
+                                -1, &stmt, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(stmt, 1, dev->vendor_id);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(stmt, 2, dev->device_id);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(stmt, 3, dev->driver_id);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(stmt, 4, dev->driver_version);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(stmt);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        og_status st = og_db_fail_sqlite(db->path, db->conn, rc, "looking up the device", err,
+                                         errlen);
+        sqlite3_finalize(stmt);
+        return st;
+    }
+    *id = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : 0;
+    sqlite3_finalize(stmt);
+    return OG_OK;
+}
+
+og_status og_db_device(og_db *db, const og_device_info *dev, int64_t *id, char *err,
+                       size_t errlen) {
+    if (db == NULL || dev == NULL || id == NULL)
+        return og_db_fail(db != NULL ? db->path : "(null)", OG_ERROR_INVALID_ARGUMENT, err,
+                          errlen, "og_db_device: NULL argument");
+    *id = 0;
+    og_status st = og_db_find_device(db, dev, id, err, errlen);
+    if (st != OG_OK || *id != 0)
+        return st;
+    if (!db->writable)
+        return og_db_fail(db->path, OG_ERROR_NOT_FOUND, err, errlen,
+                          "no device %04" PRIx32 ":%04" PRIx32 " driver %" PRIu32
+                          " version %" PRIu32,
+                          dev->vendor_id, dev->device_id, dev->driver_id, dev->driver_version);
+
+    /* OR IGNORE: another process may insert the same device between the
+     * lookup and here; the lookup after the insert finds either row. */
+    sqlite3_stmt *stmt = NULL;
+    int rc = sqlite3_prepare_v2(db->conn,
+                                "INSERT OR IGNORE INTO devices (vendor_id, device_id, driver_id,"
+                                " driver_version, name, driver_name) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                                -1, &stmt, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(stmt, 1, dev->vendor_id);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(stmt, 2, dev->device_id);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(stmt, 3, dev->driver_id);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(stmt, 4, dev->driver_version);
+    if (rc == SQLITE_OK)
+        rc = og_db_bind_array(stmt, 5, dev->name, sizeof dev->name);
+    if (rc == SQLITE_OK)
+        rc = og_db_bind_array(stmt, 6, dev->driver_name, sizeof dev->driver_name);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(stmt);
+    if (rc != SQLITE_DONE) {
+        st = og_db_fail_sqlite(db->path, db->conn, rc, "storing the device", err, errlen);
+        sqlite3_finalize(stmt);
+        return st;
+    }
+    sqlite3_finalize(stmt);
+
+    st = og_db_find_device(db, dev, id, err, errlen);
+    if (st == OG_OK && *id == 0)
+        st = og_db_fail(db->path, OG_ERROR_DATABASE, err, errlen, "device row vanished after insert");
+    return st;
+}
+
+og_status og_db_insert(og_db *db, int64_t device, const og_record *rec, char *err, size_t errlen) {
+    if (db == NULL || rec == NULL)
+        return og_db_fail(db != NULL ? db->path : "(null)", OG_ERROR_INVALID_ARGUMENT, err,
+                          errlen, "og_db_insert: NULL argument");
+    if ((unsigned)rec->key.dtype > OG_BF16 || (unsigned)rec->key.mode > OG_MODE_DETERMINISTIC)
+        return og_db_fail(db->path, OG_ERROR_INVALID_ARGUMENT, err, errlen,
+                          "record has dtype %d, mode %d", (int)rec->key.dtype, (int)rec->key.mode);
+    if (!db->writable)
+        return og_db_fail(db->path, OG_ERROR_DATABASE, err, errlen, "opened read-only");
+
+    char hash[17];
+    og_db_format_hash(hash, rec->template_hash);
+    sqlite3_stmt *stmt = NULL;
+    int rc = sqlite3_prepare_v2(
+        db->conn,
+        "INSERT INTO records (device, op, dtype, mode, trans_a, trans_b, m, n, k, batch,"
+        " template_name, template_hash, params, median_us, gflops, samples, max_error, accepted,"
+        " reason, created)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,"
+        " ?18, ?19, ?20)",
+        -1, &stmt, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(stmt, 1, device);
+    if (rc == SQLITE_OK)
+        rc = og_db_bind_array(stmt, 2, rec->key.op, sizeof rec->key.op);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(stmt, 3, og_db_dtype_names[rec->key.dtype], -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(stmt, 4, og_db_mode_names[rec->key.mode], -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(stmt, 5, rec->key.trans_a != 0);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(stmt, 6, rec->key.trans_b != 0);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(stmt, 7, rec->m);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(stmt, 8, rec->n);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(stmt, 9, rec->k);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(stmt, 10, rec->batch);
+    if (rc == SQLITE_OK)
+        rc = og_db_bind_array(stmt, 11, rec->template_name, sizeof rec->template_name);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(stmt, 12, hash, -1, SQLITE_TRANSIENT);
+    if (rc == SQLITE_OK)
+        rc = og_db_bind_array(stmt, 13, rec->params, sizeof rec->params);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_double(stmt, 14, rec->median_us);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_double(stmt, 15, rec->gflops);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(stmt, 16, rec->samples);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_double(stmt, 17, rec->max_error);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(stmt, 18, rec->accepted != 0);
+    if (rc == SQLITE_OK)
+        rc = og_db_bind_array(stmt, 19, rec->reason, sizeof rec->reason);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(stmt, 20, rec->created != 0 ? rec->created : (int64_t)time(NULL));
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(stmt);
+    og_status st = OG_OK;
+    if (rc != SQLITE_DONE)
+        st = og_db_fail_sqlite(db->path, db->conn, rc, "storing a record", err, errlen);
+    sqlite3_finalize(stmt);
+    return st;
+}
+
+/* Squared distance of two shapes in log space. Sizes below 1 (an empty
+ * operand) count as 1 so the logarithm stays finite. */
+static double og_db_shape_distance(const int64_t a[4], const int64_t b[4]) {
+    double d = 0.0;
+    for (int i = 0; i < 4; i++) {
+        double x = a[i] < 1 ? 1.0 : (double)a[i];
+        double y = b[i] < 1 ? 1.0 : (double)b[i];
+        double l = log(x / y);
+        d += l * l;
+    }
+    return d;
+}
+
+/* The best candidate seen so far while scanning records. */
+typedef struct og_db_pick {
+    int found;  /* 0 none, 1 exact, 2 nearest */
+    double distance;
+    og_record rec;
+} og_db_pick;
+
+/* Whether a row (exact shape or not, its distance and its GFLOP/s) beats
+ * the pick: an exact shape beats any other, then the smaller distance, then
+ * the higher GFLOP/s. Distances that differ only by rounding (log(2) and
+ * log(1/2) squared, say) count as a tie. */
+static int og_db_better(const og_db_pick *pick, int exact, double distance, double gflops) {
+    if (pick->found == 0)
+        return 1;
+    if (exact != (pick->found == 1))
+        return exact;
+    double tolerance = 1e-12 * (distance > pick->distance ? distance : pick->distance);
+    if (fabs(distance - pick->distance) > tolerance)
+        return distance < pick->distance;
+    return gflops > pick->rec.gflops;
+}
+
+/* Scans the accepted records of one key on either the exact device key
+ * (same_driver 1) or the devices that differ only in driver version
+ * (same_driver 0). Rows come newest first and only a strictly better row
+ * replaces the pick, so among equals the newest record wins. */
+static og_status og_db_scan(og_db *db, const og_device_info *dev, const og_record_key *key,
+                            const char *template_name, const char *hash, const int64_t shape[4],
+                            int same_driver, og_db_pick *pick, char *err, size_t errlen) {
+    sqlite3_stmt *stmt = NULL;
+    int rc = sqlite3_prepare_v2(
+        db->conn,
+        "SELECT " OG_DB_RECORD_COLUMNS " FROM devices d JOIN records r ON r.device = d.id"
+        " WHERE d.vendor_id = ?1 AND d.device_id = ?2 AND d.driver_id = ?3"
+        /* ?5 = 1 keeps the exact driver version, ?5 = 0 every other one */
+        " AND (d.driver_version = ?4) = ?5"
+        " AND r.op = ?6 AND r.dtype = ?7 AND r.mode = ?8 AND r.trans_a = ?9 AND r.trans_b = ?10"
+        " AND r.template_name = ?11 AND r.template_hash = ?12 AND r.accepted = 1"
+        " ORDER BY r.id DESC",
+        -1, &stmt, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(stmt, 1, dev->vendor_id);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(stmt, 2, dev->device_id);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(stmt, 3, dev->driver_id);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(stmt, 4, dev->driver_version);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(stmt, 5, same_driver);
+    if (rc == SQLITE_OK)
+        rc = og_db_bind_array(stmt, 6, key->op, sizeof key->op);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(stmt, 7, og_db_dtype_names[key->dtype], -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(stmt, 8, og_db_mode_names[key->mode], -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(stmt, 9, key->trans_a != 0);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(stmt, 10, key->trans_b != 0);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(stmt, 11, template_name, -1, SQLITE_TRANSIENT);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(stmt, 12, hash, -1, SQLITE_TRANSIENT);
+    if (rc != SQLITE_OK) {
+        og_status st = og_db_fail_sqlite(db->path, db->conn, rc, "selecting", err, errlen);
+        sqlite3_finalize(stmt);
+        return st;
+    }
+
+    og_status st = OG_OK;
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        int64_t row_shape[4] = {sqlite3_column_int64(stmt, 5), sqlite3_column_int64(stmt, 6),
+                                sqlite3_column_int64(stmt, 7), sqlite3_column_int64(stmt, 8)};
+        int exact = memcmp(row_shape, shape, sizeof row_shape) == 0;
+        double distance = exact ? 0.0 : og_db_shape_distance(row_shape, shape);
+        if (!og_db_better(pick, exact, distance, sqlite3_column_double(stmt, 13)))
+            continue;
+        st = og_db_read_record(db, stmt, &pick->rec, err, errlen);
+        if (st != OG_OK)
+            break;
+        pick->found = exact ? 1 : 2;
+        pick->distance = distance;
+    }
+    if (st == OG_OK && rc != SQLITE_DONE)
+        st = og_db_fail_sqlite(db->path, db->conn, rc, "selecting", err, errlen);
+    sqlite3_finalize(stmt);
+    return st;
+}
+
+og_status og_db_select(og_db *db, const og_device_info *dev, const og_record_key *key,
+                       const char *template_name, uint64_t template_hash, int64_t m, int64_t n,
+                       int64_t k, int64_t batch, og_record *out, int *found, int *other_driver,
+                       char *err, size_t errlen) {
+    if (db == NULL || dev == NULL || key == NULL || template_name == NULL || out == NULL ||
+        found == NULL || other_driver == NULL)
+        return og_db_fail(db != NULL ? db->path : "(null)", OG_ERROR_INVALID_ARGUMENT, err,
+                          errlen, "og_db_select: NULL argument");
+    *found = 0;
+    *other_driver = 0;
+    if ((unsigned)key->dtype > OG_BF16 || (unsigned)key->mode > OG_MODE_DETERMINISTIC)
+        return og_db_fail(db->path, OG_ERROR_INVALID_ARGUMENT, err, errlen,
+                          "key has dtype %d, mode %d", (int)key->dtype, (int)key->mode);
+
+    char hash[17];
+    og_db_format_hash(hash, template_hash);
+    const int64_t shape[4] = {m, n, k, batch};
+    /* The pick holds a whole record; keep it off small thread stacks. */
+    og_db_pick *pick = calloc(1, sizeof *pick);
+    if (pick == NULL)
+        return og_db_fail(db->path, OG_ERROR_OUT_OF_MEMORY, err, errlen, "out of memory");
+
+    og_status st = og_db_scan(db, dev, key, template_name, hash, shape, 1, pick, err, errlen);
+    if (st == OG_OK && pick->found == 0) {
+        st = og_db_scan(db, dev, key, template_name, hash, shape, 0, pick, err, errlen);
+        *other_driver = pick->found != 0;
+    }
+    if (st == OG_OK && pick->found != 0) {
+        *out = pick->rec;
+        *found = pick->found;
+    } else {
+        *other_driver = 0;
+    }
+    free(pick);
+    return st;
+}
+
+og_status og_db_each(og_db *db, int (*fn)(void *user, const og_record *rec, const char *device),
+                     void *user, char *err, size_t errlen) {
+    if (db == NULL || fn == NULL)
+        return og_db_fail(db != NULL ? db->path : "(null)", OG_ERROR_INVALID_ARGUMENT, err,
+                          errlen, "og_db_each: NULL argument");
+    og_record *rec = malloc(sizeof *rec);
+    if (rec == NULL)
+        return og_db_fail(db->path, OG_ERROR_OUT_OF_MEMORY, err, errlen, "out of memory");
+
+    /* LEFT JOIN: a hand-edited file may hold a record whose device is gone;
+     * it is still listed, with an empty device name. */
+    sqlite3_stmt *stmt = NULL;
+    int rc = sqlite3_prepare_v2(db->conn,
+                                "SELECT " OG_DB_RECORD_COLUMNS ", coalesce(d.name, '')"
+                                " FROM records r LEFT JOIN devices d ON d.id = r.device"
+                                " ORDER BY r.id",
+                                -1, &stmt, NULL);
+    og_status st = OG_OK;
+    if (rc != SQLITE_OK) {
+        st = og_db_fail_sqlite(db->path, db->conn, rc, "listing records", err, errlen);
+    } else {
+        while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+            st = og_db_read_record(db, stmt, rec, err, errlen);
+            if (st != OG_OK)
+                break;
+            const unsigned char *name = sqlite3_column_text(stmt, OG_DB_RECORD_NCOLUMNS);
+            if (fn(user, rec, name != NULL ? (const char *)name : "") != 0) {
+                rc = SQLITE_DONE;
+                break;
+            }
+        }
+        if (st == OG_OK && rc != SQLITE_DONE)
+            st = og_db_fail_sqlite(db->path, db->conn, rc, "listing records", err, errlen);
+    }
+    sqlite3_finalize(stmt);
+    free(rec);
+    return st;
+}

@@ -1,0 +1,79 @@
+/*
+ * The tuning database: an SQLite file holding devices and tuning records
+ * (parameters and measurements, never code; DESIGN.md invariant 2).
+ * Internal to onegpu; the runtime reads it, ogtune writes it.
+ */
+#ifndef OG_DB_H
+#define OG_DB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "onegpu.h"
+
+/* Bumped whenever the schema changes; a file with a higher number is refused. */
+#define OG_DB_SCHEMA_VERSION 1
+
+typedef struct og_db og_db;
+
+/* The device key: vendor id, device id, driver id and driver version. */
+typedef struct og_device_info {
+    uint32_t vendor_id, device_id, driver_id, driver_version;
+    char name[256];        /* VkPhysicalDeviceProperties::deviceName */
+    char driver_name[256]; /* VkPhysicalDeviceDriverProperties::driverName */
+} og_device_info;
+
+/* What a record is about: everything selection matches on but the shape. */
+typedef struct og_record_key {
+    char op[16]; /* "gemm" */
+    og_dtype dtype;
+    og_mode mode;
+    int trans_a, trans_b;
+} og_record_key;
+
+typedef struct og_record {
+    og_record_key key;
+    int64_t m, n, k, batch;
+    char template_name[32];
+    uint64_t template_hash;
+    char params[160];
+    double median_us; /* median GPU time of one call, microseconds */
+    double gflops;    /* 2*M*N*K*batch / median time */
+    int samples;
+    double max_error; /* the design's metric: max|gpu - ref| / max|ref| */
+    int accepted;
+    char reason[256]; /* why it was rejected ("" when accepted) */
+    int64_t created;  /* Unix time */
+} og_record;
+
+/* Opens a database. writable: creates the file and the schema when needed
+ * (WAL journal, 5 s busy timeout). Read-only: the file must exist and hold
+ * the schema. Errors (reason in err): OG_ERROR_NOT_FOUND (missing file),
+ * OG_ERROR_DATABASE (not a database, corrupt, no schema, or a newer schema
+ * version than OG_DB_SCHEMA_VERSION). */
+og_status og_db_open(const char *path, int writable, og_db **out, char *err, size_t errlen);
+void og_db_close(og_db *db);
+
+/* Row id of a device, inserting it (writable databases) when missing. */
+og_status og_db_device(og_db *db, const og_device_info *dev, int64_t *id, char *err, size_t errlen);
+
+/* Stores one record for a device (committed at once). */
+og_status og_db_insert(og_db *db, int64_t device, const og_record *rec, char *err, size_t errlen);
+
+/* Selection: the accepted record with the highest GFLOP/s for this device,
+ * key, template and hash at exactly (m, n, k, batch); else the best record
+ * of the nearest tuned shape in log space (sum of squared log ratios of M,
+ * N, K and batch). *found: 0 none, 1 exact, 2 nearest. Records of another
+ * driver version of the same vendor, device and driver id are used when
+ * the exact device has none; *other_driver is then set. */
+og_status og_db_select(og_db *db, const og_device_info *dev, const og_record_key *key,
+                       const char *template_name, uint64_t template_hash, int64_t m, int64_t n,
+                       int64_t k, int64_t batch, og_record *out, int *found, int *other_driver,
+                       char *err, size_t errlen);
+
+/* Calls fn for every record, oldest first (with its device's name). Stops
+ * early when fn returns non-zero. */
+og_status og_db_each(og_db *db, int (*fn)(void *user, const og_record *rec, const char *device),
+                     void *user, char *err, size_t errlen);
+
+#endif /* OG_DB_H */

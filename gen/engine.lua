@@ -1,0 +1,60 @@
+-- onegpu template engine: expands kernel text with embedded Lua.
+--
+-- A line whose first non-blank character is '@' is a Lua statement; the rest
+-- of the text is emitted, with ${expr} replaced by tostring(expr). Templates
+-- see only their parameters and a few pure helpers (math, string, ipairs,
+-- pairs, tostring, tonumber, error, assert), never io or os: a database holds
+-- parameters, not code, and cannot make a template do anything else.
+local engine = {}
+
+local function emit_text(chunks, line)
+  local pos = 1
+  while true do
+    local s, e = line:find("${", pos, true)
+    if not s then break end
+    local close = line:find("}", e + 1, true)
+    if not close then error("unterminated ${ in template line: " .. line) end
+    if s > pos then chunks[#chunks + 1] = ("_o[#_o+1]=%q"):format(line:sub(pos, s - 1)) end
+    chunks[#chunks + 1] = ("_o[#_o+1]=tostring(%s)"):format(line:sub(e + 1, close - 1))
+    pos = close + 1
+  end
+  chunks[#chunks + 1] = ("_o[#_o+1]=%q"):format(line:sub(pos) .. "\n")
+end
+
+-- Returns the Lua source a template compiles to (useful when a template
+-- itself has an error: the line numbers match the template's).
+function engine.translate(text)
+  local chunks = { "local _o = {}" }
+  if text:sub(-1) ~= "\n" then text = text .. "\n" end
+  for line in text:gmatch("(.-)\n") do
+    local stmt = line:match("^%s*@(.*)$")
+    if stmt then chunks[#chunks + 1] = stmt else emit_text(chunks, line) end
+  end
+  chunks[#chunks + 1] = "return table.concat(_o)"
+  -- One template line per Lua line keeps error line numbers meaningful:
+  -- the header shares line 1 with the first template line.
+  return chunks[1] .. " " .. table.concat(chunks, "\n", 2)
+end
+
+local safe = {
+  math = math, string = string, table = table, ipairs = ipairs, pairs = pairs,
+  tostring = tostring, tonumber = tonumber, error = error, assert = assert,
+  type = type, select = select,
+}
+
+-- Expands template `text` (named `name` in errors) with the parameter table `params`.
+function engine.expand(name, text, params)
+  local env = setmetatable({}, {
+    __index = function(_, key)
+      local v = params[key]
+      if v == nil then v = safe[key] end
+      if v == nil then error("template " .. name .. " uses undefined name '" .. tostring(key) .. "'", 2) end
+      return v
+    end,
+  })
+  local fn, err = load(engine.translate(text), "=" .. name, "t", env)
+  if not fn then error(err, 0) end
+  return fn()
+end
+
+return engine

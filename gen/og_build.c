@@ -1,0 +1,44 @@
+/* One kernel from its key: check, expand, compile, reflect, check again. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "og_gen.h"
+
+og_status og_build_kernel(const og_kernel_key *key, const og_limits *lim, uint32_t **words,
+                          size_t *count, og_reflection *refl, char *err, size_t errlen)
+{
+    char *src = NULL;
+    *words = NULL;
+    *count = 0;
+    /* Over the device's limits: rejected before anything is compiled. */
+    if (og_params_check(&key->p, lim, err, errlen) != 0)
+        return OG_ERROR_UNSUPPORTED;
+    og_status st = og_gen_source(key, &src, err, errlen);
+    if (st == OG_OK)
+        st = og_compile(src, key->dialect, 0, words, count, err, errlen);
+    free(src);
+    if (st == OG_OK)
+        st = og_reflect(*words, *count, refl, err, errlen);
+    /* The reflected module must agree with what the parameters promise. */
+    if (st == OG_OK && (refl->local_size[0] != (uint32_t)key->p.wgx ||
+                        refl->local_size[1] != (uint32_t)key->p.wgy ||
+                        refl->shared_bytes != og_params_shared_bytes(&key->p))) {
+        snprintf(err, errlen,
+                 "gen: reflection gives workgroup %ux%u and %u shared bytes, parameters %dx%d and %u",
+                 refl->local_size[0], refl->local_size[1], refl->shared_bytes, key->p.wgx,
+                 key->p.wgy, og_params_shared_bytes(&key->p));
+        st = OG_ERROR_COMPILE;
+    }
+    if (st == OG_OK && lim &&
+        (refl->shared_bytes > lim->max_shared_bytes || refl->push_bytes > lim->max_push_bytes)) {
+        snprintf(err, errlen, "limits: kernel needs %u shared and %u push-constant bytes",
+                 refl->shared_bytes, refl->push_bytes);
+        st = OG_ERROR_UNSUPPORTED;
+    }
+    if (st != OG_OK) {
+        free(*words);
+        *words = NULL;
+        *count = 0;
+    }
+    return st;
+}

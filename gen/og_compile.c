@@ -1,0 +1,58 @@
+/* GLSL and HLSL to SPIR-V through shaderc. */
+#include <shaderc/shaderc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "og_gen.h"
+
+og_status og_compile(const char *src, og_dialect dialect, int assembly, uint32_t **words,
+                     size_t *count, char *err, size_t errlen)
+{
+    *words = NULL;
+    *count = 0;
+    shaderc_compiler_t compiler = shaderc_compiler_initialize();
+    shaderc_compile_options_t opts = shaderc_compile_options_initialize();
+    if (!compiler || !opts) {
+        shaderc_compile_options_release(opts);
+        shaderc_compiler_release(compiler);
+        snprintf(err, errlen, "compile: cannot initialise shaderc");
+        return OG_ERROR_OUT_OF_MEMORY;
+    }
+    shaderc_compile_options_set_source_language(
+        opts, dialect == OG_HLSL ? shaderc_source_language_hlsl : shaderc_source_language_glsl);
+    /* Vulkan 1.1 / SPIR-V 1.3: glslang's HLSL front end needs it for structured buffers. */
+    shaderc_compile_options_set_target_env(opts, shaderc_target_env_vulkan,
+                                           shaderc_env_version_vulkan_1_1);
+    shaderc_compile_options_set_optimization_level(opts, shaderc_optimization_level_performance);
+
+    const char *name = dialect == OG_HLSL ? "kernel.hlsl" : "kernel.comp";
+    size_t len = strlen(src);
+    shaderc_compilation_result_t res =
+        assembly ? shaderc_compile_into_spv_assembly(compiler, src, len,
+                                                     shaderc_compute_shader, name, "main", opts)
+                 : shaderc_compile_into_spv(compiler, src, len, shaderc_compute_shader, name,
+                                            "main", opts);
+    og_status st = OG_OK;
+    if (!res || shaderc_result_get_compilation_status(res) != shaderc_compilation_status_success) {
+        snprintf(err, errlen, "compile: %s: %s", name,
+                 res ? shaderc_result_get_error_message(res) : "no result");
+        st = OG_ERROR_COMPILE;
+    } else {
+        size_t bytes = shaderc_result_get_length(res);
+        /* Assembly is text: keep a terminating NUL after it. */
+        *words = malloc(bytes + 4);
+        if (!*words) {
+            snprintf(err, errlen, "compile: out of memory");
+            st = OG_ERROR_OUT_OF_MEMORY;
+        } else {
+            memcpy(*words, shaderc_result_get_bytes(res), bytes);
+            ((char *)*words)[bytes] = '\0';
+            *count = assembly ? bytes : bytes / 4;
+        }
+    }
+    shaderc_result_release(res);
+    shaderc_compile_options_release(opts);
+    shaderc_compiler_release(compiler);
+    return st;
+}

@@ -1,0 +1,155 @@
+/* Parameters of the portable tile template: defaults, text form, checks. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "og_gen.h"
+
+og_tile_params og_params_default(void)
+{
+    og_tile_params p = {64, 64, 16, 4, 4, 16, 16, 0, OG_LOAD_STAGED, OG_ACC_BLOCKED};
+    return p;
+}
+
+void og_params_format(const og_tile_params *p, char *buf, size_t len)
+{
+    snprintf(buf, len, "bm=%d,bn=%d,bk=%d,tm=%d,tn=%d,wgx=%d,wgy=%d,pad=%d,load=%s,acc=%s", p->bm,
+             p->bn, p->bk, p->tm, p->tn, p->wgx, p->wgy, p->pad,
+             p->load == OG_LOAD_DIRECT ? "direct" : "staged",
+             p->acc == OG_ACC_CHAIN ? "chain" : "blocked");
+}
+
+static int *int_field(og_tile_params *p, const char *key)
+{
+    static const struct {
+        const char *key;
+        size_t offset;
+    } fields[] = {
+        {"bm", offsetof(og_tile_params, bm)},   {"bn", offsetof(og_tile_params, bn)},
+        {"bk", offsetof(og_tile_params, bk)},   {"tm", offsetof(og_tile_params, tm)},
+        {"tn", offsetof(og_tile_params, tn)},   {"wgx", offsetof(og_tile_params, wgx)},
+        {"wgy", offsetof(og_tile_params, wgy)}, {"pad", offsetof(og_tile_params, pad)},
+    };
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        if (strcmp(fields[i].key, key) == 0)
+            return (int *)((char *)p + fields[i].offset);
+    return NULL;
+}
+
+int og_params_parse(const char *text, og_tile_params *out, char *why, size_t len)
+{
+    og_tile_params p;
+    unsigned seen = 0; /* one bit per key: 8 integers, load, acc */
+    char item[64];
+    const char *s = text;
+    memset(&p, 0, sizeof p);
+    while (*s) {
+        size_t n = strcspn(s, ",");
+        if (n == 0 || n >= sizeof item) {
+            snprintf(why, len, "params: malformed item in '%s'", text);
+            return -1;
+        }
+        memcpy(item, s, n);
+        item[n] = '\0';
+        s += n + (s[n] == ',');
+        char *eq = strchr(item, '=');
+        if (!eq) {
+            snprintf(why, len, "params: '%s' has no '='", item);
+            return -1;
+        }
+        *eq = '\0';
+        const char *value = eq + 1;
+        int *field = int_field(&p, item);
+        if (field) {
+            char *end;
+            long v = strtol(value, &end, 10);
+            if (*value == '\0' || *end != '\0' || v < 0 || v > 4096) {
+                snprintf(why, len, "params: %s=%s is not a small integer", item, value);
+                return -1;
+            }
+            *field = (int)v;
+            seen |= 1u << (field - &p.bm);
+        } else if (strcmp(item, "load") == 0 &&
+                   (strcmp(value, "staged") == 0 || strcmp(value, "direct") == 0)) {
+            p.load = strcmp(value, "direct") == 0 ? OG_LOAD_DIRECT : OG_LOAD_STAGED;
+            seen |= 1u << 8;
+        } else if (strcmp(item, "acc") == 0 &&
+                   (strcmp(value, "blocked") == 0 || strcmp(value, "chain") == 0)) {
+            p.acc = strcmp(value, "chain") == 0 ? OG_ACC_CHAIN : OG_ACC_BLOCKED;
+            seen |= 1u << 9;
+        } else {
+            snprintf(why, len, "params: unknown item %s=%s", item, value);
+            return -1;
+        }
+    }
+    if (seen != 0x3ffu) {
+        snprintf(why, len, "params: '%s' lacks some of bm,bn,bk,tm,tn,wgx,wgy,pad,load,acc", text);
+        return -1;
+    }
+    *out = p;
+    return 0;
+}
+
+uint32_t og_params_shared_bytes(const og_tile_params *p)
+{
+    if (p->load == OG_LOAD_DIRECT)
+        return 0;
+    return (uint32_t)(4 * p->bk * (p->bm + p->pad + p->bn + p->pad));
+}
+
+static int one_of(int v, const int *set, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (set[i] == v)
+            return 1;
+    return 0;
+}
+
+int og_params_check(const og_tile_params *p, const og_limits *lim, char *why, size_t len)
+{
+    static const int tiles[] = {8, 16, 32, 64, 128};
+    static const int steps[] = {16, 32};
+    static const int regs[] = {1, 2, 4, 8};
+    if (!one_of(p->bm, tiles, 5) || !one_of(p->bn, tiles, 5)) {
+        snprintf(why, len, "params: tile %dx%d is not made of 8, 16, 32, 64 or 128", p->bm, p->bn);
+        return -1;
+    }
+    /* The blocked summation restarts its 16-term chain inside a k step. */
+    if (!one_of(p->bk, steps, 2)) {
+        snprintf(why, len, "params: bk=%d is not 16 or 32", p->bk);
+        return -1;
+    }
+    if (!one_of(p->tm, regs, 4) || !one_of(p->tn, regs, 4)) {
+        snprintf(why, len, "params: register tile %dx%d is not made of 1, 2, 4 or 8", p->tm, p->tn);
+        return -1;
+    }
+    if (p->wgx * p->tn != p->bn || p->wgy * p->tm != p->bm) {
+        snprintf(why, len, "params: workgroup %dx%d times register tile %dx%d is not the tile %dx%d",
+                 p->wgx, p->wgy, p->tn, p->tm, p->bn, p->bm);
+        return -1;
+    }
+    if (p->pad < 0 || p->pad > 8 || (p->load == OG_LOAD_DIRECT && p->pad != 0)) {
+        snprintf(why, len, "params: pad=%d must be 0..8, and 0 for direct loads", p->pad);
+        return -1;
+    }
+    if (!lim)
+        return 0;
+    uint32_t inv = (uint32_t)(p->wgx * p->wgy);
+    if (inv > lim->max_invocations) {
+        snprintf(why, len, "limits: %u invocations per workgroup exceed the device's %u", inv,
+                 lim->max_invocations);
+        return -1;
+    }
+    if ((uint32_t)p->wgx > lim->max_size[0] || (uint32_t)p->wgy > lim->max_size[1]) {
+        snprintf(why, len, "limits: workgroup %dx%d exceeds the device's %ux%u", p->wgx, p->wgy,
+                 lim->max_size[0], lim->max_size[1]);
+        return -1;
+    }
+    uint32_t shared = og_params_shared_bytes(p);
+    if (shared > lim->max_shared_bytes) {
+        snprintf(why, len, "limits: %u bytes of workgroup memory exceed the device's %u", shared,
+                 lim->max_shared_bytes);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,137 @@
+/* Validation of a GEMM call, in 64-bit arithmetic, before anything is recorded. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "og_internal.h"
+
+static og_status bad(og_context *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static og_status bad(og_context *ctx, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
+    va_end(ap);
+    return OG_ERROR_INVALID_ARGUMENT;
+}
+
+static uint64_t max1(int64_t v)
+{
+    return v < 1 ? 1 : (uint64_t)v;
+}
+
+/* One past the last element an operand of rows x cols touches, or
+ * UINT64_MAX on overflow: off + (batch-1)*stride + (rows-1)*ld + cols. */
+static uint64_t extent(int64_t off, int64_t batch, int64_t stride, int64_t rows, int64_t ld,
+                       int64_t cols)
+{
+    uint64_t a, b, sum;
+    if (__builtin_mul_overflow((uint64_t)(batch - 1), (uint64_t)stride, &a) ||
+        __builtin_mul_overflow((uint64_t)(rows - 1), (uint64_t)ld, &b) ||
+        __builtin_add_overflow(a, b, &sum) || __builtin_add_overflow(sum, (uint64_t)off, &sum) ||
+        __builtin_add_overflow(sum, (uint64_t)cols, &sum))
+        return UINT64_MAX;
+    return sum;
+}
+
+static og_status check_operand(og_context *ctx, const char *name, const og_buffer *buf,
+                               uint64_t elem_bytes, int64_t off, int64_t batch, int64_t stride,
+                               int64_t rows, int64_t ld, int64_t cols)
+{
+    if (!buf)
+        return bad(ctx, "gemm: %s is NULL", name);
+    uint64_t end = extent(off, batch, stride, rows, ld, cols);
+    if (end == UINT64_MAX || end > UINT32_MAX)
+        return bad(ctx, "gemm: %s spans more than 2^32 elements (offset, stride and ld too large)", name);
+    uint64_t need = end * elem_bytes;
+    if (need > ctx->limits.max_storage_range)
+        return og_fail(ctx, OG_ERROR_UNSUPPORTED,
+                       "gemm: %s needs %" PRIu64 " bytes in one binding, more than the device's "
+                       "maxStorageBufferRange of %" PRIu64,
+                       name, need, ctx->limits.max_storage_range);
+    if (need > buf->size)
+        return bad(ctx,
+                   "gemm: %s needs %" PRIu64 " elements (offset %" PRId64 ", %" PRId64 " x %" PRId64
+                   " with ld %" PRId64 ", batch %" PRId64 " with stride %" PRId64
+                   "), but its buffer holds %" PRIu64,
+                   name, end, off, rows, cols, ld, batch, stride, buf->size / elem_bytes);
+    return OG_OK;
+}
+
+og_status og_gemm_check(og_context *ctx, og_dtype dtype, const og_gemm_args *g,
+                        const og_tile_params *p, og_push *push, uint32_t grid[3])
+{
+    const int64_t batch = g->batch == 0 ? 1 : g->batch;
+    const struct {
+        const char *name;
+        int64_t v;
+    } nonneg[] = {{"M", g->m},          {"N", g->n},          {"K", g->k},
+                  {"batch", g->batch},  {"a_offset", g->a_offset}, {"b_offset", g->b_offset},
+                  {"c_offset", g->c_offset}, {"stride_a", g->stride_a}, {"stride_b", g->stride_b},
+                  {"stride_c", g->stride_c}, {"lda", g->lda}, {"ldb", g->ldb}, {"ldc", g->ldc}};
+    for (size_t i = 0; i < sizeof nonneg / sizeof nonneg[0]; i++) {
+        if (nonneg[i].v < 0)
+            return bad(ctx, "gemm: %s (%" PRId64 ") is negative", nonneg[i].name, nonneg[i].v);
+        if ((uint64_t)nonneg[i].v > UINT32_MAX)
+            return bad(ctx, "gemm: %s (%" PRId64 ") exceeds 32-bit indexing", nonneg[i].name,
+                       nonneg[i].v);
+    }
+    if (dtype != OG_F32 && dtype != OG_F16 && dtype != OG_BF16)
+        return bad(ctx, "gemm: input type %d is not float32, float16 or bfloat16", (int)dtype);
+
+    /* Leading dimensions: the stored row length, at least 1 (as BLAS asks). */
+    uint64_t need_lda = max1(g->trans_a ? g->m : g->k);
+    uint64_t need_ldb = max1(g->trans_b ? g->k : g->n);
+    if ((uint64_t)g->lda < need_lda)
+        return bad(ctx, "gemm: lda (%" PRId64 ") is smaller than %s (%" PRIu64 ") for A %s", g->lda,
+                   g->trans_a ? "M" : "K", need_lda, g->trans_a ? "transposed" : "not transposed");
+    if ((uint64_t)g->ldb < need_ldb)
+        return bad(ctx, "gemm: ldb (%" PRId64 ") is smaller than %s (%" PRIu64 ") for B %s", g->ldb,
+                   g->trans_b ? "K" : "N", need_ldb, g->trans_b ? "transposed" : "not transposed");
+    if ((uint64_t)g->ldc < max1(g->n))
+        return bad(ctx, "gemm: ldc (%" PRId64 ") is smaller than N (%" PRIu64 ")", g->ldc, max1(g->n));
+
+    memset(grid, 0, 3 * sizeof grid[0]);
+    if (g->m == 0 || g->n == 0)
+        return OG_OK; /* nothing to compute */
+
+    if (batch > 1 && (uint64_t)g->stride_c < (uint64_t)(g->m - 1) * (uint64_t)g->ldc + (uint64_t)g->n)
+        return bad(ctx,
+                   "gemm: stride_c (%" PRId64 ") makes the batch's outputs overlap (needs at least "
+                   "(M-1)*ldc + N = %" PRIu64 ")",
+                   g->stride_c, (uint64_t)(g->m - 1) * (uint64_t)g->ldc + (uint64_t)g->n);
+
+    uint64_t in_bytes = dtype == OG_F32 ? 4 : 2;
+    og_status st;
+    if (g->k > 0) {
+        st = check_operand(ctx, "A", g->a, in_bytes, g->a_offset, batch, g->stride_a,
+                           g->trans_a ? g->k : g->m, g->lda, g->trans_a ? g->m : g->k);
+        if (st == OG_OK)
+            st = check_operand(ctx, "B", g->b, in_bytes, g->b_offset, batch, g->stride_b,
+                               g->trans_b ? g->n : g->k, g->ldb, g->trans_b ? g->k : g->n);
+        if (st != OG_OK)
+            return st;
+    }
+    st = check_operand(ctx, "C", g->c, 4, g->c_offset, batch, g->stride_c, g->m, g->ldc, g->n);
+    if (st != OG_OK)
+        return st;
+
+    uint64_t gx = ((uint64_t)g->n + (uint64_t)p->bn - 1) / (uint64_t)p->bn;
+    uint64_t gy = ((uint64_t)g->m + (uint64_t)p->bm - 1) / (uint64_t)p->bm;
+    const uint32_t *lim = ctx->limits.max_count;
+    if (gx > lim[0] || gy > lim[1] || (uint64_t)batch > lim[2])
+        return og_fail(ctx, OG_ERROR_UNSUPPORTED,
+                       "gemm: grid %" PRIu64 " x %" PRIu64 " x %" PRId64
+                       " (N, M, batch) exceeds the device's maxComputeWorkGroupCount %u x %u x %u",
+                       gx, gy, batch, lim[0], lim[1], lim[2]);
+    grid[0] = (uint32_t)gx;
+    grid[1] = (uint32_t)gy;
+    grid[2] = (uint32_t)batch;
+    *push = (og_push){(uint32_t)g->m,        (uint32_t)g->n,        (uint32_t)g->k,
+                      (uint32_t)g->lda,      (uint32_t)g->ldb,      (uint32_t)g->ldc,
+                      (uint32_t)g->a_offset, (uint32_t)g->b_offset, (uint32_t)g->c_offset,
+                      (uint32_t)g->stride_a, (uint32_t)g->stride_b, (uint32_t)g->stride_c,
+                      g->alpha,              g->beta};
+    return OG_OK;
+}

@@ -1,0 +1,78 @@
+/* Compute pipelines, compiled on first use and cached by kernel key. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "og_internal.h"
+
+static og_status create_pipeline(og_context *ctx, const og_kernel_key *key, VkPipeline *out)
+{
+    uint32_t *words = NULL;
+    size_t count = 0;
+    og_reflection refl;
+    char err[1024];
+    og_status st = og_build_kernel(key, &ctx->limits, &words, &count, &refl, err, sizeof err);
+    if (st != OG_OK)
+        return og_fail(ctx, st, "%s", err);
+    if (refl.bindings != 3 || refl.push_bytes > sizeof(og_push)) {
+        free(words);
+        return og_fail(ctx, OG_ERROR_COMPILE, "pipeline: kernel has %u bindings and %u push bytes",
+                       refl.bindings, refl.push_bytes);
+    }
+    VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                   .codeSize = count * 4,
+                                   .pCode = words};
+    VkShaderModule module;
+    VkResult r = ctx->vk.vkCreateShaderModule(ctx->device, &mi, NULL, &module);
+    free(words);
+    if (r != VK_SUCCESS)
+        return og_vk_fail(ctx, r, "pipeline: vkCreateShaderModule");
+    VkComputePipelineCreateInfo pi = {
+        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                  .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                  .module = module,
+                  .pName = "main"},
+        .layout = ctx->pipeline_layout};
+    r = ctx->vk.vkCreateComputePipelines(ctx->device, VK_NULL_HANDLE, 1, &pi, NULL, out);
+    ctx->vk.vkDestroyShaderModule(ctx->device, module, NULL);
+    return r == VK_SUCCESS ? OG_OK : og_vk_fail(ctx, r, "pipeline: vkCreateComputePipelines");
+}
+
+og_status og_pipeline_get(og_context *ctx, const og_kernel_key *key, VkPipeline *out)
+{
+    og_kernel_key k;
+    memset(&k, 0, sizeof k); /* padding too, so keys compare with memcmp */
+    k.p = key->p;
+    k.dtype = key->dtype;
+    k.trans_a = !!key->trans_a;
+    k.trans_b = !!key->trans_b;
+    k.dialect = key->dialect;
+    for (size_t i = 0; i < ctx->n_pipelines; i++)
+        if (memcmp(&ctx->pipelines[i].key, &k, sizeof k) == 0) {
+            *out = ctx->pipelines[i].pipeline;
+            return OG_OK;
+        }
+    if (ctx->n_pipelines == ctx->cap_pipelines) {
+        size_t cap = ctx->cap_pipelines ? 2 * ctx->cap_pipelines : 16;
+        og_pipeline *grown = realloc(ctx->pipelines, cap * sizeof *grown);
+        if (!grown)
+            return og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "pipeline: out of memory");
+        ctx->pipelines = grown;
+        ctx->cap_pipelines = cap;
+    }
+    og_status st = create_pipeline(ctx, &k, out);
+    if (st != OG_OK)
+        return st;
+    ctx->pipelines[ctx->n_pipelines].key = k;
+    ctx->pipelines[ctx->n_pipelines++].pipeline = *out;
+    return OG_OK;
+}
+
+void og_pipelines_destroy(og_context *ctx)
+{
+    for (size_t i = 0; i < ctx->n_pipelines; i++)
+        ctx->vk.vkDestroyPipeline(ctx->device, ctx->pipelines[i].pipeline, NULL);
+    free(ctx->pipelines);
+    ctx->pipelines = NULL;
+    ctx->n_pipelines = ctx->cap_pipelines = 0;
+}

@@ -1,0 +1,102 @@
+/* Kernel selection: exact tuned record, nearest tuned shape, or the default
+ * (DESIGN.md "Selection order"). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "og_internal.h"
+
+/* The databases to search, ':'-separated: the context's, else OG_TUNING_DB,
+ * else the user's cache. */
+static char *search_path(const og_context *ctx)
+{
+    const char *env = getenv("OG_TUNING_DB");
+    if (ctx->db_paths)
+        return strdup(ctx->db_paths);
+    if (env && *env)
+        return strdup(env);
+    char buf[1024];
+    const char *cache = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    if (cache && *cache)
+        snprintf(buf, sizeof buf, "%s/onegpu/tuning.db", cache);
+    else
+        snprintf(buf, sizeof buf, "%s/.cache/onegpu/tuning.db", home ? home : ".");
+    return strdup(buf);
+}
+
+/* Opens every database on the search path once; a missing, empty, corrupt
+ * or newer-version file is skipped with a warning and never fails a GEMM. */
+static void load_databases(og_context *ctx)
+{
+    ctx->dbs_loaded = 1;
+    char *paths = search_path(ctx);
+    if (!paths)
+        return;
+    size_t n = 1;
+    for (const char *s = paths; *s; s++)
+        n += *s == ':';
+    ctx->dbs = calloc(n, sizeof *ctx->dbs);
+    char *save = NULL;
+    for (char *path = strtok_r(paths, ":", &save); path && ctx->dbs; path = strtok_r(NULL, ":", &save)) {
+        og_db *db;
+        char err[1024];
+        if (og_db_open(path, 0, &db, err, sizeof err) != OG_OK) {
+            fprintf(stderr, "onegpu: warning: %s; using the built-in defaults\n", err);
+            continue;
+        }
+        ctx->dbs[ctx->n_dbs].db = db;
+        snprintf(ctx->dbs[ctx->n_dbs++].path, sizeof ctx->dbs[0].path, "%s", path);
+    }
+    free(paths);
+}
+
+og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, int trans_b,
+                    int64_t m, int64_t n, int64_t k, int64_t batch, og_choice *out)
+{
+    memset(out, 0, sizeof *out);
+    out->params = og_params_default();
+    out->source = OG_SOURCE_DEFAULT;
+    /* Invariant 1: Deterministic mode never depends on the database. */
+    if (mode == OG_MODE_DETERMINISTIC)
+        return OG_OK;
+    if (!ctx->dbs_loaded)
+        load_databases(ctx);
+    og_record_key key = {.dtype = dtype, .mode = mode, .trans_a = trans_a, .trans_b = trans_b};
+    snprintf(key.op, sizeof key.op, "gemm");
+    uint64_t hash = og_template_hash(OG_TEMPLATE_TILE);
+    int have_nearest = 0;
+    for (size_t i = 0; i < ctx->n_dbs; i++) {
+        og_record rec;
+        int found = 0, other_driver = 0;
+        char err[1024];
+        if (og_db_select(ctx->dbs[i].db, &ctx->info, &key, OG_TEMPLATE_TILE, hash, m, n, k, batch,
+                         &rec, &found, &other_driver, err, sizeof err) != OG_OK) {
+            fprintf(stderr, "onegpu: warning: %s; using the built-in defaults\n", err);
+            continue;
+        }
+        if (found == 0 || (found == 2 && have_nearest))
+            continue;
+        og_tile_params p;
+        if (og_params_parse(rec.params, &p, err, sizeof err) != 0 ||
+            og_params_check(&p, &ctx->limits, err, sizeof err) != 0) {
+            fprintf(stderr, "onegpu: warning: tuning record '%s' is unusable here (%s)\n", rec.params, err);
+            continue;
+        }
+        if (other_driver)
+            fprintf(stderr, "onegpu: warning: using a tuning record of another driver version of %s\n",
+                    ctx->info.name);
+        out->params = p;
+        out->source = found == 1 ? OG_SOURCE_DB : OG_SOURCE_DB_NEAREST;
+        out->m = rec.m;
+        out->n = rec.n;
+        out->k = rec.k;
+        out->batch = rec.batch;
+        out->gflops = rec.gflops;
+        snprintf(out->db_path, sizeof out->db_path, "%s", ctx->dbs[i].path);
+        if (found == 1)
+            return OG_OK;
+        have_nearest = 1;
+    }
+    return OG_OK;
+}

@@ -1,0 +1,167 @@
+/*
+ * onegpu: generated, autotuned GEMM kernels for Vulkan.
+ *
+ * The one public header of libonegpu. It computes
+ *
+ *     C = alpha * op(A) * op(B) + beta * C
+ *
+ * for `batch` independent products, as the reference GEMM design specifies
+ * (shared/seeds/000: "Matrix multiplication (Gemm)"). op(X) is X or its
+ * transpose. A and B are float32, float16 or bfloat16; products and sums are
+ * float32 and C is float32. Matrices are dense and row-major with a leading
+ * dimension; every size, leading dimension, stride and offset counts elements,
+ * not bytes.
+ *
+ * Shapes, with op(A) M x K, op(B) K x N and C M x N:
+ *   A not transposed: A is stored M x K, element (i, k) at a_offset + i*lda + k, lda >= K
+ *   A transposed:     A is stored K x M, element (i, k) at a_offset + k*lda + i, lda >= M
+ *   B not transposed: B is stored K x N, element (k, j) at b_offset + k*ldb + j, ldb >= N
+ *   B transposed:     B is stored N x K, element (k, j) at b_offset + j*ldb + k, ldb >= K
+ *   C:                element (i, j) at c_offset + i*ldc + j, ldc >= N
+ * Product b of the batch adds b*stride_a, b*stride_b and b*stride_c to the
+ * offsets; stride_b = 0 shares one B across the batch.
+ *
+ * Errors: every function returns an og_status. On failure the context keeps
+ * a message naming the operation and the dimension (og_context_last_error),
+ * and nothing has been recorded, dispatched or written.
+ */
+#ifndef ONEGPU_H
+#define ONEGPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef VK_NO_PROTOTYPES
+#define VK_NO_PROTOTYPES
+#endif
+#include <vulkan/vulkan.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Status codes. OG_OK is zero; everything else is an error. */
+typedef enum og_status {
+    OG_OK = 0,
+    OG_ERROR_INVALID_ARGUMENT, /* a shape, stride, offset or option is out of range */
+    OG_ERROR_UNSUPPORTED,      /* valid, but beyond what this device or build can do */
+    OG_ERROR_OUT_OF_MEMORY,    /* host or device allocation failed */
+    OG_ERROR_VULKAN,           /* a Vulkan call failed (the message gives the VkResult) */
+    OG_ERROR_COMPILE,          /* a generated kernel failed to compile */
+    OG_ERROR_NOT_FOUND,        /* no device, database record or file where one was asked for */
+    OG_ERROR_DATABASE          /* the tuning database could not be read or written */
+} og_status;
+
+/* Element type of A and B. C is always float32. */
+typedef enum og_dtype {
+    OG_F32 = 0,
+    OG_F16 = 1, /* IEEE 754 binary16 */
+    OG_BF16 = 2 /* bfloat16: the high 16 bits of a binary32 */
+} og_dtype;
+
+/* Fast may use any tuned variant and summation order; Deterministic always
+ * runs the portable kernel with the documented summation order
+ * (docs/accumulation-order.md), whatever the tuning database says. */
+typedef enum og_mode { OG_MODE_FAST = 0, OG_MODE_DETERMINISTIC = 1 } og_mode;
+
+typedef struct og_context og_context;
+typedef struct og_buffer og_buffer;
+typedef struct og_gemm og_gemm;
+
+/* Context creation. A NULL desc, or zeroed fields, take the defaults. */
+typedef struct og_context_desc {
+    /* Device by index or by a substring of its name; NULL reads the
+     * OG_DEVICE environment variable, and when that is unset too the first
+     * device is used. */
+    const char *device;
+    /* Tuning databases to search, ':'-separated, first match wins. NULL
+     * reads OG_TUNING_DB, then the user's cache
+     * ($XDG_CACHE_HOME/onegpu/tuning.db or ~/.cache/onegpu/tuning.db). */
+    const char *tuning_db;
+    /* Non-zero enables VK_LAYER_KHRONOS_validation and counts the errors it
+     * reports (og_context_validation_errors). OG_VALIDATION=1 does the same. */
+    int validation;
+} og_context_desc;
+
+/* Creates a Vulkan instance and a logical device with one compute queue.
+ * Errors: OG_ERROR_NOT_FOUND when no Vulkan device matches,
+ * OG_ERROR_VULKAN when the loader or driver fails. On failure *out is NULL;
+ * og_last_error() gives the reason. */
+og_status og_context_create(const og_context_desc *desc, og_context **out);
+
+/* Waits for the device to be idle and frees everything the context owns. NULL is allowed. */
+void og_context_destroy(og_context *ctx);
+
+/* The message of the last failed call on this context ("" when none). */
+const char *og_context_last_error(const og_context *ctx);
+
+/* The message of the last failed og_context_create on this thread. */
+const char *og_last_error(void);
+
+/* The device's name, as VkPhysicalDeviceProperties reports it. */
+const char *og_context_device_name(const og_context *ctx);
+
+/* Errors reported by the validation layer since the context was created
+ * (0 when validation is off). */
+uint32_t og_context_validation_errors(const og_context *ctx);
+
+/* Vulkan handles, for recording into the caller's own command buffers. */
+VkDevice og_context_vk_device(const og_context *ctx);
+VkQueue og_context_vk_queue(const og_context *ctx);
+uint32_t og_context_queue_family(const og_context *ctx);
+
+/* A host-visible storage buffer of `bytes` bytes (0 allowed: an empty
+ * operand), padded to a whole 32-bit word so 16-bit elements at an odd end
+ * can be read as part of a word. */
+og_status og_buffer_create(og_context *ctx, uint64_t bytes, og_buffer **out);
+void og_buffer_destroy(og_buffer *buf);
+/* Size in bytes as requested at creation (without the padding). */
+uint64_t og_buffer_size(const og_buffer *buf);
+/* Copies bytes between host memory and the buffer. Errors:
+ * OG_ERROR_INVALID_ARGUMENT when offset + bytes exceeds the buffer. */
+og_status og_buffer_write(og_buffer *buf, uint64_t offset, const void *src, uint64_t bytes);
+og_status og_buffer_read(const og_buffer *buf, uint64_t offset, void *dst, uint64_t bytes);
+
+/* One GEMM call. Dimensions are signed so a negative value is caught and
+ * reported rather than wrapped. */
+typedef struct og_gemm_args {
+    int trans_a, trans_b;   /* non-zero: op(X) = X^T */
+    int64_t m, n, k, batch; /* batch 0 is taken as 1 */
+    float alpha, beta;      /* beta == 0: C is never read */
+    og_buffer *a, *b, *c;   /* a and b may be NULL when k == 0 */
+    int64_t lda, ldb, ldc;
+    int64_t a_offset, b_offset, c_offset;
+    int64_t stride_a, stride_b, stride_c; /* batch strides; stride_b 0 shares B */
+} og_gemm_args;
+
+/* Creates a GEMM object for one input type and mode. Kernels are chosen per
+ * shape: the exact tuned record in the database, else the nearest tuned
+ * shape of the same key, else the reference design's default (64x64x16
+ * tile, 256 invocations, 4x4 register tile). In Deterministic mode the
+ * database is not consulted. */
+og_status og_gemm_create(og_context *ctx, og_dtype input, og_mode mode, og_gemm **out);
+void og_gemm_destroy(og_gemm *g);
+
+/* Records the GEMM into `cmd`, which must be in the recording state and
+ * belong to a pool of og_context_queue_family(). The caller submits it and
+ * keeps the buffers alive until it completes. A pipeline barrier makes the
+ * writes to C visible to later compute and transfer commands.
+ * Errors: OG_ERROR_INVALID_ARGUMENT naming the dimension, with nothing recorded. */
+og_status og_gemm_encode(og_gemm *g, VkCommandBuffer cmd, const og_gemm_args *args);
+
+/* Records, submits and waits. Same checks and errors as og_gemm_encode. */
+og_status og_gemm_run(og_gemm *g, const og_gemm_args *args);
+
+/* Drops the cached descriptor sets of this GEMM object (they are made per
+ * (A, B, C) buffer triple on first use). Call it before destroying buffers
+ * that were used with it, if the object lives on. */
+void og_gemm_release_bindings(og_gemm *g);
+
+/* Describes the kernel og_gemm_run would use for `args` in one line
+ * ("gemm_tile bm=64,... (default)"), into buf of size len. */
+og_status og_gemm_describe(og_gemm *g, const og_gemm_args *args, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ONEGPU_H */

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian packages onegpu builds and tests with (see DESIGN.md, "Dependencies").
+# Does nothing when every package is already present.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  liblua5.4-dev
+  libvulkan-dev libvulkan-volk-dev
+  libshaderc-dev
+  libspirv-cross-c-shared-dev
+  libsqlite3-dev
+  libcriterion-dev
+  mesa-vulkan-drivers
+  spirv-tools
+  vulkan-validationlayers
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,564 @@
+/* Tests of the tuning database (db/og_db.c) on files in a temporary directory. */
+#include <criterion/criterion.h>
+
+#include <dirent.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "og_db.h"
+
+static char tmpdir[256];
+
+static void make_tmpdir(void) {
+    const char *base = getenv("TMPDIR");
+    snprintf(tmpdir, sizeof tmpdir, "%s/og_db_test_XXXXXX", base != NULL ? base : "/tmp");
+    cr_assert_not_null(mkdtemp(tmpdir), "mkdtemp failed");
+}
+
+/* Removes every file the test left (database, -wal, -shm) and the directory. */
+static void remove_tmpdir(void) {
+    DIR *dir = opendir(tmpdir);
+    if (dir == NULL)
+        return;
+    struct dirent *ent;
+    while ((ent = readdir(dir)) != NULL) {
+        if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0)
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", tmpdir, ent->d_name);
+        unlink(path);
+    }
+    closedir(dir);
+    rmdir(tmpdir);
+}
+
+TestSuite(db, .init = make_tmpdir, .fini = remove_tmpdir);
+
+static void tmp_path(char *out, size_t len, const char *name) {
+    snprintf(out, len, "%s/%s", tmpdir, name);
+}
+
+static og_device_info test_device(uint32_t driver_version) {
+    og_device_info dev;
+    memset(&dev, 0, sizeof dev);
+    dev.vendor_id = 0x10005;
+    dev.device_id = 0;
+    dev.driver_id = 13; /* VK_DRIVER_ID_MESA_LLVMPIPE */
+    dev.driver_version = driver_version;
+    snprintf(dev.name, sizeof dev.name, "llvmpipe (test)");
+    snprintf(dev.driver_name, sizeof dev.driver_name, "llvmpipe");
+    return dev;
+}
+
+static og_record_key test_key(void) {
+    og_record_key key;
+    memset(&key, 0, sizeof key);
+    snprintf(key.op, sizeof key.op, "gemm");
+    key.dtype = OG_F16;
+    key.mode = OG_MODE_FAST;
+    key.trans_a = 0;
+    key.trans_b = 1;
+    return key;
+}
+
+/* A high bit set: the hash must survive SQLite's signed integers. */
+#define TEST_HASH UINT64_C(0xfedcba9876543210)
+
+static og_record test_record(int64_t m, int64_t n, int64_t k, int64_t batch, double gflops) {
+    og_record rec;
+    memset(&rec, 0, sizeof rec);
+    rec.key = test_key();
+    rec.m = m;
+    rec.n = n;
+    rec.k = k;
+    rec.batch = batch;
+    snprintf(rec.template_name, sizeof rec.template_name, "tile");
+    rec.template_hash = TEST_HASH;
+    snprintf(rec.params, sizeof rec.params, "{\"tm\":64,\"gflops\":%g}", gflops);
+    rec.median_us = 12.5;
+    rec.gflops = gflops;
+    rec.samples = 9;
+    rec.max_error = 1e-6;
+    rec.accepted = 1;
+    rec.created = 1700000000;
+    return rec;
+}
+
+static og_db *open_db(const char *path, int writable) {
+    og_db *db = NULL;
+    char err[512] = "";
+    og_status st = og_db_open(path, writable, &db, err, sizeof err);
+    cr_assert_eq(st, OG_OK, "og_db_open(%s): %s", path, err);
+    cr_assert_not_null(db);
+    return db;
+}
+
+static int64_t device_id(og_db *db, uint32_t driver_version) {
+    og_device_info dev = test_device(driver_version);
+    int64_t id = 0;
+    char err[512] = "";
+    cr_assert_eq(og_db_device(db, &dev, &id, err, sizeof err), OG_OK, "%s", err);
+    cr_assert_gt(id, 0);
+    return id;
+}
+
+static void insert(og_db *db, int64_t device, const og_record *rec) {
+    char err[512] = "";
+    cr_assert_eq(og_db_insert(db, device, rec, err, sizeof err), OG_OK, "%s", err);
+}
+
+typedef struct selection {
+    og_record rec;
+    int found, other_driver;
+} selection;
+
+static selection select_shape(og_db *db, uint32_t driver_version, int64_t m, int64_t n, int64_t k,
+                              int64_t batch) {
+    og_device_info dev = test_device(driver_version);
+    og_record_key key = test_key();
+    selection s;
+    memset(&s, 0, sizeof s);
+    s.found = -1;
+    s.other_driver = -1;
+    char err[512] = "";
+    og_status st = og_db_select(db, &dev, &key, "tile", TEST_HASH, m, n, k, batch, &s.rec,
+                                &s.found, &s.other_driver, err, sizeof err);
+    cr_assert_eq(st, OG_OK, "og_db_select: %s", err);
+    return s;
+}
+
+/* Opens path expecting failure with status want; returns the message. */
+static void expect_open_failure(const char *path, int writable, og_status want, char *err,
+                                size_t errlen) {
+    og_db *db = (og_db *)&db; /* must be reset to NULL */
+    err[0] = '\0';
+    og_status st = og_db_open(path, writable, &db, err, errlen);
+    cr_assert_eq(st, want, "og_db_open(%s, %d) = %d (%s), want %d", path, writable, st, err, want);
+    cr_assert_null(db);
+    cr_assert_eq(strncmp(err, "db: ", 4), 0, "message \"%s\" lacks the db: prefix", err);
+    cr_assert_not_null(strstr(err, path), "message \"%s\" does not name the file", err);
+}
+
+static void write_file(const char *path, const void *data, size_t len) {
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(data, 1, len, f), len);
+    cr_assert_eq(fclose(f), 0);
+}
+
+/* Runs SQL on a file directly with SQLite, bypassing og_db. */
+static void raw_exec(const char *path, const char *sql) {
+    sqlite3 *conn = NULL;
+    cr_assert_eq(sqlite3_open(path, &conn), SQLITE_OK);
+    char *msg = NULL;
+    int rc = sqlite3_exec(conn, sql, NULL, NULL, &msg);
+    cr_assert_eq(rc, SQLITE_OK, "%s: %s", sql, msg != NULL ? msg : "");
+    sqlite3_free(msg);
+    cr_assert_eq(sqlite3_close(conn), SQLITE_OK);
+}
+
+Test(db, insert_and_exact_select) {
+    char path[512];
+    tmp_path(path, sizeof path, "t.db");
+    og_db *db = open_db(path, 1);
+    int64_t dev = device_id(db, 1);
+    cr_assert_eq(device_id(db, 1), dev, "the same device key must map to the same row");
+
+    og_record slow = test_record(512, 256, 128, 3, 40.0);
+    og_record fast = test_record(512, 256, 128, 3, 90.0);
+    og_record near = test_record(512, 256, 129, 3, 500.0);
+    insert(db, dev, &slow);
+    insert(db, dev, &fast);
+    insert(db, dev, &near);
+
+    selection s = select_shape(db, 1, 512, 256, 128, 3);
+    cr_assert_eq(s.found, 1);
+    cr_assert_eq(s.other_driver, 0);
+    cr_assert_eq(s.rec.gflops, 90.0, "picked %g GFLOP/s, want the best exact record", s.rec.gflops);
+    cr_assert_eq(s.rec.m, 512);
+    cr_assert_eq(s.rec.n, 256);
+    cr_assert_eq(s.rec.k, 128);
+    cr_assert_eq(s.rec.batch, 3);
+    cr_assert_eq(s.rec.template_hash, TEST_HASH);
+    cr_assert_str_eq(s.rec.template_name, "tile");
+    cr_assert_str_eq(s.rec.key.op, "gemm");
+    cr_assert_eq(s.rec.key.dtype, OG_F16);
+    cr_assert_eq(s.rec.key.mode, OG_MODE_FAST);
+    cr_assert_eq(s.rec.key.trans_a, 0);
+    cr_assert_eq(s.rec.key.trans_b, 1);
+    cr_assert_str_eq(s.rec.params, fast.params);
+    cr_assert_eq(s.rec.median_us, 12.5);
+    cr_assert_eq(s.rec.samples, 9);
+    cr_assert_eq(s.rec.max_error, 1e-6);
+    cr_assert_eq(s.rec.accepted, 1);
+    cr_assert_eq(s.rec.created, 1700000000);
+
+    /* Another key (dtype) has no records at all. */
+    og_device_info d = test_device(1);
+    og_record_key key = test_key();
+    key.dtype = OG_BF16;
+    og_record out;
+    int found = -1, other = -1;
+    char err[512] = "";
+    cr_assert_eq(og_db_select(db, &d, &key, "tile", TEST_HASH, 512, 256, 128, 3, &out, &found,
+                              &other, err, sizeof err),
+                 OG_OK, "%s", err);
+    cr_assert_eq(found, 0);
+    cr_assert_eq(other, 0);
+    og_db_close(db);
+}
+
+Test(db, created_defaults_to_now) {
+    char path[512];
+    tmp_path(path, sizeof path, "t.db");
+    og_db *db = open_db(path, 1);
+    og_record rec = test_record(8, 8, 8, 1, 1.0);
+    rec.created = 0;
+    int64_t before = (int64_t)time(NULL);
+    insert(db, device_id(db, 1), &rec);
+    selection s = select_shape(db, 1, 8, 8, 8, 1);
+    cr_assert_eq(s.found, 1);
+    cr_assert_geq(s.rec.created, before);
+    cr_assert_leq(s.rec.created, (int64_t)time(NULL));
+    og_db_close(db);
+}
+
+Test(db, nearest_shape_in_log_space) {
+    char path[512];
+    tmp_path(path, sizeof path, "t.db");
+    og_db *db = open_db(path, 1);
+    int64_t dev = device_id(db, 1);
+    /* Query 300^3 x 1: 256^3 x 1 is nearest in log space (3 ln(300/256)^2);
+     * 300^3 x 8 (ln(8)^2) and 1024^3 x 1 are farther though faster. */
+    og_record a = test_record(256, 256, 256, 1, 10.0);
+    og_record b = test_record(256, 256, 256, 1, 30.0);
+    og_record c = test_record(256, 256, 256, 1, 20.0);
+    og_record far = test_record(1024, 1024, 1024, 1, 900.0);
+    og_record bigbatch = test_record(300, 300, 300, 8, 800.0);
+    insert(db, dev, &a);
+    insert(db, dev, &b);
+    insert(db, dev, &c);
+    insert(db, dev, &far);
+    insert(db, dev, &bigbatch);
+
+    selection s = select_shape(db, 1, 300, 300, 300, 1);
+    cr_assert_eq(s.found, 2);
+    cr_assert_eq(s.other_driver, 0);
+    cr_assert_eq(s.rec.m, 256, "picked m=%lld", (long long)s.rec.m);
+    cr_assert_eq(s.rec.batch, 1);
+    cr_assert_eq(s.rec.gflops, 30.0, "want the best record of the nearest shape");
+
+    /* Log space, not linear: for m = 2048 the 1024 shape (ratio 2) is
+     * nearer than 256 (ratio 8) and the 300x8 one. */
+    s = select_shape(db, 1, 2048, 1024, 1024, 1);
+    cr_assert_eq(s.found, 2);
+    cr_assert_eq(s.rec.m, 1024);
+
+    /* Zero sizes count as 1 and do not break the distance. */
+    s = select_shape(db, 1, 0, 0, 0, 0);
+    cr_assert_eq(s.found, 2);
+    cr_assert_eq(s.rec.m, 256);
+
+    /* Equal distances (ratio 2 one way, 1/2 the other): the higher GFLOP/s. */
+    og_record lo = test_record(64, 8, 8, 1, 5.0);
+    og_record hi = test_record(16, 8, 8, 1, 7.0);
+    insert(db, dev, &lo);
+    insert(db, dev, &hi);
+    s = select_shape(db, 1, 32, 8, 8, 1);
+    cr_assert_eq(s.found, 2);
+    cr_assert_eq(s.rec.m, 16, "tie at equal distance must go to the higher GFLOP/s");
+
+    /* Equal distances that the logarithm rounds apart: ln(21/3)^2 and
+     * ln(21/147)^2 differ in the last bit, and still tie. */
+    og_record r3 = test_record(3, 5000, 5000, 1, 7.0);
+    og_record r147 = test_record(147, 5000, 5000, 1, 5.0);
+    insert(db, dev, &r3);
+    insert(db, dev, &r147);
+    s = select_shape(db, 1, 21, 5000, 5000, 1);
+    cr_assert_eq(s.found, 2);
+    cr_assert_eq(s.rec.m, 3, "rounding must not break the tie at equal distance");
+    og_db_close(db);
+}
+
+Test(db, rejected_and_stale_records_are_never_selected) {
+    char path[512];
+    tmp_path(path, sizeof path, "t.db");
+    og_db *db = open_db(path, 1);
+    int64_t dev = device_id(db, 1);
+
+    og_record rejected = test_record(128, 128, 128, 1, 1000.0);
+    rejected.accepted = 0;
+    snprintf(rejected.reason, sizeof rejected.reason, "max error 0.5 > 1e-3");
+    og_record stale = test_record(128, 128, 128, 1, 2000.0);
+    stale.template_hash = TEST_HASH ^ 1;
+    og_record renamed = test_record(128, 128, 128, 1, 3000.0);
+    snprintf(renamed.template_name, sizeof renamed.template_name, "tile2");
+    og_record otherkey = test_record(128, 128, 128, 1, 4000.0);
+    otherkey.key.trans_b = 0;
+    insert(db, dev, &rejected);
+    insert(db, dev, &stale);
+    insert(db, dev, &renamed);
+    insert(db, dev, &otherkey);
+
+    selection s = select_shape(db, 1, 128, 128, 128, 1);
+    cr_assert_eq(s.found, 0, "selected a record of %g GFLOP/s", s.rec.gflops);
+    cr_assert_eq(s.other_driver, 0);
+
+    /* An accepted record far away wins over all of them, even at the exact shape. */
+    og_record good = test_record(4096, 4096, 4096, 16, 5.0);
+    insert(db, dev, &good);
+    s = select_shape(db, 1, 128, 128, 128, 1);
+    cr_assert_eq(s.found, 2);
+    cr_assert_eq(s.rec.gflops, 5.0);
+    cr_assert_eq(s.rec.accepted, 1);
+    og_db_close(db);
+}
+
+Test(db, other_driver_version_is_used_with_flag) {
+    char path[512];
+    tmp_path(path, sizeof path, "t.db");
+    og_db *db = open_db(path, 1);
+    int64_t old_driver = device_id(db, 1);
+    og_record rec = test_record(64, 64, 64, 1, 11.0);
+    insert(db, old_driver, &rec);
+
+    /* Device key with driver version 2 has no row and no records. */
+    selection s = select_shape(db, 2, 64, 64, 64, 1);
+    cr_assert_eq(s.found, 1);
+    cr_assert_eq(s.other_driver, 1);
+    cr_assert_eq(s.rec.gflops, 11.0);
+
+    /* Once the exact driver has any record for the key, it is preferred,
+     * even nearest over another driver's exact shape. */
+    int64_t new_driver = device_id(db, 2);
+    cr_assert_neq(new_driver, old_driver);
+    og_record mine = test_record(128, 64, 64, 1, 3.0);
+    insert(db, new_driver, &mine);
+    s = select_shape(db, 2, 64, 64, 64, 1);
+    cr_assert_eq(s.found, 2);
+    cr_assert_eq(s.other_driver, 0);
+    cr_assert_eq(s.rec.gflops, 3.0);
+
+    /* Another driver id is another device: nothing is borrowed. */
+    og_device_info dev = test_device(1);
+    dev.driver_id = 14;
+    og_record_key key = test_key();
+    og_record out;
+    int found = -1, other = -1;
+    char err[512] = "";
+    cr_assert_eq(og_db_select(db, &dev, &key, "tile", TEST_HASH, 64, 64, 64, 1, &out, &found,
+                              &other, err, sizeof err),
+                 OG_OK, "%s", err);
+    cr_assert_eq(found, 0);
+    cr_assert_eq(other, 0);
+    og_db_close(db);
+}
+
+Test(db, missing_file_read_only_is_not_found) {
+    char path[512], err[512];
+    tmp_path(path, sizeof path, "missing.db");
+    expect_open_failure(path, 0, OG_ERROR_NOT_FOUND, err, sizeof err);
+    cr_assert_neq(access(path, F_OK), 0, "a read-only open must not create the file");
+}
+
+Test(db, empty_file_read_only_has_no_schema) {
+    char path[512], err[512];
+    tmp_path(path, sizeof path, "empty.db");
+    write_file(path, "", 0);
+    expect_open_failure(path, 0, OG_ERROR_DATABASE, err, sizeof err);
+    cr_assert_not_null(strstr(err, "has no onegpu schema"), "%s", err);
+}
+
+Test(db, garbage_files_are_refused) {
+    /* Plain noise, and noise behind a valid SQLite header (a corrupt file),
+     * in several sizes; read-only and writable. */
+    static const size_t sizes[] = {1, 99, 100, 512, 4096, 65536};
+    uint32_t seed = 12345;
+    for (int header = 0; header < 2; header++) {
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+            unsigned char *bytes = malloc(sizes[i]);
+            cr_assert_not_null(bytes);
+            for (size_t j = 0; j < sizes[i]; j++) {
+                seed = seed * 1103515245u + 12345u;
+                bytes[j] = (unsigned char)(seed >> 16);
+            }
+            if (header && sizes[i] >= 16)
+                memcpy(bytes, "SQLite format 3", 16);
+            char path[512], err[512];
+            snprintf(path, sizeof path, "%s/garbage%d_%zu.db", tmpdir, header, sizes[i]);
+            write_file(path, bytes, sizes[i]);
+            expect_open_failure(path, 0, OG_ERROR_DATABASE, err, sizeof err);
+            expect_open_failure(path, 1, OG_ERROR_DATABASE, err, sizeof err);
+
+            /* A refused file is left exactly as it was. */
+            FILE *f = fopen(path, "rb");
+            cr_assert_not_null(f);
+            unsigned char *back = malloc(sizes[i] + 1);
+            cr_assert_not_null(back);
+            cr_assert_eq(fread(back, 1, sizes[i] + 1, f), sizes[i]);
+            cr_assert_eq(memcmp(back, bytes, sizes[i]), 0, "%s was modified", path);
+            fclose(f);
+            free(back);
+            free(bytes);
+        }
+    }
+}
+
+Test(db, newer_schema_version_is_refused) {
+    char path[512], err[512];
+    tmp_path(path, sizeof path, "new.db");
+    og_db_close(open_db(path, 1));
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA user_version = %d", OG_DB_SCHEMA_VERSION + 1);
+    raw_exec(path, sql);
+
+    char newer[16], ours[16];
+    snprintf(newer, sizeof newer, "%d", OG_DB_SCHEMA_VERSION + 1);
+    snprintf(ours, sizeof ours, "%d", OG_DB_SCHEMA_VERSION);
+    for (int writable = 0; writable < 2; writable++) {
+        expect_open_failure(path, writable, OG_ERROR_DATABASE, err, sizeof err);
+        cr_assert_not_null(strstr(err, newer), "%s", err);
+        cr_assert_not_null(strstr(err, ours), "%s", err);
+    }
+}
+
+Test(db, foreign_databases_are_refused) {
+    char path[512], err[512];
+    /* Someone else's database: user_version 0 and tables of its own. */
+    tmp_path(path, sizeof path, "foreign.db");
+    raw_exec(path, "CREATE TABLE notes (body TEXT)");
+    expect_open_failure(path, 0, OG_ERROR_DATABASE, err, sizeof err);
+    cr_assert_not_null(strstr(err, "has no onegpu schema"), "%s", err);
+    expect_open_failure(path, 1, OG_ERROR_DATABASE, err, sizeof err);
+    cr_assert_not_null(strstr(err, "has no onegpu schema"), "%s", err);
+
+    /* The right version number but not the tables. */
+    tmp_path(path, sizeof path, "versioned.db");
+    raw_exec(path, "PRAGMA user_version = 1; CREATE TABLE records (id INTEGER PRIMARY KEY)");
+    expect_open_failure(path, 0, OG_ERROR_DATABASE, err, sizeof err);
+    cr_assert_not_null(strstr(err, "has no onegpu schema"), "%s", err);
+}
+
+Test(db, read_only_cannot_write_or_add_devices) {
+    char path[512];
+    tmp_path(path, sizeof path, "ro.db");
+    og_db *db = open_db(path, 1);
+    og_record rec = test_record(32, 32, 32, 1, 1.0);
+    insert(db, device_id(db, 1), &rec);
+    og_db_close(db);
+
+    db = open_db(path, 0);
+    og_device_info dev = test_device(7);
+    int64_t id = -1;
+    char err[512] = "";
+    cr_assert_eq(og_db_device(db, &dev, &id, err, sizeof err), OG_ERROR_NOT_FOUND);
+    cr_assert_eq(id, 0);
+    cr_assert_eq(og_db_insert(db, 1, &rec, err, sizeof err), OG_ERROR_DATABASE);
+    cr_assert_eq(select_shape(db, 1, 32, 32, 32, 1).found, 1);
+    og_db_close(db);
+}
+
+Test(db, insert_checks_device_and_key) {
+    char path[512];
+    tmp_path(path, sizeof path, "t.db");
+    og_db *db = open_db(path, 1);
+    og_record rec = test_record(32, 32, 32, 1, 1.0);
+    char err[512] = "";
+    cr_assert_eq(og_db_insert(db, 999, &rec, err, sizeof err), OG_ERROR_DATABASE,
+                 "a record for a device that is not stored was accepted");
+    rec.key.dtype = (og_dtype)7;
+    cr_assert_eq(og_db_insert(db, device_id(db, 1), &rec, err, sizeof err),
+                 OG_ERROR_INVALID_ARGUMENT);
+    og_db_close(db);
+}
+
+typedef struct visit {
+    int count, stop_after;
+    int64_t m[16];
+    char device[16][64];
+} visit;
+
+static int visit_fn(void *user, const og_record *rec, const char *device) {
+    visit *v = user;
+    if (v->count < 16) {
+        v->m[v->count] = rec->m;
+        snprintf(v->device[v->count], sizeof v->device[0], "%s", device);
+    }
+    v->count++;
+    return v->stop_after != 0 && v->count >= v->stop_after;
+}
+
+Test(db, reopen_keeps_records_and_each_visits_in_order) {
+    char path[512];
+    tmp_path(path, sizeof path, "t.db");
+    static const int64_t ms[] = {700, 3, 50, 9000, 1};
+    og_db *db = open_db(path, 1);
+    int64_t dev = device_id(db, 1);
+    for (int i = 0; i < 3; i++) {
+        og_record rec = test_record(ms[i], 16, 16, 1, 1.0 + i);
+        insert(db, dev, &rec);
+    }
+    og_db_close(db);
+
+    db = open_db(path, 1);
+    cr_assert_eq(device_id(db, 1), dev);
+    for (int i = 3; i < 5; i++) {
+        og_record rec = test_record(ms[i], 16, 16, 1, 1.0 + i);
+        rec.accepted = i != 4;
+        insert(db, dev, &rec);
+    }
+    og_db_close(db);
+
+    db = open_db(path, 0);
+    visit v;
+    memset(&v, 0, sizeof v);
+    char err[512] = "";
+    cr_assert_eq(og_db_each(db, visit_fn, &v, err, sizeof err), OG_OK, "%s", err);
+    cr_assert_eq(v.count, 5, "visited %d records", v.count);
+    for (int i = 0; i < 5; i++) {
+        cr_assert_eq(v.m[i], ms[i], "record %d has m=%lld", i, (long long)v.m[i]);
+        cr_assert_str_eq(v.device[i], "llvmpipe (test)");
+    }
+
+    memset(&v, 0, sizeof v);
+    v.stop_after = 2;
+    cr_assert_eq(og_db_each(db, visit_fn, &v, err, sizeof err), OG_OK, "%s", err);
+    cr_assert_eq(v.count, 2, "og_db_each went on after fn returned non-zero");
+    og_db_close(db);
+}
+
+static int count_fn(void *user, const og_record *rec, const char *device) {
+    (void)device;
+    unsigned char *seen = user;
+    if (rec->m >= 0 && rec->m < 200)
+        seen[rec->m]++;
+    return 0;
+}
+
+Test(db, two_connections_lose_no_record) {
+    char path[512];
+    tmp_path(path, sizeof path, "t.db");
+    og_db *a = open_db(path, 1);
+    og_db *b = open_db(path, 1);
+    int64_t dev_a = device_id(a, 1);
+    cr_assert_eq(device_id(b, 1), dev_a);
+    for (int i = 0; i < 200; i++) {
+        og_record rec = test_record(i, 1, 1, 1, 1.0);
+        insert(i % 2 ? b : a, dev_a, &rec);
+    }
+    og_db_close(a);
+
+    unsigned char seen[200];
+    memset(seen, 0, sizeof seen);
+    char err[512] = "";
+    cr_assert_eq(og_db_each(b, count_fn, seen, err, sizeof err), OG_OK, "%s", err);
+    for (int i = 0; i < 200; i++)
+        cr_assert_eq(seen[i], 1, "record m=%d seen %d times", i, seen[i]);
+    og_db_close(b);
+}

@@ -1,0 +1,78 @@
+/* Small helpers of the ogtune command line. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "og_tuner.h"
+
+int og_parse_shapes(const char *text, og_shape **shapes, size_t *n)
+{
+    size_t cap = 1;
+    for (const char *s = text; *s; s++)
+        cap += *s == ',';
+    og_shape *list = calloc(cap, sizeof *list);
+    if (!list)
+        return -1;
+    size_t count = 0;
+    const char *s = text;
+    while (*s) {
+        int64_t v[4] = {0, 0, 0, 1};
+        int parts = 0;
+        char *end;
+        while (parts < 4) {
+            errno = 0;
+            long long x = strtoll(s, &end, 10);
+            if (end == s || errno || x < 0)
+                break;
+            v[parts++] = x;
+            s = end;
+            if (*s != 'x')
+                break;
+            s++;
+        }
+        if (parts < 3 || (*s && *s != ',')) {
+            free(list);
+            return -1;
+        }
+        list[count++] = (og_shape){v[0], v[1], v[2], v[3] ? v[3] : 1};
+        s += *s == ',';
+    }
+    if (count == 0) {
+        free(list);
+        return -1;
+    }
+    *shapes = list;
+    *n = count;
+    return 0;
+}
+
+void og_default_db_path(char *buf, size_t len)
+{
+    const char *cache = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    char dir[900];
+    if (cache && *cache)
+        snprintf(dir, sizeof dir, "%s", cache);
+    else
+        snprintf(dir, sizeof dir, "%s/.cache", home ? home : ".");
+    mkdir(dir, 0755);
+    snprintf(buf, len, "%s/onegpu", dir);
+    mkdir(buf, 0755);
+    snprintf(buf, len, "%s/onegpu/tuning.db", dir);
+}
+
+void og_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}

@@ -1,0 +1,120 @@
+/* ogtune bench: the default kernel against the selected one, in one run. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "og_commands.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Alternates the two kernels for `rounds` rounds so both see the same
+ * machine load; each round's time is a median of timestamps. */
+static og_status bench_pair(og_gemm *g, og_problem *pr, const og_tile_params *a,
+                            const og_tile_params *b, double *us_a, double *us_b)
+{
+    enum { rounds = 5 };
+    double ta[rounds], tb[rounds];
+    og_status st = OG_OK;
+    for (int r = 0; r < rounds && st == OG_OK; r++) {
+        st = og_gemm_time(g, &pr->args, a, r == 0, 3, &ta[r]);
+        if (st == OG_OK)
+            st = og_gemm_time(g, &pr->args, b, r == 0, 3, &tb[r]);
+    }
+    qsort(ta, rounds, sizeof ta[0], cmp_double);
+    qsort(tb, rounds, sizeof tb[0], cmp_double);
+    *us_a = ta[rounds / 2];
+    *us_b = tb[rounds / 2];
+    return st;
+}
+
+int og_cmd_bench(const og_cli *o)
+{
+    og_shape *shapes;
+    size_t ns, nd;
+    og_dtype dtypes[3];
+    if (!o->shapes || og_parse_shapes(o->shapes, &shapes, &ns) != 0) {
+        fprintf(stderr, "ogtune bench: --shapes MxNxK[xBATCH],... is required\n");
+        return 2;
+    }
+    if (og_cli_dtypes(o, dtypes, &nd) != 0) {
+        free(shapes);
+        return 2;
+    }
+    og_context *ctx = og_cli_context(o);
+    if (!ctx) {
+        free(shapes);
+        return 1;
+    }
+    int rc = 0;
+    if (o->json)
+        printf("{\"device\":");
+    if (o->json)
+        og_json_string(stdout, og_context_device_name(ctx));
+    if (o->json)
+        printf(",\"results\":[");
+    else
+        printf("%-5s %-22s %12s %12s %8s  %s\n", "dtype", "shape", "default", "selected", "ratio",
+               "selected kernel (source)");
+    for (size_t d = 0; d < nd && rc == 0; d++) {
+        og_gemm *g;
+        if (og_gemm_create(ctx, dtypes[d], OG_MODE_FAST, &g) != OG_OK) {
+            rc = 1;
+            break;
+        }
+        for (size_t i = 0; i < ns && rc == 0; i++) {
+            const og_shape *s = &shapes[i];
+            og_problem *pr;
+            og_choice c;
+            og_tile_params def = og_params_default();
+            double us_def = 0, us_sel = 0, metric;
+            int accepted = 0;
+            char why[256] = "";
+            og_status st = og_problem_create(ctx, dtypes[d], o->trans_a, o->trans_b, s->m, s->n,
+                                             s->k, s->batch, 99, &pr);
+            if (st != OG_OK) {
+                rc = 1;
+                break;
+            }
+            st = og_select(ctx, dtypes[d], OG_MODE_FAST, o->trans_a, o->trans_b, s->m, s->n, s->k,
+                           s->batch, &c);
+            if (st == OG_OK) /* the selected kernel must be right before it is timed */
+                st = og_problem_verify(g, pr, &c.params, &accepted, &metric, why, sizeof why);
+            if (st == OG_OK && accepted)
+                st = bench_pair(g, pr, &def, &c.params, &us_def, &us_sel);
+            if (st != OG_OK || !accepted) {
+                fprintf(stderr, "ogtune bench: %s\n", st != OG_OK ? og_context_last_error(ctx) : why);
+                rc = 1;
+            } else {
+                double gd = og_gflops(&pr->args, us_def), gs = og_gflops(&pr->args, us_sel);
+                char params[OG_PARAMS_MAX];
+                og_params_format(&c.params, params, sizeof params);
+                if (o->json) {
+                    printf("%s{\"dtype\":\"%s\",\"shape\":[%lld,%lld,%lld,%lld],"
+                           "\"default_gflops\":%.3f,\"selected_gflops\":%.3f,\"ratio\":%.3f,"
+                           "\"selected\":\"%s\",\"source\":\"%s\"}",
+                           d + i ? "," : "", og_dtype_name(dtypes[d]), (long long)s->m,
+                           (long long)s->n, (long long)s->k, (long long)s->batch, gd, gs, gs / gd,
+                           params, c.source == OG_SOURCE_DEFAULT ? "default" : "db");
+                } else {
+                    char shape[64];
+                    snprintf(shape, sizeof shape, "%lldx%lldx%lldx%lld", (long long)s->m,
+                             (long long)s->n, (long long)s->k, (long long)s->batch);
+                    printf("%-5s %-22s %7.2f GF/s %7.2f GF/s %7.2fx  %s (%s)\n", og_dtype_name(dtypes[d]),
+                           shape, gd, gs, gs / gd, params,
+                           c.source == OG_SOURCE_DEFAULT ? "default" : "db");
+                }
+                fflush(stdout);
+            }
+            og_problem_destroy(pr);
+        }
+        og_gemm_destroy(g);
+    }
+    if (o->json)
+        printf("]}\n");
+    og_context_destroy(ctx);
+    free(shapes);
+    return rc;
+}

@@ -1,0 +1,277 @@
+/* ogtune devices, select, show and gen, and what the commands share. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "og_commands.h"
+
+og_context *og_cli_context(const og_cli *o)
+{
+    og_context_desc desc = {.tuning_db = o->db};
+    og_context *ctx;
+    if (og_context_create(&desc, &ctx) != OG_OK) {
+        fprintf(stderr, "ogtune: %s\n", og_last_error());
+        return NULL;
+    }
+    return ctx;
+}
+
+int og_cli_dtypes(const og_cli *o, og_dtype *out, size_t *n)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", o->dtypes ? o->dtypes : "f32");
+    *n = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (*n == 3 || og_dtype_parse(t, &out[*n]) != 0) {
+            fprintf(stderr, "ogtune: --dtype takes f32, f16 and bf16, comma-separated (got %s)\n", t);
+            return -1;
+        }
+        (*n)++;
+    }
+    return *n ? 0 : -1;
+}
+
+static const char *source_name(og_source s)
+{
+    return s == OG_SOURCE_DEFAULT ? "default" : "db";
+}
+
+static void print_choice_json(FILE *f, og_context *ctx, og_dtype t, og_mode mode, int ta, int tb,
+                              const og_shape *s, const og_choice *c)
+{
+    char params[OG_PARAMS_MAX];
+    og_params_format(&c->params, params, sizeof params);
+    fprintf(f, "{\"op\":\"gemm\",\"device\":");
+    og_json_string(f, og_context_device_name(ctx));
+    fprintf(f, ",\"dtype\":\"%s\",\"mode\":\"%s\",\"trans_a\":%s,\"trans_b\":%s,"
+               "\"shape\":[%lld,%lld,%lld,%lld],\"variant\":\"%s\",\"params\":\"%s\","
+               "\"source\":\"%s\"",
+            og_dtype_name(t), mode == OG_MODE_DETERMINISTIC ? "deterministic" : "fast",
+            ta ? "true" : "false", tb ? "true" : "false", (long long)s->m, (long long)s->n,
+            (long long)s->k, (long long)s->batch, OG_TEMPLATE_TILE, params, source_name(c->source));
+    if (c->source != OG_SOURCE_DEFAULT) {
+        fprintf(f, ",\"match\":\"%s\",\"tuned_shape\":[%lld,%lld,%lld,%lld],\"tuned_gflops\":%.3f,\"database\":",
+                c->source == OG_SOURCE_DB ? "exact" : "nearest", (long long)c->m, (long long)c->n,
+                (long long)c->k, (long long)c->batch, c->gflops);
+        og_json_string(f, c->db_path);
+    }
+    fputs("}", f);
+}
+
+void og_cli_print_choice_table(og_context *ctx, const og_cli *o, const og_dtype *dtypes, size_t nd,
+                               const og_shape *shapes, size_t ns)
+{
+    if (!o->json)
+        printf("\n%-5s %-22s %-8s %-72s %s\n", "dtype", "shape (MxNxKxbatch)", "source", "kernel",
+               "tuned GFLOP/s");
+    else
+        printf("{\"chosen\":[");
+    for (size_t d = 0; d < nd; d++)
+        for (size_t i = 0; i < ns; i++) {
+            og_choice c;
+            const og_shape *s = &shapes[i];
+            if (og_select(ctx, dtypes[d], OG_MODE_FAST, o->trans_a, o->trans_b, s->m, s->n, s->k,
+                          s->batch, &c) != OG_OK)
+                continue;
+            if (o->json) {
+                if (d + i > 0)
+                    putchar(',');
+                print_choice_json(stdout, ctx, dtypes[d], OG_MODE_FAST, o->trans_a, o->trans_b, s, &c);
+                continue;
+            }
+            char shape[64], params[OG_PARAMS_MAX + 16];
+            og_params_format(&c.params, params, sizeof params);
+            snprintf(shape, sizeof shape, "%lldx%lldx%lldx%lld", (long long)s->m, (long long)s->n,
+                     (long long)s->k, (long long)s->batch);
+            printf("%-5s %-22s %-8s %-72s %.2f\n", og_dtype_name(dtypes[d]), shape,
+                   c.source == OG_SOURCE_DB_NEAREST ? "nearest" : source_name(c.source), params, c.gflops);
+        }
+    if (o->json)
+        printf("]}\n");
+}
+
+int og_cmd_devices(const og_cli *o)
+{
+    if (o->json)
+        printf("[");
+    for (int i = 0;; i++) {
+        char index[16];
+        snprintf(index, sizeof index, "%d", i);
+        og_context_desc desc = {.device = index};
+        og_context *ctx;
+        og_status st = og_context_create(&desc, &ctx);
+        if (st == OG_ERROR_NOT_FOUND && i > 0)
+            break;
+        if (st != OG_OK) {
+            fprintf(stderr, "ogtune: %s\n", og_last_error());
+            return 1;
+        }
+        const og_device_info *d = &ctx->info;
+        const og_limits *l = &ctx->limits;
+        if (o->json) {
+            printf("%s{\"index\":%d,\"name\":", i ? "," : "", i);
+            og_json_string(stdout, d->name);
+            printf(",\"driver\":");
+            og_json_string(stdout, d->driver_name);
+            printf(",\"vendor_id\":%u,\"device_id\":%u,\"driver_id\":%u,\"driver_version\":%u,"
+                   "\"subgroup_size\":%u,\"max_invocations\":%u,\"max_shared_bytes\":%u,"
+                   "\"max_storage_range\":%llu,\"timestamps\":%s}",
+                   d->vendor_id, d->device_id, d->driver_id, d->driver_version, l->subgroup_size,
+                   l->max_invocations, l->max_shared_bytes, (unsigned long long)l->max_storage_range,
+                   ctx->has_timestamps ? "true" : "false");
+        } else {
+            printf("%d: %s (%s)\n   vendor 0x%04x device 0x%04x driver id %u version %u\n"
+                   "   subgroup %u, %u invocations, %u bytes shared, storage range %llu, timestamps %s\n",
+                   i, d->name, d->driver_name, d->vendor_id, d->device_id, d->driver_id,
+                   d->driver_version, l->subgroup_size, l->max_invocations, l->max_shared_bytes,
+                   (unsigned long long)l->max_storage_range, ctx->has_timestamps ? "yes" : "no");
+        }
+        og_context_destroy(ctx);
+    }
+    if (o->json)
+        printf("]\n");
+    return 0;
+}
+
+int og_cmd_select(const og_cli *o)
+{
+    og_shape *shapes;
+    size_t ns, nd;
+    og_dtype dtypes[3];
+    if (!o->shapes || og_parse_shapes(o->shapes, &shapes, &ns) != 0 || ns != 1) {
+        fprintf(stderr, "ogtune select: --shape MxNxK[xBATCH] is required (one shape)\n");
+        return 2;
+    }
+    og_mode mode = o->mode && strcmp(o->mode, "deterministic") == 0 ? OG_MODE_DETERMINISTIC : OG_MODE_FAST;
+    if (og_cli_dtypes(o, dtypes, &nd) != 0 || nd != 1 ||
+        (o->mode && mode == OG_MODE_FAST && strcmp(o->mode, "fast") != 0)) {
+        fprintf(stderr, "ogtune select: one --dtype and --mode fast|deterministic\n");
+        free(shapes);
+        return 2;
+    }
+    og_context *ctx = og_cli_context(o);
+    og_choice c;
+    int rc = 1;
+    if (ctx && og_select(ctx, dtypes[0], mode, o->trans_a, o->trans_b, shapes[0].m, shapes[0].n,
+                         shapes[0].k, shapes[0].batch, &c) == OG_OK) {
+        if (o->json) {
+            print_choice_json(stdout, ctx, dtypes[0], mode, o->trans_a, o->trans_b, &shapes[0], &c);
+            putchar('\n');
+        } else {
+            char params[OG_PARAMS_MAX];
+            og_params_format(&c.params, params, sizeof params);
+            printf("%s %s (%s%s)\n", OG_TEMPLATE_TILE, params, source_name(c.source),
+                   c.source == OG_SOURCE_DB_NEAREST ? ", nearest tuned shape" : "");
+        }
+        rc = 0;
+    }
+    og_context_destroy(ctx);
+    free(shapes);
+    return rc;
+}
+
+static int show_record(void *user, const og_record *r, const char *device)
+{
+    int *first = user;
+    if (*first < 0) {
+        printf("%s{\"device\":", *first == -1 ? "" : ",");
+        og_json_string(stdout, device);
+        printf(",\"op\":\"%s\",\"dtype\":\"%s\",\"mode\":\"%s\",\"trans_a\":%d,\"trans_b\":%d,"
+               "\"shape\":[%lld,%lld,%lld,%lld],\"template\":\"%s\",\"template_hash\":\"%016llx\","
+               "\"params\":\"%s\",\"median_us\":%.3f,\"gflops\":%.3f,\"samples\":%d,"
+               "\"max_error\":%.3g,\"accepted\":%s,\"reason\":",
+               r->key.op, og_dtype_name(r->key.dtype),
+               r->key.mode == OG_MODE_DETERMINISTIC ? "deterministic" : "fast", r->key.trans_a,
+               r->key.trans_b, (long long)r->m, (long long)r->n, (long long)r->k, (long long)r->batch,
+               r->template_name, (unsigned long long)r->template_hash, r->params, r->median_us,
+               r->gflops, r->samples, r->max_error, r->accepted ? "true" : "false");
+        og_json_string(stdout, r->reason);
+        printf(",\"created\":%lld}", (long long)r->created);
+        *first = -2;
+        return 0;
+    }
+    char shape[64];
+    snprintf(shape, sizeof shape, "%lldx%lldx%lldx%lld", (long long)r->m, (long long)r->n,
+             (long long)r->k, (long long)r->batch);
+    printf("%-4s %-4s %s%s %-20s %-70s %s\n", r->key.op, og_dtype_name(r->key.dtype),
+           r->key.trans_a ? "T" : "N", r->key.trans_b ? "T" : "N", shape, r->params,
+           r->accepted ? "" : "rejected");
+    if (r->accepted)
+        printf("%*s %.2f GFLOP/s, %.1f us, error %.2g, %s\n", 10, "", r->gflops, r->median_us,
+               r->max_error, device);
+    else
+        printf("%*s %s\n", 10, "", r->reason);
+    return 0;
+}
+
+int og_cmd_show(const og_cli *o)
+{
+    char path[1024], err[1024];
+    og_db *db;
+    if (o->db)
+        snprintf(path, sizeof path, "%s", o->db);
+    else
+        og_default_db_path(path, sizeof path);
+    if (og_db_open(path, 0, &db, err, sizeof err) != OG_OK) {
+        fprintf(stderr, "ogtune show: %s\n", err);
+        return 1;
+    }
+    int state = o->json ? -1 : 0;
+    if (o->json)
+        printf("[");
+    og_status st = og_db_each(db, show_record, &state, err, sizeof err);
+    if (o->json)
+        printf("]\n");
+    else
+        printf("database: %s\n", path);
+    og_db_close(db);
+    if (st != OG_OK)
+        fprintf(stderr, "ogtune show: %s\n", err);
+    return st == OG_OK ? 0 : 1;
+}
+
+int og_cmd_gen(const og_cli *o)
+{
+    og_kernel_key key = {.p = og_params_default(), .trans_a = o->trans_a, .trans_b = o->trans_b};
+    char err[4096];
+    og_dtype dtypes[3];
+    size_t nd;
+    const char *emit = o->emit ? o->emit : "glsl";
+    int asm_out = strcmp(emit, "spirv") == 0, msl = strcmp(emit, "msl") == 0;
+    if (!asm_out && !msl && strcmp(emit, "glsl") != 0 && strcmp(emit, "hlsl") != 0) {
+        fprintf(stderr, "ogtune gen: --emit takes glsl, hlsl, spirv or msl\n");
+        return 2;
+    }
+    if (og_cli_dtypes(o, dtypes, &nd) != 0 || nd != 1)
+        return 2;
+    key.dtype = dtypes[0];
+    key.dialect = strcmp(emit, "hlsl") == 0 ? OG_HLSL : OG_GLSL;
+    if (o->params && og_params_parse(o->params, &key.p, err, sizeof err) != 0) {
+        fprintf(stderr, "ogtune gen: %s\n", err);
+        return 2;
+    }
+    char *src = NULL, *text = NULL;
+    uint32_t *words = NULL;
+    size_t count;
+    og_status st = og_gen_source(&key, &src, err, sizeof err);
+    if (st == OG_OK && (asm_out || msl))
+        st = og_compile(src, key.dialect, asm_out, &words, &count, err, sizeof err);
+    if (st == OG_OK && msl)
+        st = og_export_msl(words, count, &text, err, sizeof err);
+    if (st == OG_OK) {
+        const char *out = msl ? text : asm_out ? (const char *)words : src;
+        if (o->json) {
+            printf("{\"emit\":\"%s\",\"template\":\"%s\",\"text\":", emit, OG_TEMPLATE_TILE);
+            og_json_string(stdout, out);
+            printf("}\n");
+        } else {
+            fputs(out, stdout);
+        }
+    } else {
+        fprintf(stderr, "ogtune gen: %s\n", err);
+    }
+    free(src);
+    free(words);
+    free(text);
+    return st == OG_OK ? 0 : 1;
+}

@@ -1,0 +1,51 @@
+/* ogtune tune: run the tuner, then show what selection now chooses. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "og_commands.h"
+
+/* The quick preset's shapes: square float32 products from 256 to 1024. */
+static const char default_shapes[] = "256x256x256,512x512x512,1024x1024x1024";
+
+int og_cmd_tune(const og_cli *o)
+{
+    og_tune_opts t = {.out = stdout, .json = o->json, .trans_a = o->trans_a, .trans_b = o->trans_b,
+                      .budget_s = o->budget};
+    char path[1024];
+    if (o->db)
+        snprintf(path, sizeof path, "%s", o->db);
+    else
+        og_default_db_path(path, sizeof path);
+    t.db_path = path;
+    if (o->preset && strcmp(o->preset, "quick") != 0 && strcmp(o->preset, "standard") != 0) {
+        fprintf(stderr, "ogtune tune: --preset takes quick or standard\n");
+        return 2;
+    }
+    t.preset = o->preset && strcmp(o->preset, "standard") == 0 ? OG_PRESET_STANDARD : OG_PRESET_QUICK;
+    if (og_cli_dtypes(o, t.dtypes, &t.n_dtypes) != 0)
+        return 2;
+    if (og_parse_shapes(o->shapes ? o->shapes : default_shapes, &t.shapes, &t.n_shapes) != 0) {
+        fprintf(stderr, "ogtune tune: --shapes takes MxNxK[xBATCH],... (got %s)\n", o->shapes);
+        return 2;
+    }
+    og_cli selection = *o;
+    selection.db = path; /* select from what was just tuned */
+    og_context *ctx = og_cli_context(&selection);
+    int rc = 1;
+    if (ctx) {
+        if (!o->json)
+            printf("tuning %s into %s\n", og_context_device_name(ctx), path);
+        og_status st = og_tune(ctx, &t);
+        if (st != OG_OK) {
+            fprintf(stderr, "ogtune tune: %s\n", og_context_last_error(ctx));
+        } else {
+            og_cli_print_choice_table(ctx, o, t.dtypes, t.n_dtypes, t.shapes, t.n_shapes);
+            if (!o->json)
+                printf("database: %s\n", path);
+            rc = 0;
+        }
+    }
+    og_context_destroy(ctx);
+    free(t.shapes);
+    return rc;
+}

@@ -1,0 +1,35 @@
+/* The ogtune commands and the options they share. */
+#ifndef OG_COMMANDS_H
+#define OG_COMMANDS_H
+
+#include "og_tuner.h"
+
+typedef struct og_cli {
+    int json;
+    const char *db;      /* --db FILE */
+    const char *shapes;  /* --shapes / --shape */
+    const char *dtypes;  /* --dtype f32[,f16,bf16] */
+    const char *preset;  /* --preset quick|standard */
+    double budget;       /* --budget SECONDS */
+    int trans_a, trans_b;
+    const char *mode;    /* --mode fast|deterministic */
+    const char *emit;    /* --emit glsl|hlsl|spirv|msl */
+    const char *params;  /* --params "bm=..,..." */
+} og_cli;
+
+/* Each returns the process exit status. */
+int og_cmd_devices(const og_cli *o);
+int og_cmd_tune(const og_cli *o);
+int og_cmd_select(const og_cli *o);
+int og_cmd_show(const og_cli *o);
+int og_cmd_bench(const og_cli *o);
+int og_cmd_gen(const og_cli *o);
+
+/* Shared by the commands: the context (with o->db as the only database when
+ * given), the dtype list, the table of chosen kernels. */
+og_context *og_cli_context(const og_cli *o);
+int og_cli_dtypes(const og_cli *o, og_dtype *out, size_t *n);
+void og_cli_print_choice_table(og_context *ctx, const og_cli *o, const og_dtype *dtypes, size_t nd,
+                               const og_shape *shapes, size_t ns);
+
+#endif /* OG_COMMANDS_H */

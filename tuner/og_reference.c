@@ -1,0 +1,205 @@
+/* Host side of verification: conversions, random data, the float64 reference
+ * and the design's error metric (DESIGN.md "Accuracy"). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "og_tuner.h"
+
+uint16_t og_f32_to_f16(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+    uint32_t mag = u & 0x7fffffffu;
+    if (mag > 0x7f800000u) /* NaN: quiet, top payload bits kept */
+        return (uint16_t)(sign | 0x7e00u | ((mag >> 13) & 0x1ffu));
+    if (mag >= 0x477ff000u) /* 65520 and above round to infinity */
+        return (uint16_t)(sign | 0x7c00u);
+    if (mag < 0x38800000u) /* below 2^-14: a subnormal half, in units of 2^-24 */
+        return (uint16_t)(sign | (uint16_t)rintf(fabsf(x) * 16777216.0f));
+    uint32_t rounded = mag + 0xfffu + ((mag >> 13) & 1u); /* to nearest, ties to even */
+    return (uint16_t)(sign | ((rounded - 0x38000000u) >> 13));
+}
+
+uint16_t og_f32_to_bf16(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) /* NaN stays NaN: rounding must not carry into infinity */
+        return (uint16_t)((u >> 16) | 0x40u);
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+float og_f16_to_f32(uint16_t h)
+{
+    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    float v;
+    if (e == 0)
+        v = ldexpf((float)m, -24);
+    else if (e == 31)
+        v = m ? NAN : INFINITY;
+    else
+        v = ldexpf((float)(m | 0x400), e - 25);
+    return (h & 0x8000u) ? -v : v;
+}
+
+float og_bf16_to_f32(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+size_t og_dtype_bytes(og_dtype t)
+{
+    return t == OG_F32 ? 4 : 2;
+}
+
+double og_dtype_bound(og_dtype t)
+{
+    return t == OG_F16 ? 2e-3 : t == OG_BF16 ? 8e-3 : 1e-5;
+}
+
+int og_dtype_parse(const char *s, og_dtype *out)
+{
+    static const char *names[] = {"f32", "f16", "bf16"};
+    for (int i = 0; i < 3; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *out = (og_dtype)i;
+            return 0;
+        }
+    return -1;
+}
+
+double og_elem(og_dtype t, const void *data, size_t idx)
+{
+    if (t == OG_F32)
+        return ((const float *)data)[idx];
+    uint16_t h = ((const uint16_t *)data)[idx];
+    return t == OG_F16 ? og_f16_to_f32(h) : og_bf16_to_f32(h);
+}
+
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+void og_fill_random(og_dtype t, void *dst, size_t n, uint64_t *seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        float v = (float)(splitmix64(seed) >> 40) * (2.0f / 16777216.0f) - 1.0f;
+        if (t == OG_F32)
+            ((float *)dst)[i] = v;
+        else
+            ((uint16_t *)dst)[i] = t == OG_F16 ? og_f32_to_f16(v) : og_f32_to_bf16(v);
+    }
+}
+
+static size_t operand_end(int64_t off, int64_t batch, int64_t stride, int64_t rows, int64_t ld,
+                          int64_t cols)
+{
+    if (rows == 0 || cols == 0)
+        return 0;
+    return (size_t)(off + (batch - 1) * stride + (rows - 1) * ld + cols);
+}
+
+void og_gemm_extents(const og_gemm_args *g, size_t *a, size_t *b, size_t *c)
+{
+    int64_t batch = g->batch ? g->batch : 1;
+    *a = g->k == 0 ? 0 : operand_end(g->a_offset, batch, g->stride_a, g->trans_a ? g->k : g->m, g->lda, g->trans_a ? g->m : g->k);
+    *b = g->k == 0 ? 0 : operand_end(g->b_offset, batch, g->stride_b, g->trans_b ? g->n : g->k, g->ldb, g->trans_b ? g->k : g->n);
+    *c = operand_end(g->c_offset, batch, g->stride_c, g->m, g->ldc, g->n);
+}
+
+void og_reference_gemm(og_dtype t, const og_gemm_args *g, const void *a, const void *b,
+                       const float *c_in, double *ref)
+{
+    size_t na, nb, nc;
+    og_gemm_extents(g, &na, &nb, &nc);
+    for (size_t i = 0; i < nc; i++)
+        ref[i] = c_in[i];
+    int64_t batch = g->batch ? g->batch : 1, M = g->m, N = g->n, K = g->k;
+    /* op(A) and op(B) as dense doubles, so the i-k-j loop streams rows. */
+    double *opa = malloc(sizeof(double) * (size_t)(M * K + 1));
+    double *opb = malloc(sizeof(double) * (size_t)(K * N + 1));
+    double *row = malloc(sizeof(double) * (size_t)(N + 1));
+    if (!opa || !opb || !row)
+        abort(); /* the test oracle cannot go on without memory */
+    for (int64_t p = 0; p < batch; p++) {
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t k = 0; k < K; k++)
+                opa[i * K + k] = og_elem(t, a, (size_t)(g->a_offset + p * g->stride_a +
+                                                        (g->trans_a ? k * g->lda + i : i * g->lda + k)));
+        for (int64_t k = 0; k < K; k++)
+            for (int64_t j = 0; j < N; j++)
+                opb[k * N + j] = og_elem(t, b, (size_t)(g->b_offset + p * g->stride_b +
+                                                        (g->trans_b ? j * g->ldb + k : k * g->ldb + j)));
+        for (int64_t i = 0; i < M; i++) {
+            memset(row, 0, sizeof(double) * (size_t)N);
+            for (int64_t k = 0; k < K; k++) {
+                double av = opa[i * K + k];
+                for (int64_t j = 0; j < N; j++)
+                    row[j] += av * opb[k * N + j];
+            }
+            for (int64_t j = 0; j < N; j++) {
+                size_t ci = (size_t)(g->c_offset + p * g->stride_c + i * g->ldc + j);
+                double r = (double)g->alpha * row[j];
+                if (g->beta != 0.0f)
+                    r += (double)g->beta * c_in[ci];
+                ref[ci] = r;
+            }
+        }
+    }
+    free(opa);
+    free(opb);
+    free(row);
+}
+
+/* Marks the written region of C (nc elements): 1 inside, 0 outside. */
+static unsigned char *written_mask(const og_gemm_args *g, size_t nc)
+{
+    unsigned char *mask = calloc(nc ? nc : 1, 1);
+    int64_t batch = g->batch ? g->batch : 1;
+    if (!mask)
+        abort();
+    for (int64_t p = 0; p < batch; p++)
+        for (int64_t i = 0; i < g->m; i++)
+            memset(mask + g->c_offset + p * g->stride_c + i * g->ldc, 1, (size_t)g->n);
+    return mask;
+}
+
+size_t og_compare(const og_gemm_args *g, const double *ref, const float *got, const float *c_in,
+                  double *metric, double *max_rel)
+{
+    size_t na, nb, nc, bad = 0;
+    og_gemm_extents(g, &na, &nb, &nc);
+    unsigned char *mask = written_mask(g, nc);
+    double max_ref = 0, max_diff = 0;
+    for (size_t i = 0; i < nc; i++)
+        if (mask[i] && fabs(ref[i]) > max_ref)
+            max_ref = fabs(ref[i]);
+    *max_rel = 0;
+    for (size_t i = 0; i < nc; i++) {
+        if (!mask[i]) {
+            bad += memcmp(&got[i], &c_in[i], sizeof(float)) != 0;
+            continue;
+        }
+        if (!isfinite(got[i]) && isfinite(ref[i])) {
+            bad++;
+            continue;
+        }
+        double d = fabs((double)got[i] - ref[i]);
+        if (d > max_diff)
+            max_diff = d;
+        if (fabs(ref[i]) > 1e-3 * max_ref && d / fabs(ref[i]) > *max_rel)
+            *max_rel = d / fabs(ref[i]);
+    }
+    *metric = max_ref > 0 ? max_diff / max_ref : max_diff;
+    free(mask);
+    return bad;
+}

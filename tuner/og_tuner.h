@@ -1,0 +1,123 @@
+/*
+ * ogtune's parts: host reference, candidate measurement, the tuning loop and
+ * the command-line helpers. Internal to onegpu (also used by the tests).
+ */
+#ifndef OG_TUNER_H
+#define OG_TUNER_H
+
+#include <stdio.h>
+
+#include "og_db.h"
+#include "og_gen.h"
+#include "og_internal.h"
+
+/* ---- numbers on the host (og_reference.c) ---- */
+
+/* float32 -> float16 / bfloat16 with round-to-nearest-even (IEEE 754),
+ * NaN kept quiet; and back. */
+uint16_t og_f32_to_f16(float x);
+uint16_t og_f32_to_bf16(float x);
+float og_f16_to_f32(uint16_t h);
+float og_bf16_to_f32(uint16_t h);
+
+/* Bytes of one element of A or B. */
+size_t og_dtype_bytes(og_dtype t);
+/* The design's accuracy bound: float32 1e-5, float16 2e-3, bfloat16 8e-3. */
+double og_dtype_bound(og_dtype t);
+/* Parses "f32", "f16", "bf16". Returns 0, or -1. */
+int og_dtype_parse(const char *s, og_dtype *out);
+
+/* Element idx of an operand stored as t, as a double. */
+double og_elem(og_dtype t, const void *data, size_t idx);
+/* Fills n elements of type t with uniform values in [-1, 1) (rounded to t),
+ * from a 64-bit seed (splitmix64), so a run can be repeated. */
+void og_fill_random(og_dtype t, void *dst, size_t n, uint64_t *seed);
+
+/* Elements each operand of args needs (0 for A and B when K = 0). */
+void og_gemm_extents(const og_gemm_args *args, size_t *a, size_t *b, size_t *c);
+
+/* C = alpha*op(A)*op(B) + beta*C in double from the stored (already rounded)
+ * inputs; ref holds the whole C buffer (c_in outside the written region, and
+ * beta*C skipped when beta = 0, as the kernel does). */
+void og_reference_gemm(og_dtype t, const og_gemm_args *args, const void *a, const void *b,
+                       const float *c_in, double *ref);
+
+/* The design's metric over the written region: max|got - ref| / max|ref|
+ * (max|got - ref| when the reference is all zero); *max_rel is the largest
+ * element-wise relative error over elements above 1e-3 of the largest.
+ * Returns the number of elements outside the written region that differ
+ * bit-wise from c_in, and of non-finite results inside it. */
+size_t og_compare(const og_gemm_args *args, const double *ref, const float *got,
+                  const float *c_in, double *metric, double *max_rel);
+
+/* ---- one shape with its data and reference (og_measure.c) ---- */
+
+typedef struct og_problem {
+    og_dtype dtype;
+    og_gemm_args args;
+    void *a, *b;   /* host copies of A and B */
+    float *c0;     /* C before the call */
+    float *c;      /* C read back */
+    double *ref;   /* reference for all of C */
+    size_t na, nb, nc;
+} og_problem;
+
+/* A problem with random data, packed leading dimensions and, for batch > 1,
+ * packed strides; buffers created on ctx. */
+og_status og_problem_create(og_context *ctx, og_dtype t, int trans_a, int trans_b, int64_t m,
+                            int64_t n, int64_t k, int64_t batch, uint64_t seed, og_problem **out);
+void og_problem_destroy(og_problem *p);
+
+/* Runs the GEMM with params p (NULL: the selected kernel), reads C back and
+ * checks it. Returns OG_OK with *accepted and, when rejected, a reason. */
+og_status og_problem_verify(og_gemm *g, og_problem *pr, const og_tile_params *p, int *accepted,
+                            double *metric, char *why, size_t len);
+
+/* Verifies params p on the tuning problem and on ragged shapes around its
+ * tile boundaries (DESIGN.md invariant 3). */
+og_status og_candidate_verify(og_gemm *g, og_problem *pr, const og_tile_params *p,
+                              int *accepted, double *metric, char *why, size_t len);
+
+/* GFLOP/s of one call that took us microseconds. */
+double og_gflops(const og_gemm_args *args, double us);
+
+/* ---- the tuning loop (og_tune.c) ---- */
+
+typedef struct og_shape {
+    int64_t m, n, k, batch;
+} og_shape;
+
+typedef enum og_preset { OG_PRESET_QUICK = 0, OG_PRESET_STANDARD = 1 } og_preset;
+
+typedef struct og_tune_opts {
+    const char *db_path;
+    og_dtype dtypes[3];
+    size_t n_dtypes;
+    og_shape *shapes;
+    size_t n_shapes;
+    int trans_a, trans_b;
+    og_preset preset;
+    double budget_s; /* 0: no limit */
+    int json;
+    FILE *out;       /* progress and results */
+} og_tune_opts;
+
+/* The candidates of a preset that the device's limits allow, the default
+ * first. *out is malloc'ed. */
+og_status og_space(const og_limits *lim, og_preset preset, og_tile_params **out, size_t *n);
+
+/* Tunes every (dtype, shape) and stores every candidate, accepted or
+ * rejected, in the database. */
+og_status og_tune(og_context *ctx, const og_tune_opts *opts);
+
+/* ---- command-line helpers (og_cli.c) ---- */
+
+/* Parses "MxNxK" or "MxNxKxBATCH", comma-separated, into *shapes (malloc'ed). */
+int og_parse_shapes(const char *text, og_shape **shapes, size_t *n);
+/* The user's default database path ($XDG_CACHE_HOME/onegpu/tuning.db or
+ * ~/.cache/onegpu/tuning.db), creating its directory. */
+void og_default_db_path(char *buf, size_t len);
+/* Writes s as a JSON string literal. */
+void og_json_string(FILE *f, const char *s);
+
+#endif /* OG_TUNER_H */

@@ -1,0 +1,92 @@
+/* ogtune: tune the local Vulkan device and inspect what was chosen.
+ * See README.md and DESIGN.md ("The command line") for the contract. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "og_commands.h"
+
+static const char usage[] =
+    "usage: ogtune COMMAND [options]\n"
+    "commands:\n"
+    "  devices                      list Vulkan devices and their limits\n"
+    "  tune                         measure candidates into the tuning database\n"
+    "       [--shapes MxNxK[xB],...] [--dtype f32,f16,bf16] [--preset quick|standard]\n"
+    "       [--budget SECONDS] [--trans-a] [--trans-b]\n"
+    "  select --shape MxNxK[xB]     show the kernel chosen for one call\n"
+    "       [--dtype T] [--trans-a] [--trans-b] [--mode fast|deterministic]\n"
+    "  show                         list the records of the database\n"
+    "  bench --shapes ...           GFLOP/s of the default and the selected kernel\n"
+    "  gen --emit glsl|hlsl|spirv|msl [--params P] [--dtype T] [--trans-a] [--trans-b]\n"
+    "common options: --json (machine-readable output), --db FILE (default: the user's cache)\n"
+    "environment: OG_DEVICE (index or name substring), OG_TUNING_DB (databases to search)\n";
+
+static int parse(int argc, char **argv, og_cli *o)
+{
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const char **slot = NULL;
+        if (strcmp(a, "--json") == 0)
+            o->json = 1;
+        else if (strcmp(a, "--trans-a") == 0)
+            o->trans_a = 1;
+        else if (strcmp(a, "--trans-b") == 0)
+            o->trans_b = 1;
+        else if (strcmp(a, "--db") == 0)
+            slot = &o->db;
+        else if (strcmp(a, "--shapes") == 0 || strcmp(a, "--shape") == 0)
+            slot = &o->shapes;
+        else if (strcmp(a, "--dtype") == 0)
+            slot = &o->dtypes;
+        else if (strcmp(a, "--preset") == 0)
+            slot = &o->preset;
+        else if (strcmp(a, "--mode") == 0)
+            slot = &o->mode;
+        else if (strcmp(a, "--emit") == 0)
+            slot = &o->emit;
+        else if (strcmp(a, "--params") == 0)
+            slot = &o->params;
+        else if (strcmp(a, "--budget") == 0) {
+            char *end;
+            if (!v || (o->budget = strtod(v, &end)) < 0 || *end) {
+                fprintf(stderr, "ogtune: --budget takes a number of seconds\n");
+                return -1;
+            }
+            i++;
+        } else {
+            fprintf(stderr, "ogtune: unknown option %s\n%s", a, usage);
+            return -1;
+        }
+        if (slot) {
+            if (!v) {
+                fprintf(stderr, "ogtune: %s needs a value\n", a);
+                return -1;
+            }
+            *slot = v;
+            i++;
+        }
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        int (*run)(const og_cli *);
+    } commands[] = {{"devices", og_cmd_devices}, {"tune", og_cmd_tune},   {"select", og_cmd_select},
+                    {"show", og_cmd_show},       {"bench", og_cmd_bench}, {"gen", og_cmd_gen}};
+    og_cli o = {0};
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
+        fputs(usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (parse(argc, argv, &o) != 0)
+        return 2;
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(&o);
+    fprintf(stderr, "ogtune: unknown command %s\n%s", argv[1], usage);
+    return 2;
+}
