@@ -186,7 +186,7 @@ og_status og_gemm_encode_params(og_gemm *g, VkCommandBuffer cmd, const og_gemm_a
                          .dtype = g->dtype,
                          .trans_a = !!args->trans_a,
                          .trans_b = !!args->trans_b,
-                         .dialect = OG_GLSL};
+                         .dialect = ctx->dialect};
     return og_record_dispatch(ctx, cmd, &key, set, &push, grid);
 }
 

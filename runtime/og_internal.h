@@ -34,6 +34,7 @@ struct og_context {
     og_device_info info;
     og_limits limits;
     int has_timestamps;
+    og_dialect dialect; /* of the kernels the GEMMs compile: GLSL; tests switch to HLSL */
 
     VkCommandPool pool;
     VkCommandBuffer cmd; /* for og_gemm_run and timing */
