@@ -23,6 +23,7 @@ typedef struct og_tile_params {
     int pad;        /* floats of padding per workgroup-memory row (staged only) */
     og_load load;
     og_acc acc;
+    int vec;        /* elements per load inside C (1, or 4: direct loads only) */
 } og_tile_params;
 
 /* Everything that selects one compiled kernel. */
@@ -59,7 +60,7 @@ typedef struct og_reflection {
  * register tile, staged loads, blocked summation. */
 og_tile_params og_params_default(void);
 
-/* "bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,load=staged,acc=blocked" */
+/* "bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,load=staged,acc=blocked,vec=1" */
 void og_params_format(const og_tile_params *p, char *buf, size_t len);
 
 /* Parses what og_params_format writes (keys in any order, all present).
@@ -69,6 +70,11 @@ int og_params_parse(const char *text, og_tile_params *p, char *why, size_t len);
 /* Checks the parameters for the template's own rules and, when lim is not
  * NULL, the device's limits. Returns 0, or -1 with a reason in why. */
 int og_params_check(const og_tile_params *p, const og_limits *lim, char *why, size_t len);
+
+/* Whether a call can use p as it is: vector loads (vec = 4) need A's and
+ * B's offsets, leading dimensions and batch strides to be multiples of 4
+ * elements. The runtime drops to vec = 1 otherwise. */
+int og_params_vec_aligned(const og_gemm_args *args);
 
 /* Workgroup-memory bytes the template declares for p (the formula the
  * reflection is checked against). */

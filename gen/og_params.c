@@ -7,19 +7,21 @@
 
 og_tile_params og_params_default(void)
 {
-    og_tile_params p = {64, 64, 16, 4, 4, 16, 16, 0, OG_LOAD_STAGED, OG_ACC_BLOCKED};
+    og_tile_params p = {64, 64, 16, 4, 4, 16, 16, 0, OG_LOAD_STAGED, OG_ACC_BLOCKED, 1};
     return p;
 }
 
 void og_params_format(const og_tile_params *p, char *buf, size_t len)
 {
-    snprintf(buf, len, "bm=%d,bn=%d,bk=%d,tm=%d,tn=%d,wgx=%d,wgy=%d,pad=%d,load=%s,acc=%s", p->bm,
+    snprintf(buf, len, "bm=%d,bn=%d,bk=%d,tm=%d,tn=%d,wgx=%d,wgy=%d,pad=%d,load=%s,acc=%s,vec=%d", p->bm,
              p->bn, p->bk, p->tm, p->tn, p->wgx, p->wgy, p->pad,
              p->load == OG_LOAD_DIRECT ? "direct" : "staged",
-             p->acc == OG_ACC_CHAIN ? "chain" : "blocked");
+             p->acc == OG_ACC_CHAIN ? "chain" : "blocked", p->vec);
 }
 
-static int *int_field(og_tile_params *p, const char *key)
+/* The integer field named key, and its position in the table (for the
+ * record of which keys were seen). */
+static int *int_field(og_tile_params *p, const char *key, unsigned *position)
 {
     static const struct {
         const char *key;
@@ -29,17 +31,20 @@ static int *int_field(og_tile_params *p, const char *key)
         {"bk", offsetof(og_tile_params, bk)},   {"tm", offsetof(og_tile_params, tm)},
         {"tn", offsetof(og_tile_params, tn)},   {"wgx", offsetof(og_tile_params, wgx)},
         {"wgy", offsetof(og_tile_params, wgy)}, {"pad", offsetof(og_tile_params, pad)},
+        {"vec", offsetof(og_tile_params, vec)},
     };
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
-        if (strcmp(fields[i].key, key) == 0)
+        if (strcmp(fields[i].key, key) == 0) {
+            *position = (unsigned)i;
             return (int *)((char *)p + fields[i].offset);
+        }
     return NULL;
 }
 
 int og_params_parse(const char *text, og_tile_params *out, char *why, size_t len)
 {
     og_tile_params p;
-    unsigned seen = 0; /* one bit per key: 8 integers, load, acc */
+    unsigned seen = 0; /* one bit per key */
     char item[64];
     const char *s = text;
     memset(&p, 0, sizeof p);
@@ -59,7 +64,8 @@ int og_params_parse(const char *text, og_tile_params *out, char *why, size_t len
         }
         *eq = '\0';
         const char *value = eq + 1;
-        int *field = int_field(&p, item);
+        unsigned position = 0;
+        int *field = int_field(&p, item, &position);
         if (field) {
             char *end;
             long v = strtol(value, &end, 10);
@@ -68,22 +74,22 @@ int og_params_parse(const char *text, og_tile_params *out, char *why, size_t len
                 return -1;
             }
             *field = (int)v;
-            seen |= 1u << (field - &p.bm);
+            seen |= 1u << (2 + position);
         } else if (strcmp(item, "load") == 0 &&
                    (strcmp(value, "staged") == 0 || strcmp(value, "direct") == 0)) {
             p.load = strcmp(value, "direct") == 0 ? OG_LOAD_DIRECT : OG_LOAD_STAGED;
-            seen |= 1u << 8;
+            seen |= 1u << 0;
         } else if (strcmp(item, "acc") == 0 &&
                    (strcmp(value, "blocked") == 0 || strcmp(value, "chain") == 0)) {
             p.acc = strcmp(value, "chain") == 0 ? OG_ACC_CHAIN : OG_ACC_BLOCKED;
-            seen |= 1u << 9;
+            seen |= 1u << 1;
         } else {
             snprintf(why, len, "params: unknown item %s=%s", item, value);
             return -1;
         }
     }
-    if (seen != 0x3ffu) {
-        snprintf(why, len, "params: '%s' lacks some of bm,bn,bk,tm,tn,wgx,wgy,pad,load,acc", text);
+    if (seen != 0x7ffu) {
+        snprintf(why, len, "params: '%s' lacks some of bm,bn,bk,tm,tn,wgx,wgy,pad,load,acc,vec", text);
         return -1;
     }
     *out = p;
@@ -132,6 +138,10 @@ int og_params_check(const og_tile_params *p, const og_limits *lim, char *why, si
         snprintf(why, len, "params: pad=%d must be 0..8, and 0 for direct loads", p->pad);
         return -1;
     }
+    if (p->vec != 1 && !(p->vec == 4 && p->load == OG_LOAD_DIRECT && p->tm % 4 == 0 && p->tn % 4 == 0)) {
+        snprintf(why, len, "params: vec=%d must be 1, or 4 with direct loads and register tiles of fours", p->vec);
+        return -1;
+    }
     if (!lim)
         return 0;
     uint32_t inv = (uint32_t)(p->wgx * p->wgy);
@@ -152,4 +162,13 @@ int og_params_check(const og_tile_params *p, const og_limits *lim, char *why, si
         return -1;
     }
     return 0;
+}
+
+int og_params_vec_aligned(const og_gemm_args *g)
+{
+    const int64_t v[] = {g->a_offset, g->lda, g->stride_a, g->b_offset, g->ldb, g->stride_b};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        if (v[i] % 4 != 0)
+            return 0;
+    return 1;
 }

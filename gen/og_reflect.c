@@ -92,8 +92,16 @@ og_status og_reflect(const uint32_t *words, size_t count, og_reflection *out, ch
         spvc_context_destroy(ctx);
         return OG_ERROR_COMPILE;
     }
+    /* Distinct bindings: a kernel may alias one buffer with several element types. */
     spvc_resources_get_resource_list_for_type(res, SPVC_RESOURCE_TYPE_STORAGE_BUFFER, &list, &n);
-    out->bindings = (uint32_t)n;
+    uint32_t seen = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned b = spvc_compiler_get_decoration(compiler, list[i].id, SpvDecorationBinding);
+        if (b < 32 && !(seen & (1u << b))) {
+            seen |= 1u << b;
+            out->bindings++;
+        }
+    }
     spvc_resources_get_resource_list_for_type(res, SPVC_RESOURCE_TYPE_PUSH_CONSTANT, &list, &n);
     if (n > 0) {
         size_t size = 0;

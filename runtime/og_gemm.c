@@ -187,6 +187,8 @@ og_status og_gemm_encode_params(og_gemm *g, VkCommandBuffer cmd, const og_gemm_a
                          .trans_a = !!args->trans_a,
                          .trans_b = !!args->trans_b,
                          .dialect = ctx->dialect};
+    if (key.p.vec != 1 && !og_params_vec_aligned(args))
+        key.p.vec = 1; /* same tile, element loads */
     return og_record_dispatch(ctx, cmd, &key, set, &push, grid);
 }
 

@@ -10,14 +10,14 @@
  * holds (staged and direct loads, larger register tiles, padding, a longer k
  * step) so a first run finds what suits the device in minutes. */
 static const og_tile_params quick_space[] = {
-    {64, 64, 16, 4, 4, 16, 16, 0, OG_LOAD_STAGED, OG_ACC_BLOCKED}, /* the default */
-    {64, 64, 16, 4, 4, 16, 16, 1, OG_LOAD_STAGED, OG_ACC_BLOCKED},
-    {64, 64, 32, 8, 8, 8, 8, 0, OG_LOAD_STAGED, OG_ACC_BLOCKED},
-    {128, 64, 16, 8, 4, 16, 16, 0, OG_LOAD_STAGED, OG_ACC_BLOCKED},
-    {64, 64, 16, 4, 4, 16, 16, 0, OG_LOAD_DIRECT, OG_ACC_BLOCKED},
-    {32, 64, 16, 4, 8, 8, 8, 0, OG_LOAD_DIRECT, OG_ACC_BLOCKED},
-    {64, 64, 16, 8, 8, 8, 8, 0, OG_LOAD_DIRECT, OG_ACC_BLOCKED},
-    {64, 64, 16, 8, 8, 8, 8, 0, OG_LOAD_DIRECT, OG_ACC_CHAIN},
+    {64, 64, 16, 4, 4, 16, 16, 0, OG_LOAD_STAGED, OG_ACC_BLOCKED, 1}, /* the default */
+    {64, 64, 16, 4, 4, 16, 16, 1, OG_LOAD_STAGED, OG_ACC_BLOCKED, 1},
+    {64, 64, 32, 8, 8, 8, 8, 0, OG_LOAD_STAGED, OG_ACC_BLOCKED, 1},
+    {128, 64, 16, 8, 4, 16, 16, 0, OG_LOAD_STAGED, OG_ACC_BLOCKED, 1},
+    {64, 64, 16, 4, 4, 16, 16, 0, OG_LOAD_DIRECT, OG_ACC_BLOCKED, 1},
+    {32, 64, 16, 4, 8, 8, 8, 0, OG_LOAD_DIRECT, OG_ACC_BLOCKED, 1},
+    {64, 64, 16, 8, 8, 8, 8, 0, OG_LOAD_DIRECT, OG_ACC_BLOCKED, 1},
+    {64, 64, 16, 8, 8, 8, 8, 0, OG_LOAD_DIRECT, OG_ACC_CHAIN, 1},
 };
 
 static og_status push_candidate(og_tile_params **list, size_t *n, size_t *cap, og_tile_params p)
@@ -54,7 +54,7 @@ og_status og_space(const og_limits *lim, og_preset preset, og_tile_params **out,
                         for (int v = 0; v < 3 && st == OG_OK; v++) { /* staged, staged+pad, direct */
                             og_tile_params p = {tiles[a], tiles[b], steps[s], regs[x], regs[y],
                                                 tiles[b] / regs[y], tiles[a] / regs[x], v == 1,
-                                                v == 2 ? OG_LOAD_DIRECT : OG_LOAD_STAGED, OG_ACC_BLOCKED};
+                                                v == 2 ? OG_LOAD_DIRECT : OG_LOAD_STAGED, OG_ACC_BLOCKED, 1};
                             int dup = 0;
                             for (size_t i = 0; i < sizeof quick_space / sizeof quick_space[0]; i++)
                                 dup |= memcmp(&p, &quick_space[i], sizeof p) == 0;

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The test job on a fresh machine: install the packages, then
+#  1. a -Werror build and the whole Criterion suite through CTest;
+#  2. the suite again with VK_LAYER_KHRONOS_validation on (OG_VALIDATION=1:
+#     every test asserts the layer reported no error);
+#  3. an AddressSanitizer + UndefinedBehaviorSanitizer build and the suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+jobs=$(nproc)
+
+scripts/build.sh -DOG_WERROR=ON
+ctest --test-dir build --output-on-failure -j"$jobs"
+
+OG_VALIDATION=1 ctest --test-dir build --output-on-failure -j"$jobs"
+
+OG_BUILD_DIR=build-asan scripts/build.sh -DOG_WERROR=ON -DOG_SANITIZE=ON
+# Leaks inside the Vulkan driver and loader are theirs, not ours (tests/lsan.supp).
+ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp" \
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j"$jobs"

@@ -1,0 +1,361 @@
+/*
+ * Tests of the generator (gen/): every candidate of the standard tuning
+ * space expands, compiles, validates and reflects as its parameters promise;
+ * the parameter text form; the parameter checks against device limits; MSL
+ * and SPIR-V assembly output; the template hash.
+ *
+ * Coverage of the module test: the full cross product (every candidate x
+ * dtype x op(A) x op(B) x dialect) is about 11 000 modules, far beyond the
+ * time budget on two cores. Instead every candidate is built with one
+ * (dtype, op(A), op(B), dialect) combination that rotates with its index,
+ * and the default parameters are built with every combination. The space
+ * comes from og_space(), so parameters added to it are covered as well.
+ */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "og_tuner.h"
+
+/* Generous limits: the whole standard space fits (128x128x32 tiles with
+ * padding need 33 024 bytes of workgroup memory). */
+static og_limits generous_limits(void)
+{
+    og_limits lim = {
+        .max_invocations = 1024,
+        .max_size = {1024, 1024, 64},
+        .max_count = {65535, 65535, 65535},
+        .max_shared_bytes = 48 * 1024,
+        .max_storage_range = UINT64_C(1) << 32,
+        .max_push_bytes = 128,
+        .subgroup_size = 8,
+    };
+    return lim;
+}
+
+/* All candidates of the standard space under the generous limits; *n of
+ * them, malloc'ed. NULL and *n = 0 when og_space fails. */
+static og_tile_params *standard_space(size_t *n)
+{
+    og_limits lim = generous_limits();
+    og_tile_params *space = NULL;
+    if (og_space(&lim, OG_PRESET_STANDARD, &space, n) != OG_OK)
+        *n = 0;
+    return space;
+}
+
+/* ---- every candidate: source -> SPIR-V -> spirv-val -> reflection ---- */
+
+#define N_COMBOS 24 /* 3 dtypes x op(A) x op(B) x 2 dialects */
+
+typedef struct module_case {
+    size_t index; /* in the space; (size_t)-1 for the default with every combination */
+    og_kernel_key key;
+} module_case;
+
+static og_kernel_key combo_key(const og_tile_params *p, size_t combo)
+{
+    static const og_dtype dtypes[] = {OG_F32, OG_F16, OG_BF16};
+    og_kernel_key key = {
+        .p = *p,
+        .dtype = dtypes[combo % 3],
+        .trans_a = (int)(combo / 3 % 2),
+        .trans_b = (int)(combo / 6 % 2),
+        .dialect = combo / 12 % 2 ? OG_HLSL : OG_GLSL,
+    };
+    return key;
+}
+
+ParameterizedTestParameters(gen, module)
+{
+    size_t n;
+    og_tile_params *space = standard_space(&n);
+    og_tile_params def = og_params_default();
+    module_case *cases = cr_malloc((n + N_COMBOS) * sizeof *cases);
+    for (size_t i = 0; i < n; i++)
+        cases[i] = (module_case){i, combo_key(&space[i], i % N_COMBOS)};
+    for (size_t c = 0; c < N_COMBOS; c++)
+        cases[n + c] = (module_case){(size_t)-1, combo_key(&def, c)};
+    free(space);
+    return cr_make_param_array(module_case, cases, n + N_COMBOS);
+}
+
+/* Writes words to a file under a fresh temporary directory and runs
+ * spirv-val on it; returns its exit status. */
+static int spirv_val(const uint32_t *words, size_t count)
+{
+    char dir[] = "/tmp/og_gen_test_XXXXXX", path[64], cmd[256];
+    cr_assert_not_null(mkdtemp(dir), "mkdtemp failed");
+    snprintf(path, sizeof path, "%s/kernel.spv", dir);
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "cannot write %s", path);
+    cr_assert_eq(fwrite(words, sizeof *words, count, f), count, "short write to %s", path);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "'%s' --target-env vulkan1.1 '%s'", OG_SPIRV_VAL, path);
+    int rc = system(cmd);
+    unlink(path);
+    rmdir(dir);
+    return rc;
+}
+
+ParameterizedTest(module_case *c, gen, module)
+{
+    char what[OG_PARAMS_MAX + 64], err[8192];
+    og_params_format(&c->key.p, what, sizeof what);
+    snprintf(what + strlen(what), sizeof what - strlen(what), " %s %c%c %s (candidate %zd)",
+             og_dtype_name(c->key.dtype), c->key.trans_a ? 'T' : 'N', c->key.trans_b ? 'T' : 'N',
+             c->key.dialect == OG_HLSL ? "hlsl" : "glsl", (ssize_t)c->index);
+
+    char *src = NULL;
+    og_status st = og_gen_source(&c->key, &src, err, sizeof err);
+    cr_assert_eq(st, OG_OK, "%s: og_gen_source: %s", what, err);
+    uint32_t *words = NULL;
+    size_t count = 0;
+    st = og_compile(src, c->key.dialect, 0, &words, &count, err, sizeof err);
+    free(src);
+    cr_assert_eq(st, OG_OK, "%s: og_compile: %s", what, err);
+    cr_assert_gt(count, 5, "%s: %zu words", what, count);
+    cr_assert_eq(words[0], 0x07230203u, "%s: no SPIR-V magic number", what);
+
+    cr_expect_eq(spirv_val(words, count), 0, "%s: spirv-val rejects the module", what);
+
+    og_reflection r;
+    st = og_reflect(words, count, &r, err, sizeof err);
+    free(words);
+    cr_assert_eq(st, OG_OK, "%s: og_reflect: %s", what, err);
+    cr_expect_eq(r.local_size[0], (uint32_t)c->key.p.wgx, "%s: local_size x %u", what, r.local_size[0]);
+    cr_expect_eq(r.local_size[1], (uint32_t)c->key.p.wgy, "%s: local_size y %u", what, r.local_size[1]);
+    cr_expect_eq(r.local_size[2], 1u, "%s: local_size z %u", what, r.local_size[2]);
+    cr_expect_eq(r.shared_bytes, og_params_shared_bytes(&c->key.p),
+                 "%s: reflection gives %u shared bytes, the formula %u", what, r.shared_bytes,
+                 og_params_shared_bytes(&c->key.p));
+}
+
+/* ---- parameter text form ---- */
+
+Test(gen, params_round_trip_every_candidate)
+{
+    size_t n;
+    og_tile_params *space = standard_space(&n);
+    og_limits lim = generous_limits();
+    /* Also guards the module test, whose parameters come from og_space too. */
+    cr_assert_gt(n, 1, "the standard space holds %zu candidates", n);
+    for (size_t i = 0; i < n; i++) {
+        char text[OG_PARAMS_MAX], again[OG_PARAMS_MAX], why[256] = "";
+        og_tile_params p;
+        og_params_format(&space[i], text, sizeof text);
+        cr_assert_eq(og_params_parse(text, &p, why, sizeof why), 0, "candidate %zu '%s': %s", i,
+                     text, why);
+        og_params_format(&p, again, sizeof again);
+        cr_expect_str_eq(again, text, "candidate %zu does not round-trip", i);
+        cr_expect_eq(og_params_check(&p, &lim, why, sizeof why), 0, "parsed '%s' fails its check: %s",
+                     text, why);
+    }
+    free(space);
+}
+
+Test(gen, params_parse_accepts_any_key_order)
+{
+    og_tile_params p, def = og_params_default();
+    char text[OG_PARAMS_MAX], why[256] = "";
+    cr_assert_eq(og_params_parse("acc=blocked,load=staged,pad=0,wgy=16,wgx=16,tn=4,tm=4,bk=16,"
+                                 "bn=64,bm=64", &p, why, sizeof why), 0, "%s", why);
+    og_params_format(&p, text, sizeof text);
+    char expect[OG_PARAMS_MAX];
+    og_params_format(&def, expect, sizeof expect);
+    cr_expect_str_eq(text, expect);
+}
+
+/* Parses text, expecting a failure whose reason contains reason, and *out untouched. */
+static void expect_parse_error(const char *text, const char *reason)
+{
+    og_tile_params p, sentinel;
+    memset(&sentinel, 0x5a, sizeof sentinel);
+    p = sentinel;
+    char why[256] = "";
+    cr_expect_eq(og_params_parse(text, &p, why, sizeof why), -1, "'%s' parsed", text);
+    cr_expect_not_null(strstr(why, reason), "'%s': reason '%s' lacks '%s'", text, why, reason);
+    cr_expect_eq(memcmp(&p, &sentinel, sizeof p), 0, "'%s': output written on failure", text);
+}
+
+Test(gen, params_parse_errors)
+{
+    og_tile_params def = og_params_default();
+    char good[OG_PARAMS_MAX], text[2 * OG_PARAMS_MAX];
+    og_params_format(&def, good, sizeof good);
+
+    /* Missing key: drop the last item. */
+    snprintf(text, sizeof text, "%s", good);
+    *strrchr(text, ',') = '\0';
+    expect_parse_error(text, "lacks");
+    expect_parse_error("", "lacks");
+    snprintf(text, sizeof text, "%s,foo=1", good);
+    expect_parse_error(text, "unknown item foo=1");
+    snprintf(text, sizeof text, "%s,load=sideways", good);
+    expect_parse_error(text, "unknown item load=sideways");
+    expect_parse_error("bm=abc,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,load=staged,acc=blocked",
+                       "bm=abc is not a small integer");
+    expect_parse_error("bm=64,bn=6x4,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,load=staged,acc=blocked",
+                       "bn=6x4 is not a small integer");
+    expect_parse_error("bm=,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,load=staged,acc=blocked",
+                       "bm= is not a small integer");
+    expect_parse_error("bm=64,,bn=64", "malformed item");
+    expect_parse_error("bm64,bn=64", "has no '='");
+}
+
+/* ---- checks against the template's rules and the device's limits ---- */
+
+static void expect_check_error(const og_tile_params *p, const og_limits *lim, const char *reason)
+{
+    char text[OG_PARAMS_MAX], why[256] = "";
+    og_params_format(p, text, sizeof text);
+    cr_expect_eq(og_params_check(p, lim, why, sizeof why), -1, "'%s' passes the check", text);
+    cr_expect_not_null(strstr(why, reason), "'%s': reason '%s' lacks '%s'", text, why, reason);
+}
+
+Test(gen, params_check_rules)
+{
+    og_limits lim = generous_limits();
+    og_tile_params def = og_params_default(), p;
+    char why[256] = "";
+    cr_assert_eq(og_params_check(&def, &lim, why, sizeof why), 0, "the default fails: %s", why);
+    cr_assert_eq(og_params_check(&def, NULL, why, sizeof why), 0, "the default fails: %s", why);
+
+    p = def;
+    p.wgx = 8; /* 8 x tn 4 != bn 64 */
+    expect_check_error(&p, NULL, "is not the tile");
+    p = def;
+    p.wgy = 32; /* 32 x tm 4 != bm 64 */
+    expect_check_error(&p, NULL, "is not the tile");
+    p = def;
+    p.tn = 8; /* register tile changed, workgroup not */
+    expect_check_error(&p, NULL, "is not the tile");
+    for (int bk = 8; bk <= 64; bk *= 2) {
+        p = def;
+        p.bk = bk;
+        if (bk == 16 || bk == 32)
+            cr_expect_eq(og_params_check(&p, &lim, why, sizeof why), 0, "bk=%d: %s", bk, why);
+        else
+            expect_check_error(&p, &lim, "is not 16 or 32");
+    }
+}
+
+Test(gen, params_check_limits)
+{
+    og_tile_params def = og_params_default();
+    uint32_t shared = og_params_shared_bytes(&def);
+    char why[256] = "";
+    cr_assert_gt(shared, 0, "staged default declares no workgroup memory");
+
+    og_limits lim = generous_limits();
+    lim.max_invocations = (uint32_t)(def.wgx * def.wgy);
+    cr_expect_eq(og_params_check(&def, &lim, why, sizeof why), 0, "at the limit: %s", why);
+    lim.max_invocations--;
+    expect_check_error(&def, &lim, "invocations per workgroup exceed");
+
+    lim = generous_limits();
+    lim.max_shared_bytes = shared;
+    cr_expect_eq(og_params_check(&def, &lim, why, sizeof why), 0, "at the limit: %s", why);
+    lim.max_shared_bytes = shared - 1;
+    expect_check_error(&def, &lim, "bytes of workgroup memory exceed");
+
+    /* Direct loads declare no workgroup memory, so no shared limit binds them. */
+    og_tile_params direct = def;
+    direct.load = OG_LOAD_DIRECT;
+    cr_expect_eq(og_params_shared_bytes(&direct), 0u);
+    cr_expect_eq(og_params_check(&direct, &lim, why, sizeof why), 0, "direct: %s", why);
+}
+
+/* og_build_kernel refuses parameters beyond the limits before compiling: the
+ * reason is the check's, not the post-reflection one ("kernel needs"). */
+static void expect_build_refused(const og_limits *lim, const char *reason)
+{
+    og_kernel_key key = {.p = og_params_default(), .dtype = OG_F32, .dialect = OG_GLSL};
+    uint32_t *words = NULL;
+    size_t count = 99;
+    og_reflection r;
+    char err[1024] = "";
+    cr_expect_eq(og_build_kernel(&key, lim, &words, &count, &r, err, sizeof err),
+                 OG_ERROR_UNSUPPORTED, "built beyond the limits: %s", err);
+    cr_expect_null(words);
+    cr_expect_eq(count, 0);
+    cr_expect_not_null(strstr(err, reason), "reason '%s' lacks '%s'", err, reason);
+    free(words);
+}
+
+Test(gen, build_kernel_refuses_beyond_limits)
+{
+    og_tile_params def = og_params_default();
+    og_limits lim = generous_limits();
+    lim.max_invocations = (uint32_t)(def.wgx * def.wgy) / 2;
+    expect_build_refused(&lim, "invocations per workgroup exceed");
+    lim = generous_limits();
+    lim.max_shared_bytes = og_params_shared_bytes(&def) / 2;
+    expect_build_refused(&lim, "bytes of workgroup memory exceed");
+}
+
+Test(gen, build_kernel_within_limits)
+{
+    og_kernel_key key = {.p = og_params_default(), .dtype = OG_F16, .dialect = OG_HLSL};
+    og_limits lim = generous_limits();
+    uint32_t *words = NULL;
+    size_t count = 0;
+    og_reflection r;
+    char err[8192] = "";
+    cr_assert_eq(og_build_kernel(&key, &lim, &words, &count, &r, err, sizeof err), OG_OK, "%s", err);
+    cr_expect_not_null(words);
+    cr_expect_gt(count, 5);
+    cr_expect_eq(r.local_size[0], (uint32_t)key.p.wgx);
+    cr_expect_eq(r.local_size[1], (uint32_t)key.p.wgy);
+    cr_expect_eq(r.shared_bytes, og_params_shared_bytes(&key.p));
+    free(words);
+}
+
+/* ---- other outputs ---- */
+
+/* The default kernel's source, compiled (assembly non-zero: SPIR-V text). */
+static uint32_t *default_module(int assembly, size_t *count)
+{
+    og_kernel_key key = {.p = og_params_default(), .dtype = OG_F32, .dialect = OG_GLSL};
+    char *src = NULL, err[8192] = "";
+    cr_assert_eq(og_gen_source(&key, &src, err, sizeof err), OG_OK, "%s", err);
+    uint32_t *words = NULL;
+    og_status st = og_compile(src, key.dialect, assembly, &words, count, err, sizeof err);
+    free(src);
+    cr_assert_eq(st, OG_OK, "%s", err);
+    return words;
+}
+
+Test(gen, export_msl)
+{
+    size_t count;
+    uint32_t *words = default_module(0, &count);
+    char *msl = NULL, err[4096] = "";
+    og_status st = og_export_msl(words, count, &msl, err, sizeof err);
+    free(words);
+    cr_assert_eq(st, OG_OK, "%s", err);
+    cr_expect_not_null(strstr(msl, "kernel void"), "no 'kernel void' in:\n%s", msl);
+    free(msl);
+}
+
+Test(gen, compile_assembly)
+{
+    size_t count;
+    char *text = (char *)default_module(1, &count);
+    cr_expect_eq(strlen(text), count, "count is not the text's length");
+    cr_expect_not_null(strstr(text, "OpEntryPoint GLCompute"), "no entry point in:\n%.2000s", text);
+    free(text);
+}
+
+Test(gen, template_hash)
+{
+    uint64_t h = og_template_hash(OG_TEMPLATE_TILE);
+    cr_expect_neq(h, 0);
+    cr_expect_eq(og_template_hash(OG_TEMPLATE_TILE), h, "hash changes between calls");
+    /* It hashes the template's text: an unknown template (no text) differs. */
+    cr_expect_neq(og_template_hash("no_such_template"), h);
+}
