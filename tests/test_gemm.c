@@ -197,12 +197,16 @@ typedef struct combo {
     int trans_a, trans_b;
 } combo;
 
+static combo combos[] = {
+    {OG_F32, 0, 0},  {OG_F32, 0, 1},  {OG_F32, 1, 0},  {OG_F32, 1, 1},
+    {OG_F16, 0, 0},  {OG_F16, 0, 1},  {OG_F16, 1, 0},  {OG_F16, 1, 1},
+    {OG_BF16, 0, 0}, {OG_BF16, 0, 1}, {OG_BF16, 1, 0}, {OG_BF16, 1, 1},
+};
+#define N_COMBOS (sizeof combos / sizeof combos[0])
+
 ParameterizedTestParameters(gemm, ragged)
 {
-    static combo combos[12];
-    for (int i = 0; i < 12; i++)
-        combos[i] = (combo){(og_dtype)(i / 4), (i / 2) % 2, i % 2};
-    return cr_make_param_array(combo, combos, 12);
+    return cr_make_param_array(combo, combos, N_COMBOS);
 }
 
 /* All 216 (M, N, K) in sizes^3, with padded leading dimensions, offsets,
@@ -227,10 +231,7 @@ ParameterizedTest(combo *c, gemm, ragged)
 
 ParameterizedTestParameters(gemm, batch)
 {
-    static combo combos[12];
-    for (int i = 0; i < 12; i++)
-        combos[i] = (combo){(og_dtype)(i / 4), (i / 2) % 2, i % 2};
-    return cr_make_param_array(combo, combos, 12);
+    return cr_make_param_array(combo, combos, N_COMBOS);
 }
 
 /* Batch 3 with gaps between the products, and with stride_b = 0 sharing one

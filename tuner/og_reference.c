@@ -160,6 +160,58 @@ void og_reference_gemm(og_dtype t, const og_gemm_args *g, const void *a, const v
     free(row);
 }
 
+/* One element in the documented order: chains of 16 fma, blocks of two
+ * chains, groups of four blocks, groups added in increasing k. */
+static float blocked_dot(og_dtype t, const og_gemm_args *g, const void *a, const void *b,
+                         int fused, int64_t p, int64_t i, int64_t j)
+{
+    float tot = 0.0f, grp = 0.0f, blk = 0.0f;
+    int64_t chunks = (g->k + 15) / 16;
+    for (int64_t s = 0; s < chunks; s++) {
+        float ch = 0.0f;
+        for (int64_t k = 16 * s; k < g->k && k < 16 * s + 16; k++) {
+            float av = (float)og_elem(t, a, (size_t)(g->a_offset + p * g->stride_a +
+                                                    (g->trans_a ? k * g->lda + i : i * g->lda + k)));
+            float bv = (float)og_elem(t, b, (size_t)(g->b_offset + p * g->stride_b +
+                                                    (g->trans_b ? j * g->ldb + k : k * g->ldb + j)));
+            if (fused) {
+                ch = fmaf(av, bv, ch);
+            } else {
+                volatile float prod = av * bv; /* rounded on its own */
+                ch = ch + prod;
+            }
+        }
+        int last = s == chunks - 1;
+        blk = s % 2 == 0 ? ch : blk + ch;
+        if (s % 2 == 1 || last)
+            grp = (s / 2) % 4 == 0 ? blk : grp + blk;
+        if (((s / 2) % 4 == 3 && s % 2 == 1) || last)
+            tot = tot + grp;
+    }
+    return tot;
+}
+
+void og_reference_blocked(og_dtype t, const og_gemm_args *g, const void *a, const void *b,
+                          const float *c_in, int fused, float *out)
+{
+    size_t na, nb, nc;
+    og_gemm_extents(g, &na, &nb, &nc);
+    memcpy(out, c_in, nc * sizeof *out);
+    int64_t batch = g->batch ? g->batch : 1;
+    for (int64_t p = 0; p < batch; p++)
+        for (int64_t i = 0; i < g->m; i++)
+            for (int64_t j = 0; j < g->n; j++) {
+                size_t ci = (size_t)(g->c_offset + p * g->stride_c + i * g->ldc + j);
+                /* Two roundings, no contraction: alpha * sum, then + beta * C. */
+                volatile float r = g->alpha * blocked_dot(t, g, a, b, fused, p, i, j);
+                if (g->beta != 0.0f) {
+                    volatile float old = g->beta * c_in[ci];
+                    r = r + old;
+                }
+                out[ci] = r;
+            }
+}
+
 /* Marks the written region of C (nc elements): 1 inside, 0 outside. */
 static unsigned char *written_mask(const og_gemm_args *g, size_t nc)
 {

@@ -42,6 +42,15 @@ void og_gemm_extents(const og_gemm_args *args, size_t *a, size_t *b, size_t *c);
 void og_reference_gemm(og_dtype t, const og_gemm_args *args, const void *a, const void *b,
                        const float *c_in, double *ref);
 
+/* The documented blocked summation order (docs/accumulation-order.md) in
+ * float32: what every acc=blocked kernel must give bit for bit. fused: the
+ * chain's fma rounds once (fmaf), as IEEE 754 fusedMultiplyAdd; otherwise the
+ * product and the sum round separately, as drivers may implement a shader's
+ * fma (GLSL.std.450 Fma leaves it to them; lavapipe does this). out holds the
+ * whole C buffer, like og_reference_gemm's ref. */
+void og_reference_blocked(og_dtype t, const og_gemm_args *args, const void *a, const void *b,
+                          const float *c_in, int fused, float *out);
+
 /* The design's metric over the written region: max|got - ref| / max|ref|
  * (max|got - ref| when the reference is all zero); *max_rel is the largest
  * element-wise relative error over elements above 1e-3 of the largest.

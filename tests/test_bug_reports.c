@@ -1,0 +1,251 @@
+/* Cases from public GEMM bug reports, with their exact values:
+ *  - beta = 0 must not read C: NaN or infinity in C must not leak into the
+ *    result (0 * NaN is NaN), and elements past N in a padded row stay as they are;
+ *  - K = 0 is C = beta*C, reading neither A nor B (which may be empty or NULL),
+ *    and beta = 1 leaves C bit for bit. */
+#include <criterion/criterion.h>
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "og_tuner.h"
+
+static og_context *open_context(void)
+{
+    og_context *ctx = NULL;
+    og_status st = og_context_create(NULL, &ctx);
+    cr_assert_eq(st, OG_OK, "og_context_create: %d: %s", st, og_last_error());
+    return ctx;
+}
+
+static void close_context(og_context *ctx)
+{
+    uint32_t errors = og_context_validation_errors(ctx);
+    og_context_destroy(ctx);
+    cr_assert_eq(errors, 0, "%" PRIu32 " Vulkan validation errors", errors);
+}
+
+static float bits_to_float(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static uint32_t float_to_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static og_buffer *make_buffer(og_context *ctx, const void *data, size_t bytes)
+{
+    og_buffer *buf = NULL;
+    cr_assert_eq(og_buffer_create(ctx, bytes, &buf), OG_OK, "og_buffer_create: %s",
+                 og_context_last_error(ctx));
+    if (bytes)
+        cr_assert_eq(og_buffer_write(buf, 0, data, bytes), OG_OK);
+    return buf;
+}
+
+/* An operand of n ones in type t. */
+static og_buffer *ones(og_context *ctx, og_dtype t, size_t n)
+{
+    size_t eb = og_dtype_bytes(t);
+    unsigned char *data = malloc(n * eb);
+    cr_assert_not_null(data);
+    for (size_t i = 0; i < n; i++) {
+        if (t == OG_F32)
+            memcpy(data + i * eb, &(float){1.0f}, eb);
+        else
+            memcpy(data + i * eb, &(uint16_t){t == OG_F16 ? 0x3c00 : 0x3f80}, eb);
+    }
+    og_buffer *buf = make_buffer(ctx, data, n * eb);
+    free(data);
+    return buf;
+}
+
+static const char *mode_name(og_mode mode)
+{
+    return mode == OG_MODE_FAST ? "fast" : "deterministic";
+}
+
+/* ---- beta = 0 never reads C ---- */
+
+/* C = ones(M x K) * ones(K x N) with beta 0 over a C of ldc >= N holding c0
+ * (ldc * M elements): inside the M x N region every element must be exactly
+ * K, outside it every bit as it was. Every dtype, both modes. */
+static void check_beta0_ones(int64_t m, int64_t n, int64_t k, int64_t ldc, const uint32_t *c0)
+{
+    og_context *ctx = open_context();
+    size_t nc = (size_t)(m * ldc);
+    uint32_t *got = malloc(nc * sizeof *got);
+    cr_assert_not_null(got);
+    for (og_dtype t = OG_F32; t <= OG_BF16; t++) {
+        for (og_mode mode = OG_MODE_FAST; mode <= OG_MODE_DETERMINISTIC; mode++) {
+            og_gemm *g = NULL;
+            cr_assert_eq(og_gemm_create(ctx, t, mode, &g), OG_OK);
+            og_gemm_args args = {.m = m, .n = n, .k = k, .alpha = 1.0f, .beta = 0.0f,
+                                 .lda = k, .ldb = n, .ldc = ldc};
+            args.a = ones(ctx, t, (size_t)(m * k));
+            args.b = ones(ctx, t, (size_t)(k * n));
+            args.c = make_buffer(ctx, c0, nc * sizeof *c0);
+            og_status st = og_gemm_run(g, &args);
+            cr_assert_eq(st, OG_OK, "og_gemm_run: %s", og_context_last_error(ctx));
+            cr_assert_eq(og_buffer_read(args.c, 0, got, nc * sizeof *got), OG_OK);
+            for (size_t i = 0; i < nc; i++) {
+                size_t col = i % (size_t)ldc;
+                if (col < (size_t)n)
+                    cr_assert_eq(bits_to_float(got[i]), (float)k,
+                                 "%s %s: C[%zu][%zu] = %a (bits 0x%08" PRIx32 ", was 0x%08" PRIx32
+                                 "), expected %a",
+                                 og_dtype_name(t), mode_name(mode), i / (size_t)ldc, col,
+                                 bits_to_float(got[i]), got[i], c0[i], (float)k);
+                else
+                    cr_assert_eq(got[i], c0[i],
+                                 "%s %s: padding C[%zu][%zu] changed from 0x%08" PRIx32
+                                 " to 0x%08" PRIx32,
+                                 og_dtype_name(t), mode_name(mode), i / (size_t)ldc, col, c0[i],
+                                 got[i]);
+            }
+            og_gemm_release_bindings(g);
+            og_buffer_destroy(args.a);
+            og_buffer_destroy(args.b);
+            og_buffer_destroy(args.c);
+            og_gemm_destroy(g);
+        }
+    }
+    free(got);
+    close_context(ctx);
+}
+
+/* 3x3x3, C all quiet NaN: every element exactly 3. */
+Test(bug_reports, beta0_nan_c)
+{
+    uint32_t c0[9];
+    for (size_t i = 0; i < 9; i++)
+        c0[i] = float_to_bits(NAN);
+    check_beta0_ones(3, 3, 3, 3, c0);
+}
+
+/* 33x33x5, C cycling NaN, +Inf, -Inf, ldc 40 with a sentinel NaN pattern in
+ * columns 33..39: every element exactly 5, the sentinels bit-identical. */
+Test(bug_reports, beta0_nonfinite_c_padded_ldc)
+{
+    enum { M = 33, N = 33, K = 5, LDC = 40 };
+    const uint32_t cycle[3] = {float_to_bits(NAN), float_to_bits(INFINITY),
+                               float_to_bits(-INFINITY)};
+    uint32_t c0[M * LDC];
+    for (size_t i = 0; i < M * LDC; i++)
+        c0[i] = i % LDC < N ? cycle[(i / LDC * N + i % LDC) % 3] : 0x7fa5a5a5u;
+    check_beta0_ones(M, N, K, LDC, c0);
+}
+
+/* ---- K = 0 ---- */
+
+/* A 1x1 C holding c, then a word of 0xdeadbeef past it that must survive. */
+static og_buffer *scalar_c(og_context *ctx, float c)
+{
+    uint32_t words[2] = {float_to_bits(c), 0xdeadbeefu};
+    return make_buffer(ctx, words, sizeof words);
+}
+
+/* The empty buffers' one word of padding (internal: og_buffer_create pads to
+ * a word) holds a pattern; the call must leave it, as it must leave A and B. */
+#define EMPTY_PATTERN 0xa5a5a5a5u
+
+static og_buffer *empty_operand(og_context *ctx)
+{
+    og_buffer *buf = NULL;
+    cr_assert_eq(og_buffer_create(ctx, 0, &buf), OG_OK, "og_buffer_create(0): %s",
+                 og_context_last_error(ctx));
+    cr_assert_eq(og_buffer_size(buf), 0);
+    memcpy(buf->mapped, &(uint32_t){EMPTY_PATTERN}, sizeof(uint32_t));
+    return buf;
+}
+
+static uint32_t empty_padding(const og_buffer *buf)
+{
+    uint32_t u;
+    memcpy(&u, buf->mapped, sizeof u);
+    return u;
+}
+
+/* M = N = 1, K = 0, alpha 1 and the given beta over C = c; returns C's bits
+ * afterwards, for each dtype and with A and B empty and NULL (all must agree). */
+static uint32_t k0_result(og_context *ctx, float beta, float c)
+{
+    uint32_t result = 0;
+    int first = 1;
+    for (og_dtype t = OG_F32; t <= OG_BF16; t++) {
+        og_gemm *g = NULL;
+        cr_assert_eq(og_gemm_create(ctx, t, OG_MODE_FAST, &g), OG_OK);
+        for (int null_ab = 0; null_ab < 2; null_ab++) {
+            og_gemm_args args = {.m = 1, .n = 1, .k = 0, .alpha = 1.0f, .beta = beta,
+                                 .lda = 1, .ldb = 1, .ldc = 1};
+            og_buffer *a = empty_operand(ctx), *b = empty_operand(ctx);
+            if (!null_ab) {
+                args.a = a;
+                args.b = b;
+            }
+            args.c = scalar_c(ctx, c);
+            og_status st = og_gemm_run(g, &args);
+            cr_assert_eq(st, OG_OK, "%s beta %g, A and B %s: og_gemm_run: %s", og_dtype_name(t),
+                         (double)beta, null_ab ? "NULL" : "empty", og_context_last_error(ctx));
+            uint32_t words[2];
+            cr_assert_eq(og_buffer_read(args.c, 0, words, sizeof words), OG_OK);
+            cr_assert_eq(words[1], 0xdeadbeefu, "%s beta %g: wrote past C", og_dtype_name(t),
+                         (double)beta);
+            cr_assert_eq(empty_padding(a), EMPTY_PATTERN, "%s beta %g: A touched",
+                         og_dtype_name(t), (double)beta);
+            cr_assert_eq(empty_padding(b), EMPTY_PATTERN, "%s beta %g: B touched",
+                         og_dtype_name(t), (double)beta);
+            cr_assert(first || words[0] == result,
+                      "%s beta %g, A and B %s: C = 0x%08" PRIx32 ", other runs gave 0x%08" PRIx32,
+                      og_dtype_name(t), (double)beta, null_ab ? "NULL" : "empty", words[0], result);
+            result = words[0];
+            first = 0;
+            og_gemm_release_bindings(g);
+            og_buffer_destroy(a);
+            og_buffer_destroy(b);
+            og_buffer_destroy(args.c);
+        }
+        og_gemm_destroy(g);
+    }
+    return result;
+}
+
+/* beta = 0 over C = 0.266733: C becomes 0. */
+Test(bug_reports, k0_beta0)
+{
+    og_context *ctx = open_context();
+    float got = bits_to_float(k0_result(ctx, 0.0f, 0.266733f));
+    cr_assert_eq(got, 0.0f, "C = %a, expected 0", got);
+    close_context(ctx);
+}
+
+/* beta = 2 over C = 3: C becomes 6. */
+Test(bug_reports, k0_beta2)
+{
+    og_context *ctx = open_context();
+    float got = bits_to_float(k0_result(ctx, 2.0f, 3.0f));
+    cr_assert_eq(got, 6.0f, "C = %a, expected 6", got);
+    close_context(ctx);
+}
+
+/* beta = 1 leaves C bit for bit: -0.0 (0 + -0.0 would give +0.0), a normal
+ * value, and a NaN with a payload. */
+Test(bug_reports, k0_beta1_bit_identical)
+{
+    static const uint32_t values[] = {0x80000000u, 0x3e88913au /* 0.266733f */, 0x7fc12345u};
+    og_context *ctx = open_context();
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+        uint32_t got = k0_result(ctx, 1.0f, bits_to_float(values[i]));
+        cr_assert_eq(got, values[i], "C = 0x%08" PRIx32 ", expected 0x%08" PRIx32 " unchanged",
+                     got, values[i]);
+    }
+    close_context(ctx);
+}

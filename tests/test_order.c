@@ -1,0 +1,163 @@
+/* The blocked summation order (docs/accumulation-order.md) is a function of
+ * the shape only: every acc=blocked configuration, loaded staged, direct or
+ * with vector loads, in GLSL or HLSL, gives exactly the bits of the host
+ * implementation of that order (og_reference_blocked), with the device's own
+ * rounding of a shader fma (fused or not, found by a probe). */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "og_tuner.h"
+
+typedef struct order_case {
+    og_dtype dtype;
+    int trans_a, trans_b;
+    int64_t m, n, k, batch;
+    int64_t pad;    /* added to every leading dimension */
+    int64_t offset; /* element offset of every operand */
+} order_case;
+
+/* The blocked candidates of the quick space, and each direct one with vector loads too. */
+static size_t blocked_candidates(const og_limits *lim, og_tile_params *out, size_t cap)
+{
+    og_tile_params *space;
+    size_t n, count = 0;
+    cr_assert_eq(og_space(lim, OG_PRESET_QUICK, &space, &n), OG_OK);
+    for (size_t i = 0; i < n && count + 2 <= cap; i++) {
+        if (space[i].acc != OG_ACC_BLOCKED)
+            continue;
+        out[count++] = space[i];
+        og_tile_params v = space[i];
+        v.vec = 4;
+        char why[256];
+        if (space[i].vec == 1 && og_params_check(&v, lim, why, sizeof why) == 0)
+            out[count++] = v;
+    }
+    free(space);
+    cr_assert_gt(count, 3, "the quick space holds several blocked candidates");
+    return count;
+}
+
+/* Whether the device's shader fma rounds once. With A = [-1, 1 + 2^-12] and
+ * B = [1, 1 + 2^-12] the exact sum is 2^-11 + 2^-24: a fused fma keeps it,
+ * a rounded product (1 + 2^-11) loses the 2^-24. */
+static int device_fuses(og_context *ctx)
+{
+    const float a[2] = {-1.0f, 1.0f + 0x1p-12f}, b[2] = {1.0f, 1.0f + 0x1p-12f};
+    og_gemm_args g = {.m = 1, .n = 1, .k = 2, .alpha = 1.0f, .lda = 2, .ldb = 1, .ldc = 1};
+    og_gemm *gemm;
+    float c = 0;
+    cr_assert_eq(og_buffer_create(ctx, sizeof a, &g.a), OG_OK);
+    cr_assert_eq(og_buffer_create(ctx, sizeof b, &g.b), OG_OK);
+    cr_assert_eq(og_buffer_create(ctx, sizeof c, &g.c), OG_OK);
+    og_buffer_write(g.a, 0, a, sizeof a);
+    og_buffer_write(g.b, 0, b, sizeof b);
+    cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &gemm), OG_OK);
+    cr_assert_eq(og_gemm_run(gemm, &g), OG_OK, "%s", og_context_last_error(ctx));
+    og_buffer_read(g.c, 0, &c, sizeof c);
+    og_gemm_destroy(gemm);
+    og_buffer_destroy(g.a);
+    og_buffer_destroy(g.b);
+    og_buffer_destroy(g.c);
+    cr_assert(c == 0x1p-11f + 0x1p-24f || c == 0x1p-11f, "fma probe gave %a", (double)c);
+    return c != 0x1p-11f;
+}
+
+static void check_case(const order_case *oc)
+{
+    og_context *ctx;
+    cr_assert_eq(og_context_create(NULL, &ctx), OG_OK, "%s", og_last_error());
+    int fused = device_fuses(ctx);
+    og_gemm_args g = {.trans_a = oc->trans_a, .trans_b = oc->trans_b, .m = oc->m, .n = oc->n,
+                      .k = oc->k, .batch = oc->batch, .alpha = 1.5f, .beta = -0.75f};
+    g.lda = (oc->trans_a ? oc->m : oc->k) + oc->pad;
+    g.ldb = (oc->trans_b ? oc->k : oc->n) + oc->pad;
+    g.ldc = oc->n + oc->pad;
+    g.a_offset = g.b_offset = g.c_offset = oc->offset;
+    g.stride_a = (oc->trans_a ? oc->k : oc->m) * g.lda + oc->pad;
+    g.stride_b = (oc->trans_b ? oc->n : oc->k) * g.ldb + oc->pad;
+    g.stride_c = oc->m * g.ldc + oc->pad;
+    size_t na, nb, nc, eb = og_dtype_bytes(oc->dtype);
+    og_gemm_extents(&g, &na, &nb, &nc);
+    void *a = malloc(na * eb), *b = malloc(nb * eb);
+    float *c0 = malloc(nc * sizeof(float)), *want = malloc(nc * sizeof(float)),
+          *got = malloc(nc * sizeof(float));
+    cr_assert(a && b && c0 && want && got);
+    uint64_t seed = 42;
+    og_fill_random(oc->dtype, a, na, &seed);
+    og_fill_random(oc->dtype, b, nb, &seed);
+    og_fill_random(OG_F32, c0, nc, &seed);
+    og_reference_blocked(oc->dtype, &g, a, b, c0, fused, want);
+    cr_assert_eq(og_buffer_create(ctx, na * eb, &g.a), OG_OK);
+    cr_assert_eq(og_buffer_create(ctx, nb * eb, &g.b), OG_OK);
+    cr_assert_eq(og_buffer_create(ctx, nc * sizeof(float), &g.c), OG_OK);
+    og_buffer_write(g.a, 0, a, na * eb);
+    og_buffer_write(g.b, 0, b, nb * eb);
+
+    og_tile_params cands[32];
+    size_t n = blocked_candidates(&ctx->limits, cands, 32);
+    og_gemm *gemm;
+    cr_assert_eq(og_gemm_create(ctx, oc->dtype, OG_MODE_FAST, &gemm), OG_OK);
+    for (int dialect = OG_GLSL; dialect <= OG_HLSL; dialect++) {
+        ctx->dialect = (og_dialect)dialect;
+        for (size_t i = 0; i < n; i++) {
+            /* HLSL is checked on the default only: its kernels are the same template. */
+            if (dialect == OG_HLSL && i > 0)
+                break;
+            og_buffer_write(g.c, 0, c0, nc * sizeof(float));
+            VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+            cr_assert_eq(ctx->vk.vkBeginCommandBuffer(ctx->cmd, &begin), VK_SUCCESS);
+            cr_assert_eq(og_gemm_encode_params(gemm, ctx->cmd, &g, &cands[i]), OG_OK, "%s",
+                         og_context_last_error(ctx));
+            cr_assert_eq(ctx->vk.vkEndCommandBuffer(ctx->cmd), VK_SUCCESS);
+            cr_assert_eq(og_submit_wait(ctx, ctx->cmd), OG_OK);
+            og_buffer_read(g.c, 0, got, nc * sizeof(float));
+            char params[OG_PARAMS_MAX];
+            og_params_format(&cands[i], params, sizeof params);
+            for (size_t e = 0; e < nc; e++)
+                cr_assert(memcmp(&got[e], &want[e], sizeof(float)) == 0,
+                          "%s %s %s: element %zu is %a, the documented order (%s fma) gives %a",
+                          og_dtype_name(oc->dtype), dialect == OG_HLSL ? "HLSL" : "GLSL", params,
+                          e, (double)got[e], fused ? "fused" : "unfused", (double)want[e]);
+        }
+    }
+    cr_assert_eq(og_context_validation_errors(ctx), 0);
+    og_gemm_destroy(gemm);
+    og_buffer_destroy(g.a);
+    og_buffer_destroy(g.b);
+    og_buffer_destroy(g.c);
+    og_context_destroy(ctx);
+    free(a);
+    free(b);
+    free(c0);
+    free(want);
+    free(got);
+}
+
+/* K = 300: two whole groups of 128 and a ragged tail of 44 (a short chain,
+ * a short block); shapes ragged against every tile. */
+Test(order, f32_ragged_unaligned)
+{
+    check_case(&(order_case){OG_F32, 0, 0, 37, 45, 300, 2, 3, 1});
+}
+
+/* Aligned leading dimensions and offsets, whole tiles: the vector-load path runs. */
+Test(order, f32_aligned_transposed)
+{
+    check_case(&(order_case){OG_F32, 1, 1, 64, 64, 160, 1, 4, 4});
+}
+
+Test(order, f32_aligned_b_transposed)
+{
+    check_case(&(order_case){OG_F32, 0, 1, 128, 64, 144, 2, 0, 8});
+}
+
+Test(order, f16_aligned)
+{
+    check_case(&(order_case){OG_F16, 0, 0, 64, 128, 272, 1, 0, 4});
+}
+
+Test(order, bf16_ragged_a_transposed)
+{
+    check_case(&(order_case){OG_BF16, 1, 0, 70, 33, 129, 1, 1, 2});
+}
