@@ -14,6 +14,9 @@
 typedef enum og_dialect { OG_GLSL = 0, OG_HLSL = 1 } og_dialect;
 typedef enum og_load { OG_LOAD_STAGED = 0, OG_LOAD_DIRECT = 1 } og_load;
 typedef enum og_acc { OG_ACC_BLOCKED = 0, OG_ACC_CHAIN = 1 } og_acc;
+/* How A and B are bound: storage buffers, or uniform texel buffers (whose
+ * fetches some drivers, lavapipe among them, turn into vector gathers). */
+typedef enum og_src { OG_SRC_STORAGE = 0, OG_SRC_TEXEL = 1 } og_src;
 
 /* Parameters of the portable tile template (templates/gemm_tile.tmpl). */
 typedef struct og_tile_params {
@@ -24,6 +27,7 @@ typedef struct og_tile_params {
     og_load load;
     og_acc acc;
     int vec;        /* elements per load inside C (1, or 4: direct loads only) */
+    og_src src;
 } og_tile_params;
 
 /* Everything that selects one compiled kernel. */
@@ -43,13 +47,15 @@ typedef struct og_limits {
     uint64_t max_storage_range;    /* maxStorageBufferRange, bytes */
     uint32_t max_push_bytes;       /* maxPushConstantsSize */
     uint32_t subgroup_size;        /* VkPhysicalDeviceSubgroupProperties */
+    uint32_t max_texel_elements;   /* maxTexelBufferElements; 0: no R32, R32G32 and R32G32B32A32
+                                      UINT uniform texel buffers */
 } og_limits;
 
 /* What SPIR-V reflection reports of a compiled kernel. */
 typedef struct og_reflection {
     uint32_t local_size[3];
     uint32_t shared_bytes;   /* sum of the Workgroup-storage variables */
-    uint32_t bindings;       /* storage buffers in set 0 */
+    uint32_t bindings;       /* distinct storage and texel buffer bindings in set 0 */
     uint32_t push_bytes;     /* size of the push-constant block */
 } og_reflection;
 
@@ -60,7 +66,7 @@ typedef struct og_reflection {
  * register tile, staged loads, blocked summation. */
 og_tile_params og_params_default(void);
 
-/* "bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,load=staged,acc=blocked,vec=1" */
+/* "bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,load=staged,acc=blocked,vec=1,src=ssbo" */
 void og_params_format(const og_tile_params *p, char *buf, size_t len);
 
 /* Parses what og_params_format writes (keys in any order, all present).

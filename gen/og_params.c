@@ -7,16 +7,17 @@
 
 og_tile_params og_params_default(void)
 {
-    og_tile_params p = {64, 64, 16, 4, 4, 16, 16, 0, OG_LOAD_STAGED, OG_ACC_BLOCKED, 1};
+    og_tile_params p = {64, 64, 16, 4, 4, 16, 16, 0, OG_LOAD_STAGED, OG_ACC_BLOCKED, 1, OG_SRC_STORAGE};
     return p;
 }
 
 void og_params_format(const og_tile_params *p, char *buf, size_t len)
 {
-    snprintf(buf, len, "bm=%d,bn=%d,bk=%d,tm=%d,tn=%d,wgx=%d,wgy=%d,pad=%d,load=%s,acc=%s,vec=%d", p->bm,
+    snprintf(buf, len, "bm=%d,bn=%d,bk=%d,tm=%d,tn=%d,wgx=%d,wgy=%d,pad=%d,load=%s,acc=%s,vec=%d,src=%s", p->bm,
              p->bn, p->bk, p->tm, p->tn, p->wgx, p->wgy, p->pad,
              p->load == OG_LOAD_DIRECT ? "direct" : "staged",
-             p->acc == OG_ACC_CHAIN ? "chain" : "blocked", p->vec);
+             p->acc == OG_ACC_CHAIN ? "chain" : "blocked", p->vec,
+             p->src == OG_SRC_TEXEL ? "texel" : "ssbo");
 }
 
 /* The integer field named key, and its position in the table (for the
@@ -83,13 +84,17 @@ int og_params_parse(const char *text, og_tile_params *out, char *why, size_t len
                    (strcmp(value, "blocked") == 0 || strcmp(value, "chain") == 0)) {
             p.acc = strcmp(value, "chain") == 0 ? OG_ACC_CHAIN : OG_ACC_BLOCKED;
             seen |= 1u << 1;
+        } else if (strcmp(item, "src") == 0 &&
+                   (strcmp(value, "ssbo") == 0 || strcmp(value, "texel") == 0)) {
+            p.src = strcmp(value, "texel") == 0 ? OG_SRC_TEXEL : OG_SRC_STORAGE;
+            seen |= 1u << 11;
         } else {
             snprintf(why, len, "params: unknown item %s=%s", item, value);
             return -1;
         }
     }
-    if (seen != 0x7ffu) {
-        snprintf(why, len, "params: '%s' lacks some of bm,bn,bk,tm,tn,wgx,wgy,pad,load,acc,vec", text);
+    if (seen != 0xfffu) {
+        snprintf(why, len, "params: '%s' lacks some of bm,bn,bk,tm,tn,wgx,wgy,pad,load,acc,vec,src", text);
         return -1;
     }
     *out = p;
@@ -144,6 +149,10 @@ int og_params_check(const og_tile_params *p, const og_limits *lim, char *why, si
     }
     if (!lim)
         return 0;
+    if (p->src == OG_SRC_TEXEL && lim->max_texel_elements == 0) {
+        snprintf(why, len, "limits: the device has no R32/R32G32/R32G32B32A32 uniform texel buffers");
+        return -1;
+    }
     uint32_t inv = (uint32_t)(p->wgx * p->wgy);
     if (inv > lim->max_invocations) {
         snprintf(why, len, "limits: %u invocations per workgroup exceed the device's %u", inv,

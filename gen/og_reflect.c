@@ -92,14 +92,20 @@ og_status og_reflect(const uint32_t *words, size_t count, og_reflection *out, ch
         spvc_context_destroy(ctx);
         return OG_ERROR_COMPILE;
     }
-    /* Distinct bindings: a kernel may alias one buffer with several element types. */
-    spvc_resources_get_resource_list_for_type(res, SPVC_RESOURCE_TYPE_STORAGE_BUFFER, &list, &n);
+    /* Distinct bindings of storage and texel buffers: a kernel may alias one
+     * buffer with several element types. */
+    static const spvc_resource_type kinds[] = {SPVC_RESOURCE_TYPE_STORAGE_BUFFER,
+                                               SPVC_RESOURCE_TYPE_SAMPLED_IMAGE,
+                                               SPVC_RESOURCE_TYPE_SEPARATE_IMAGE};
     uint32_t seen = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned b = spvc_compiler_get_decoration(compiler, list[i].id, SpvDecorationBinding);
-        if (b < 32 && !(seen & (1u << b))) {
-            seen |= 1u << b;
-            out->bindings++;
+    for (size_t kind = 0; kind < sizeof kinds / sizeof kinds[0]; kind++) {
+        spvc_resources_get_resource_list_for_type(res, kinds[kind], &list, &n);
+        for (size_t i = 0; i < n; i++) {
+            unsigned b = spvc_compiler_get_decoration(compiler, list[i].id, SpvDecorationBinding);
+            if (b < 32 && !(seen & (1u << b))) {
+                seen |= 1u << b;
+                out->bindings++;
+            }
         }
     }
     spvc_resources_get_resource_list_for_type(res, SPVC_RESOURCE_TYPE_PUSH_CONSTANT, &list, &n);

@@ -60,6 +60,7 @@ static void push_params(lua_State *L, const og_kernel_key *key)
     set_int(L, "WGY", p->wgy);
     set_int(L, "PAD", p->pad);
     set_int(L, "VEC", p->vec);
+    set_str(L, "SRC", p->src == OG_SRC_TEXEL ? "texel" : "ssbo");
     set_str(L, "LOAD", p->load == OG_LOAD_DIRECT ? "direct" : "staged");
     set_str(L, "ACC", p->acc == OG_ACC_CHAIN ? "chain" : "blocked");
     set_str(L, "DTYPE", dtype_name(key->dtype));

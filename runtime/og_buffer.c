@@ -29,6 +29,7 @@ og_status og_buffer_create(og_context *ctx, uint64_t bytes, og_buffer **out)
     VkBufferCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
                                .size = allocated,
                                .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                        VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
                                         VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                                         VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                                .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
@@ -66,9 +67,40 @@ void og_buffer_destroy(og_buffer *buf)
     if (!buf)
         return;
     og_context *ctx = buf->ctx;
+    for (int i = 0; i < 3; i++)
+        ctx->vk.vkDestroyBufferView(ctx->device, buf->texels[i], NULL);
     ctx->vk.vkDestroyBuffer(ctx->device, buf->buffer, NULL);
     ctx->vk.vkFreeMemory(ctx->device, buf->memory, NULL); /* unmaps too */
     free(buf);
+}
+
+og_status og_buffer_texels(og_buffer *buf, uint32_t words, VkBufferView *out)
+{
+    static const VkFormat formats[3] = {VK_FORMAT_R32_UINT, VK_FORMAT_R32G32_UINT,
+                                        VK_FORMAT_R32G32B32A32_UINT};
+    og_context *ctx = buf->ctx;
+    int kind = words == 4 ? 2 : words == 2 ? 1 : 0;
+    if (!buf->texels[kind]) {
+        /* Whole texels, as many as maxTexelBufferElements allows: og_params_for_call
+         * sends calls that reach further to storage-buffer loads, and vector
+         * loads only read whole aligned groups inside the operand. */
+        uint64_t texel = 4 * (uint64_t)words;
+        uint64_t count = buf->allocated / texel;
+        if (count > ctx->limits.max_texel_elements)
+            count = ctx->limits.max_texel_elements;
+        if (count == 0)
+            return og_fail(ctx, OG_ERROR_UNSUPPORTED, "buffer: %llu bytes hold no %llu-byte texel",
+                           (unsigned long long)buf->allocated, (unsigned long long)texel);
+        VkBufferViewCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO,
+                                       .buffer = buf->buffer,
+                                       .format = formats[kind],
+                                       .range = count * texel};
+        VkResult r = ctx->vk.vkCreateBufferView(ctx->device, &info, NULL, &buf->texels[kind]);
+        if (r != VK_SUCCESS)
+            return og_vk_fail(ctx, r, "buffer: vkCreateBufferView");
+    }
+    *out = buf->texels[kind];
+    return OG_OK;
 }
 
 uint64_t og_buffer_size(const og_buffer *buf)

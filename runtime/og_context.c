@@ -189,6 +189,15 @@ static void read_properties(og_context *ctx)
         lim->max_size[i] = l->maxComputeWorkGroupSize[i];
         lim->max_count[i] = l->maxComputeWorkGroupCount[i];
     }
+    static const VkFormat texel_formats[] = {VK_FORMAT_R32_UINT, VK_FORMAT_R32G32_UINT,
+                                             VK_FORMAT_R32G32B32A32_UINT};
+    lim->max_texel_elements = l->maxTexelBufferElements;
+    for (size_t i = 0; i < sizeof texel_formats / sizeof texel_formats[0]; i++) {
+        VkFormatProperties f;
+        vkGetPhysicalDeviceFormatProperties(ctx->physical, texel_formats[i], &f);
+        if (!(f.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT))
+            lim->max_texel_elements = 0;
+    }
     og_device_info *info = &ctx->info;
     info->vendor_id = ctx->props.vendorID;
     info->device_id = ctx->props.deviceID;
@@ -257,28 +266,36 @@ static og_status create_shared_objects(og_context *ctx)
                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                       .commandBufferCount = 1};
     VkFenceCreateInfo fence = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VkDescriptorSetLayoutBinding b[3];
-    for (uint32_t i = 0; i < 3; i++)
-        b[i] = (VkDescriptorSetLayoutBinding){.binding = i,
-                                              .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                              .descriptorCount = 1,
-                                              .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
-    VkDescriptorSetLayoutCreateInfo set = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-                                           .bindingCount = 3,
-                                           .pBindings = b};
-    VkPushConstantRange push = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = sizeof(og_push)};
     if ((r = ctx->vk.vkAllocateCommandBuffers(d, &cb, &ctx->cmd)) != VK_SUCCESS ||
-        (r = ctx->vk.vkCreateFence(d, &fence, NULL, &ctx->fence)) != VK_SUCCESS ||
-        (r = ctx->vk.vkCreateDescriptorSetLayout(d, &set, NULL, &ctx->set_layout)) != VK_SUCCESS)
+        (r = ctx->vk.vkCreateFence(d, &fence, NULL, &ctx->fence)) != VK_SUCCESS)
         return og_fail(NULL, OG_ERROR_VULKAN, "context: creating shared objects failed (VkResult %d)", (int)r);
-    VkPipelineLayoutCreateInfo layout = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
-                                         .setLayoutCount = 1,
-                                         .pSetLayouts = &ctx->set_layout,
-                                         .pushConstantRangeCount = 1,
-                                         .pPushConstantRanges = &push};
-    r = ctx->vk.vkCreatePipelineLayout(d, &layout, NULL, &ctx->pipeline_layout);
-    if (r != VK_SUCCESS)
-        return og_fail(NULL, OG_ERROR_VULKAN, "context: vkCreatePipelineLayout failed (VkResult %d)", (int)r);
+    VkPushConstantRange push = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = sizeof(og_push)};
+    for (int src = OG_SRC_STORAGE; src <= OG_SRC_TEXEL; src++) {
+        VkDescriptorType operand = src == OG_SRC_TEXEL ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER
+                                                       : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        /* 0, 1: A and B; 2: C; texel layouts add 3, 4: A and B with vector texels. */
+        VkDescriptorSetLayoutBinding b[5];
+        for (uint32_t i = 0; i < 5; i++)
+            b[i] = (VkDescriptorSetLayoutBinding){
+                .binding = i,
+                .descriptorType = i == 2 ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER : operand,
+                .descriptorCount = 1,
+                .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+        VkDescriptorSetLayoutCreateInfo set = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+                                               .bindingCount = src == OG_SRC_TEXEL ? 5 : 3,
+                                               .pBindings = b};
+        r = ctx->vk.vkCreateDescriptorSetLayout(d, &set, NULL, &ctx->set_layout[src]);
+        if (r != VK_SUCCESS)
+            return og_fail(NULL, OG_ERROR_VULKAN, "context: vkCreateDescriptorSetLayout failed (VkResult %d)", (int)r);
+        VkPipelineLayoutCreateInfo layout = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+                                             .setLayoutCount = 1,
+                                             .pSetLayouts = &ctx->set_layout[src],
+                                             .pushConstantRangeCount = 1,
+                                             .pPushConstantRanges = &push};
+        r = ctx->vk.vkCreatePipelineLayout(d, &layout, NULL, &ctx->pipeline_layout[src]);
+        if (r != VK_SUCCESS)
+            return og_fail(NULL, OG_ERROR_VULKAN, "context: vkCreatePipelineLayout failed (VkResult %d)", (int)r);
+    }
     return OG_OK;
 }
 
@@ -322,8 +339,10 @@ void og_context_destroy(og_context *ctx)
         ctx->vk.vkDeviceWaitIdle(ctx->device);
         og_buffer_destroy(ctx->placeholder);
         og_pipelines_destroy(ctx);
-        ctx->vk.vkDestroyPipelineLayout(ctx->device, ctx->pipeline_layout, NULL);
-        ctx->vk.vkDestroyDescriptorSetLayout(ctx->device, ctx->set_layout, NULL);
+        for (int src = OG_SRC_STORAGE; src <= OG_SRC_TEXEL; src++) {
+            ctx->vk.vkDestroyPipelineLayout(ctx->device, ctx->pipeline_layout[src], NULL);
+            ctx->vk.vkDestroyDescriptorSetLayout(ctx->device, ctx->set_layout[src], NULL);
+        }
         ctx->vk.vkDestroyFence(ctx->device, ctx->fence, NULL);
         ctx->vk.vkDestroyCommandPool(ctx->device, ctx->pool, NULL);
         ctx->vk.vkDestroyDevice(ctx->device, NULL);

@@ -28,11 +28,12 @@ og_status og_gemm_create(og_context *ctx, og_dtype input, og_mode mode, og_gemm 
     g->dtype = input;
     g->mode = mode;
     g->bindings = bindings;
-    VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 3 * OG_BINDINGS_MAX};
+    VkDescriptorPoolSize sizes[2] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 3 * OG_BINDINGS_MAX},
+                                     {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, 4 * OG_BINDINGS_MAX}};
     VkDescriptorPoolCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
                                        .maxSets = OG_BINDINGS_MAX,
-                                       .poolSizeCount = 1,
-                                       .pPoolSizes = &size};
+                                       .poolSizeCount = 2,
+                                       .pPoolSizes = sizes};
     VkResult r = ctx->vk.vkCreateDescriptorPool(ctx->device, &info, NULL, &g->pool);
     if (r != VK_SUCCESS) {
         og_gemm_destroy(g);
@@ -58,51 +59,76 @@ void og_gemm_release_bindings(og_gemm *g)
     g->n_bindings = 0;
 }
 
-/* The descriptor set of an (A, B, C) triple, made on first use. Once all
- * OG_BINDINGS_MAX sets are taken, the pool is reset: a command buffer
- * recorded with an older set must have completed by then (documented on
- * og_gemm_release_bindings). Recording allocates nothing for a cached triple. */
-static og_status binding_set(og_gemm *g, const og_buffer *a, const og_buffer *b,
-                             const og_buffer *c, VkDescriptorSet *out)
+/* The descriptor set of an (A, B, C) triple bound as src, made on first
+ * use. Once all OG_BINDINGS_MAX sets are taken, the pool is reset: a command
+ * buffer recorded with an older set must have completed by then (documented
+ * on og_gemm_release_bindings). Recording allocates nothing for a cached triple. */
+static og_status binding_set(og_gemm *g, const og_tile_params *p, og_buffer *a, og_buffer *b,
+                             og_buffer *c, VkDescriptorSet *out)
 {
     og_context *ctx = g->ctx;
+    og_src src = p->src;
+    /* Texel kernels with vector loads read 4 elements a texel: 4 words of
+     * float32 or 2 of halves. Bindings 3 and 4 hold those views. */
+    int vec = src == OG_SRC_TEXEL ? p->vec : 1;
     for (size_t i = 0; i < g->n_bindings; i++) {
         og_binding *e = &g->bindings[i];
-        if (e->a == a->buffer && e->b == b->buffer && e->c == c->buffer) {
+        if (e->a == a->buffer && e->b == b->buffer && e->c == c->buffer && e->src == src &&
+            e->vec == vec) {
             *out = e->set;
             return OG_OK;
         }
     }
+    VkBufferView views[5] = {VK_NULL_HANDLE};
+    uint32_t vec_words = vec == 1 ? 1 : g->dtype == OG_F32 ? 4 : 2;
+    og_status st = OG_OK;
+    if (src == OG_SRC_TEXEL) {
+        og_buffer *ops[2] = {a, b};
+        for (int i = 0; i < 2 && st == OG_OK; i++) {
+            st = og_buffer_texels(ops[i], 1, &views[i]);
+            if (st == OG_OK)
+                st = og_buffer_texels(ops[i], vec_words, &views[3 + i]);
+        }
+    }
+    if (st != OG_OK)
+        return st;
     if (g->n_bindings == OG_BINDINGS_MAX)
         og_gemm_release_bindings(g);
     og_binding *e = &g->bindings[g->n_bindings];
     VkDescriptorSetAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
                                          .descriptorPool = g->pool,
                                          .descriptorSetCount = 1,
-                                         .pSetLayouts = &ctx->set_layout};
+                                         .pSetLayouts = &ctx->set_layout[src]};
     VkResult r = ctx->vk.vkAllocateDescriptorSets(ctx->device, &alloc, &e->set);
     if (r != VK_SUCCESS)
         return og_vk_fail(ctx, r, "gemm: vkAllocateDescriptorSets");
-    const og_buffer *bufs[3] = {a, b, c};
+    og_buffer *bufs[3] = {a, b, c};
     VkDescriptorBufferInfo infos[3];
-    VkWriteDescriptorSet writes[3];
+    VkWriteDescriptorSet writes[5];
+    uint32_t n_writes = src == OG_SRC_TEXEL ? 5 : 3;
     /* A binding covers the buffer up to maxStorageBufferRange; og_gemm_check
      * refuses calls that reach beyond it. */
     uint64_t max_range = ctx->limits.max_storage_range & ~(uint64_t)3;
-    for (int i = 0; i < 3; i++) {
-        infos[i] = (VkDescriptorBufferInfo){bufs[i]->buffer, 0,
-                                            bufs[i]->allocated < max_range ? bufs[i]->allocated : max_range};
-        writes[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                                           .dstSet = e->set,
-                                           .dstBinding = (uint32_t)i,
-                                           .descriptorCount = 1,
-                                           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                           .pBufferInfo = &infos[i]};
+    for (uint32_t i = 0; i < n_writes; i++) {
+        int texel = i != 2 && src == OG_SRC_TEXEL;
+        if (i < 3)
+            infos[i] = (VkDescriptorBufferInfo){bufs[i]->buffer, 0,
+                                                bufs[i]->allocated < max_range ? bufs[i]->allocated : max_range};
+        writes[i] = (VkWriteDescriptorSet){
+            .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+            .dstSet = e->set,
+            .dstBinding = i,
+            .descriptorCount = 1,
+            .descriptorType = texel ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .pBufferInfo = texel ? NULL : &infos[i],
+            .pTexelBufferView = texel ? &views[i] : NULL};
     }
-    ctx->vk.vkUpdateDescriptorSets(ctx->device, 3, writes, 0, NULL);
+    ctx->vk.vkUpdateDescriptorSets(ctx->device, n_writes, writes, 0, NULL);
     e->a = a->buffer;
     e->b = b->buffer;
     e->c = c->buffer;
+    e->src = src;
+    e->vec = vec;
     g->n_bindings++;
     *out = e->set;
     return OG_OK;
@@ -146,9 +172,9 @@ og_status og_record_dispatch(og_context *ctx, VkCommandBuffer cmd, const og_kern
     if (st != OG_OK)
         return st;
     ctx->vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
-    ctx->vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, ctx->pipeline_layout, 0,
-                                    1, &set, 0, NULL);
-    ctx->vk.vkCmdPushConstants(cmd, ctx->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+    VkPipelineLayout layout = ctx->pipeline_layout[key->p.src];
+    ctx->vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, NULL);
+    ctx->vk.vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
                                sizeof *push, push);
     ctx->vk.vkCmdDispatch(cmd, grid[0], grid[1], grid[2]);
     /* C is visible to later compute work, copies and the host. */
@@ -164,6 +190,37 @@ og_status og_record_dispatch(og_context *ctx, VkCommandBuffer cmd, const og_kern
     return OG_OK;
 }
 
+/* One past the last 32-bit word of an operand that a call reads. */
+static uint64_t operand_words(og_dtype t, int64_t off, int64_t batch, int64_t stride, int64_t rows,
+                              int64_t ld, int64_t cols)
+{
+    uint64_t end = (uint64_t)(off + (batch - 1) * stride + (rows - 1) * ld + cols);
+    return t == OG_F32 ? end : (end + 1) / 2;
+}
+
+og_tile_params og_params_for_call(const og_context *ctx, og_dtype dtype, const og_gemm_args *g,
+                                  const og_tile_params *p)
+{
+    og_tile_params q = *p;
+    if (q.vec != 1 && !og_params_vec_aligned(g))
+        q.vec = 1;
+    if (q.src == OG_SRC_TEXEL && g->k > 0 && g->m > 0 && g->n > 0) {
+        /* Only called on checked arguments, so the extents cannot overflow. */
+        int64_t batch = g->batch ? g->batch : 1;
+        uint64_t a = operand_words(dtype, g->a_offset, batch, g->stride_a, g->trans_a ? g->k : g->m,
+                                   g->lda, g->trans_a ? g->m : g->k);
+        uint64_t b = operand_words(dtype, g->b_offset, batch, g->stride_b, g->trans_b ? g->n : g->k,
+                                   g->ldb, g->trans_b ? g->k : g->n);
+        if (a > ctx->limits.max_texel_elements || b > ctx->limits.max_texel_elements)
+            q.src = OG_SRC_STORAGE;
+        /* A vector texel view needs at least one whole texel. */
+        uint64_t texel = dtype == OG_F32 ? 16 : 8;
+        if (g->a->allocated < texel || g->b->allocated < texel)
+            q.vec = 1;
+    }
+    return q;
+}
+
 og_status og_gemm_encode_params(og_gemm *g, VkCommandBuffer cmd, const og_gemm_args *args,
                                 const og_tile_params *p)
 {
@@ -177,18 +234,16 @@ og_status og_gemm_encode_params(og_gemm *g, VkCommandBuffer cmd, const og_gemm_a
     if (grid[0] == 0 || (args->k == 0 && args->beta == 1.0f))
         return OG_OK;
     /* With K = 0 the kernel never reads A or B, which may be absent. */
-    const og_buffer *a = args->k == 0 ? ctx->placeholder : args->a;
-    const og_buffer *b = args->k == 0 ? ctx->placeholder : args->b;
-    VkDescriptorSet set = VK_NULL_HANDLE;
-    if ((st = binding_set(g, a, b, args->c, &set)) != OG_OK)
-        return st;
-    og_kernel_key key = {.p = *p,
+    og_buffer *a = args->k == 0 ? ctx->placeholder : args->a;
+    og_buffer *b = args->k == 0 ? ctx->placeholder : args->b;
+    og_kernel_key key = {.p = og_params_for_call(ctx, g->dtype, args, p),
                          .dtype = g->dtype,
                          .trans_a = !!args->trans_a,
                          .trans_b = !!args->trans_b,
                          .dialect = ctx->dialect};
-    if (key.p.vec != 1 && !og_params_vec_aligned(args))
-        key.p.vec = 1; /* same tile, element loads */
+    VkDescriptorSet set = VK_NULL_HANDLE;
+    if ((st = binding_set(g, &key.p, a, b, args->c, &set)) != OG_OK)
+        return st;
     return og_record_dispatch(ctx, cmd, &key, set, &push, grid);
 }
 

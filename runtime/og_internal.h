@@ -39,8 +39,9 @@ struct og_context {
     VkCommandPool pool;
     VkCommandBuffer cmd; /* for og_gemm_run and timing */
     VkFence fence;
-    VkDescriptorSetLayout set_layout;
-    VkPipelineLayout pipeline_layout;
+    /* One layout per og_src: A and B as storage or as uniform texel buffers. */
+    VkDescriptorSetLayout set_layout[2];
+    VkPipelineLayout pipeline_layout[2];
 
     og_pipeline *pipelines; /* cache by kernel key (template, params, dialect) */
     size_t n_pipelines, cap_pipelines;
@@ -67,7 +68,12 @@ struct og_buffer {
     void *mapped;
     uint64_t size;      /* as requested */
     uint64_t allocated; /* padded to a whole 32-bit word, at least one word */
+    VkBufferView texels[3]; /* views of 1, 2 and 4 words a texel, made on first use */
 };
+
+/* The buffer's view with texels of `words` 32-bit words (1, 2 or 4:
+ * R32_UINT, R32G32_UINT, R32G32B32A32_UINT), created on first use. */
+og_status og_buffer_texels(og_buffer *buf, uint32_t words, VkBufferView *out);
 
 /* Records the message on the context and returns st. */
 og_status og_fail(og_context *ctx, og_status st, const char *fmt, ...)
@@ -115,6 +121,8 @@ const char *og_dtype_name(og_dtype t);
 
 typedef struct og_binding {
     VkBuffer a, b, c;
+    og_src src;
+    int vec;
     VkDescriptorSet set;
 } og_binding;
 
@@ -136,6 +144,12 @@ struct og_gemm {
 };
 
 #define OG_BINDINGS_MAX 64
+
+/* The parameters as this call can use them: vector loads need aligned
+ * operands, texel buffers operands within maxTexelBufferElements; otherwise
+ * the same tile runs with element loads from storage buffers. */
+og_tile_params og_params_for_call(const og_context *ctx, og_dtype dtype, const og_gemm_args *args,
+                                  const og_tile_params *p);
 
 /* Records the GEMM with the given tile parameters instead of the selected ones. */
 og_status og_gemm_encode_params(og_gemm *g, VkCommandBuffer cmd, const og_gemm_args *args,

@@ -13,7 +13,9 @@ static og_status create_pipeline(og_context *ctx, const og_kernel_key *key, VkPi
     og_status st = og_build_kernel(key, &ctx->limits, &words, &count, &refl, err, sizeof err);
     if (st != OG_OK)
         return og_fail(ctx, st, "%s", err);
-    if (refl.bindings != 3 || refl.push_bytes > sizeof(og_push)) {
+    /* A, B and C; texel kernels with vector loads bind A and B twice more. */
+    uint32_t bindings = key->p.src == OG_SRC_TEXEL && key->p.vec == 4 ? 5 : 3;
+    if (refl.bindings != bindings || refl.push_bytes > sizeof(og_push)) {
         free(words);
         return og_fail(ctx, OG_ERROR_COMPILE, "pipeline: kernel has %u bindings and %u push bytes",
                        refl.bindings, refl.push_bytes);
@@ -32,7 +34,7 @@ static og_status create_pipeline(og_context *ctx, const og_kernel_key *key, VkPi
                   .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                   .module = module,
                   .pName = "main"},
-        .layout = ctx->pipeline_layout};
+        .layout = ctx->pipeline_layout[key->p.src]};
     r = ctx->vk.vkCreateComputePipelines(ctx->device, VK_NULL_HANDLE, 1, &pi, NULL, out);
     ctx->vk.vkDestroyShaderModule(ctx->device, module, NULL);
     return r == VK_SUCCESS ? OG_OK : og_vk_fail(ctx, r, "pipeline: vkCreateComputePipelines");

@@ -6,18 +6,20 @@
 
 #include "og_tuner.h"
 
-/* The quick preset: the default and a few shapes of each kind the space
- * holds (staged and direct loads, larger register tiles, padding, a longer k
- * step) so a first run finds what suits the device in minutes. */
+/* The quick preset: the default and a few of each kind the space holds
+ * (staged and direct loads, storage and texel buffers, element and vector
+ * loads, larger register tiles, padding, one fma chain) so a first run finds
+ * what suits the device in minutes. */
 static const og_tile_params quick_space[] = {
-    {64, 64, 16, 4, 4, 16, 16, 0, OG_LOAD_STAGED, OG_ACC_BLOCKED, 1}, /* the default */
-    {64, 64, 16, 4, 4, 16, 16, 1, OG_LOAD_STAGED, OG_ACC_BLOCKED, 1},
-    {64, 64, 32, 8, 8, 8, 8, 0, OG_LOAD_STAGED, OG_ACC_BLOCKED, 1},
-    {128, 64, 16, 8, 4, 16, 16, 0, OG_LOAD_STAGED, OG_ACC_BLOCKED, 1},
-    {64, 64, 16, 4, 4, 16, 16, 0, OG_LOAD_DIRECT, OG_ACC_BLOCKED, 1},
-    {32, 64, 16, 4, 8, 8, 8, 0, OG_LOAD_DIRECT, OG_ACC_BLOCKED, 1},
-    {64, 64, 16, 8, 8, 8, 8, 0, OG_LOAD_DIRECT, OG_ACC_BLOCKED, 1},
-    {64, 64, 16, 8, 8, 8, 8, 0, OG_LOAD_DIRECT, OG_ACC_CHAIN, 1},
+    {64, 64, 16, 4, 4, 16, 16, 0, OG_LOAD_STAGED, OG_ACC_BLOCKED, 1, OG_SRC_STORAGE}, /* the default */
+    {64, 64, 16, 4, 4, 16, 16, 1, OG_LOAD_STAGED, OG_ACC_BLOCKED, 1, OG_SRC_STORAGE},
+    {128, 64, 16, 8, 4, 16, 16, 0, OG_LOAD_STAGED, OG_ACC_BLOCKED, 1, OG_SRC_STORAGE},
+    {64, 64, 16, 8, 8, 8, 8, 0, OG_LOAD_DIRECT, OG_ACC_BLOCKED, 1, OG_SRC_STORAGE},
+    {64, 64, 16, 8, 8, 8, 8, 0, OG_LOAD_DIRECT, OG_ACC_BLOCKED, 4, OG_SRC_STORAGE},
+    {64, 64, 16, 8, 8, 8, 8, 0, OG_LOAD_DIRECT, OG_ACC_BLOCKED, 1, OG_SRC_TEXEL},
+    {64, 64, 16, 8, 8, 8, 8, 0, OG_LOAD_DIRECT, OG_ACC_BLOCKED, 4, OG_SRC_TEXEL},
+    {32, 64, 16, 4, 8, 8, 8, 0, OG_LOAD_DIRECT, OG_ACC_BLOCKED, 4, OG_SRC_TEXEL},
+    {64, 64, 16, 8, 8, 8, 8, 0, OG_LOAD_DIRECT, OG_ACC_CHAIN, 4, OG_SRC_TEXEL},
 };
 
 static og_status push_candidate(og_tile_params **list, size_t *n, size_t *cap, og_tile_params p)
@@ -46,15 +48,20 @@ og_status og_space(const og_limits *lim, og_preset preset, og_tile_params **out,
     for (size_t i = 0; i < sizeof quick_space / sizeof quick_space[0] && st == OG_OK; i++)
         if (og_params_check(&quick_space[i], lim, why, sizeof why) == 0)
             st = push_candidate(&list, n, &cap, quick_space[i]);
+    /* The standard preset: every tile, k step and register tile, each staged
+     * (with and without padding) and direct (storage or texel buffers,
+     * element or vector loads). */
     for (int a = 0; preset == OG_PRESET_STANDARD && a < 3; a++)
         for (int b = 0; b < 3; b++)
             for (int s = 0; s < 2; s++)
                 for (int x = 0; x < 3; x++)
                     for (int y = 0; y < 3; y++)
-                        for (int v = 0; v < 3 && st == OG_OK; v++) { /* staged, staged+pad, direct */
+                        for (int v = 0; v < 6 && st == OG_OK; v++) {
                             og_tile_params p = {tiles[a], tiles[b], steps[s], regs[x], regs[y],
                                                 tiles[b] / regs[y], tiles[a] / regs[x], v == 1,
-                                                v == 2 ? OG_LOAD_DIRECT : OG_LOAD_STAGED, OG_ACC_BLOCKED, 1};
+                                                v < 2 ? OG_LOAD_STAGED : OG_LOAD_DIRECT, OG_ACC_BLOCKED,
+                                                v >= 2 && v % 2 ? 4 : 1,
+                                                v >= 4 ? OG_SRC_TEXEL : OG_SRC_STORAGE};
                             int dup = 0;
                             for (size_t i = 0; i < sizeof quick_space / sizeof quick_space[0]; i++)
                                 dup |= memcmp(&p, &quick_space[i], sizeof p) == 0;
