@@ -1,0 +1,454 @@
+/*
+ * Tests of the tuner and of selection: og_tune -> database -> og_select,
+ * the fallbacks to the default kernel when the database is unusable, and
+ * the ogtune binary. Runs on the default Vulkan device (lavapipe without a
+ * GPU), so shapes are small and the quick preset is used.
+ */
+#include <criterion/criterion.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "og_tuner.h"
+
+static char tmpdir[256];
+
+static void make_tmpdir(void)
+{
+    const char *base = getenv("TMPDIR");
+    snprintf(tmpdir, sizeof tmpdir, "%s/og_tuner_test_XXXXXX", base != NULL ? base : "/tmp");
+    cr_assert_not_null(mkdtemp(tmpdir), "mkdtemp failed");
+}
+
+/* Removes every file the test left (databases, -wal, -shm) and the directory. */
+static void remove_tmpdir(void)
+{
+    DIR *dir = opendir(tmpdir);
+    if (dir == NULL)
+        return;
+    struct dirent *ent;
+    while ((ent = readdir(dir)) != NULL) {
+        if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0)
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", tmpdir, ent->d_name);
+        unlink(path);
+    }
+    closedir(dir);
+    rmdir(tmpdir);
+}
+
+TestSuite(tuner, .init = make_tmpdir, .fini = remove_tmpdir);
+
+static void tmp_path(char *out, size_t len, const char *name)
+{
+    snprintf(out, len, "%s/%s", tmpdir, name);
+}
+
+static og_context *open_context(const char *db_path)
+{
+    og_context_desc desc = {.tuning_db = db_path};
+    og_context *ctx = NULL;
+    cr_assert_eq(og_context_create(&desc, &ctx), OG_OK, "og_context_create: %s", og_last_error());
+    return ctx;
+}
+
+static og_choice select_f32(og_context *ctx, og_mode mode, int64_t m, int64_t n, int64_t k,
+                            int64_t batch)
+{
+    og_choice c;
+    cr_assert_eq(og_select(ctx, OG_F32, mode, 0, 0, m, n, k, batch, &c), OG_OK, "og_select: %s",
+                 og_context_last_error(ctx));
+    return c;
+}
+
+static void format_params(const og_tile_params *p, char *buf)
+{
+    og_params_format(p, buf, OG_PARAMS_MAX);
+}
+
+/* ---- records of a database ---- */
+
+typedef struct records {
+    og_record *r;
+    size_t n;
+} records;
+
+static int collect(void *user, const og_record *rec, const char *device)
+{
+    (void)device;
+    records *rs = user;
+    og_record *grown = realloc(rs->r, (rs->n + 1) * sizeof *grown);
+    cr_assert_not_null(grown);
+    rs->r = grown;
+    rs->r[rs->n++] = *rec;
+    return 0;
+}
+
+static records read_records(const char *path)
+{
+    records rs = {NULL, 0};
+    og_db *db;
+    char err[1024] = "";
+    cr_assert_eq(og_db_open(path, 0, &db, err, sizeof err), OG_OK, "%s", err);
+    og_status st = og_db_each(db, collect, &rs, err, sizeof err);
+    og_db_close(db);
+    cr_assert_eq(st, OG_OK, "og_db_each: %s", err);
+    return rs;
+}
+
+static int same_shape(const og_record *r, const og_shape *s)
+{
+    return r->m == s->m && r->n == s->n && r->k == s->k && r->batch == s->batch;
+}
+
+/* The accepted record of shape s with the highest GFLOP/s. */
+static const og_record *best_record(const records *rs, const og_shape *s)
+{
+    const og_record *best = NULL;
+    for (size_t i = 0; i < rs->n; i++)
+        if (rs->r[i].accepted && same_shape(&rs->r[i], s) && (!best || rs->r[i].gflops > best->gflops))
+            best = &rs->r[i];
+    cr_assert_not_null(best, "no accepted record for %lldx%lldx%lldx%lld", (long long)s->m,
+                       (long long)s->n, (long long)s->k, (long long)s->batch);
+    return best;
+}
+
+/* ---- tuner -> database -> selection ---- */
+
+static og_shape tuned_shapes[] = {{64, 64, 64, 1}, {48, 40, 72, 2}};
+#define N_TUNED (sizeof tuned_shapes / sizeof tuned_shapes[0])
+
+/* Every candidate of the quick space is stored once per tuned shape, for
+ * float32 without transposes, with the current template; the accepted ones
+ * are within the float32 bound and have a speed. */
+static void check_stored(og_context *ctx, const records *rs)
+{
+    og_tile_params *space;
+    size_t n;
+    cr_assert_eq(og_space(&ctx->limits, OG_PRESET_QUICK, &space, &n), OG_OK);
+    cr_expect_eq(rs->n, n * N_TUNED, "%zu records for %zu candidates x %zu shapes", rs->n, n,
+                 N_TUNED);
+    for (size_t s = 0; s < N_TUNED; s++)
+        for (size_t i = 0; i < n; i++) {
+            char params[OG_PARAMS_MAX];
+            format_params(&space[i], params);
+            size_t found = 0;
+            for (size_t j = 0; j < rs->n; j++)
+                found += same_shape(&rs->r[j], &tuned_shapes[s]) && strcmp(rs->r[j].params, params) == 0;
+            cr_expect_eq(found, (size_t)1, "candidate %s stored %zu times for shape %zu", params, found, s);
+        }
+    free(space);
+    uint64_t hash = og_template_hash(OG_TEMPLATE_TILE);
+    for (size_t j = 0; j < rs->n; j++) {
+        const og_record *r = &rs->r[j];
+        cr_expect_str_eq(r->key.op, "gemm");
+        cr_expect(r->key.dtype == OG_F32 && r->key.mode == OG_MODE_FAST && !r->key.trans_a &&
+                  !r->key.trans_b, "record %zu has another key", j);
+        cr_expect_str_eq(r->template_name, OG_TEMPLATE_TILE);
+        cr_expect_eq(r->template_hash, hash, "record %zu: another template hash", j);
+        if (r->accepted) {
+            cr_expect_leq(r->max_error, 1e-5, "%s accepted with error %g", r->params, r->max_error);
+            cr_expect_gt(r->gflops, 0, "%s accepted without a speed", r->params);
+            cr_expect_gt(r->samples, 0, "%s accepted without samples", r->params);
+        } else {
+            cr_expect_neq(r->reason[0], '\0', "%s rejected without a reason", r->params);
+        }
+    }
+}
+
+/* Selection at tuned shape s is the exact record with the best GFLOP/s. */
+static void expect_exact(og_context *ctx, const records *rs, const og_shape *s, const char *db)
+{
+    const og_record *best = best_record(rs, s);
+    og_choice c = select_f32(ctx, OG_MODE_FAST, s->m, s->n, s->k, s->batch);
+    char params[OG_PARAMS_MAX];
+    format_params(&c.params, params);
+    cr_expect_eq(c.source, OG_SOURCE_DB, "%lldx%lldx%lld: source %d", (long long)s->m,
+                 (long long)s->n, (long long)s->k, c.source);
+    cr_expect_str_eq(params, best->params, "not the fastest record");
+    cr_expect(c.m == s->m && c.n == s->n && c.k == s->k && c.batch == s->batch);
+    cr_expect_eq(c.gflops, best->gflops);
+    cr_expect_str_eq(c.db_path, db);
+}
+
+Test(tuner, tune_store_select, .timeout = 240)
+{
+    char db[512], def_params[OG_PARAMS_MAX], params[OG_PARAMS_MAX];
+    tmp_path(db, sizeof db, "tuned.db");
+    og_context *ctx = open_context(db);
+    FILE *out = fopen("/dev/null", "w");
+    cr_assert_not_null(out);
+    og_tune_opts opts = {
+        .db_path = db,
+        .dtypes = {OG_F32},
+        .n_dtypes = 1,
+        .shapes = tuned_shapes,
+        .n_shapes = N_TUNED,
+        .preset = OG_PRESET_QUICK,
+        .budget_s = 0,
+        .out = out,
+    };
+    og_status st = og_tune(ctx, &opts);
+    fclose(out);
+    cr_assert_eq(st, OG_OK, "og_tune: %s", og_context_last_error(ctx));
+
+    records rs = read_records(db);
+    check_stored(ctx, &rs);
+    for (size_t s = 0; s < N_TUNED; s++)
+        expect_exact(ctx, &rs, &tuned_shapes[s], db);
+
+    /* An untuned shape near 64x64x64 takes that shape's best record. */
+    og_choice c = select_f32(ctx, OG_MODE_FAST, 70, 60, 64, 1);
+    format_params(&c.params, params);
+    cr_expect_eq(c.source, OG_SOURCE_DB_NEAREST, "70x60x64: source %d", c.source);
+    cr_expect(c.m == 64 && c.n == 64 && c.k == 64 && c.batch == 1,
+              "nearest tuned shape %lldx%lldx%lldx%lld", (long long)c.m, (long long)c.n,
+              (long long)c.k, (long long)c.batch);
+    cr_expect_str_eq(params, best_record(&rs, &tuned_shapes[0])->params);
+
+    /* Deterministic mode and an untuned dtype take the default. */
+    og_tile_params def = og_params_default();
+    format_params(&def, def_params);
+    c = select_f32(ctx, OG_MODE_DETERMINISTIC, 64, 64, 64, 1);
+    format_params(&c.params, params);
+    cr_expect_eq(c.source, OG_SOURCE_DEFAULT, "deterministic: source %d", c.source);
+    cr_expect_str_eq(params, def_params);
+    cr_expect_str_eq(c.db_path, "");
+    cr_assert_eq(og_select(ctx, OG_F16, OG_MODE_FAST, 0, 0, 64, 64, 64, 1, &c), OG_OK);
+    cr_expect_eq(c.source, OG_SOURCE_DEFAULT, "f16 (untuned): source %d", c.source);
+
+    free(rs.r);
+    og_context_destroy(ctx);
+}
+
+/* ---- an unusable database never fails a GEMM ---- */
+
+/* With the database at path, selection takes the default (and does not
+ * create the file), and a float32 GEMM through og_gemm_run is correct. */
+static void expect_fallback(const char *path)
+{
+    int existed = access(path, F_OK) == 0;
+    og_context *ctx = open_context(path);
+    og_choice c = select_f32(ctx, OG_MODE_FAST, 64, 64, 64, 1);
+    char params[OG_PARAMS_MAX], def_params[OG_PARAMS_MAX];
+    og_tile_params def = og_params_default();
+    format_params(&c.params, params);
+    format_params(&def, def_params);
+    cr_expect_eq(c.source, OG_SOURCE_DEFAULT, "source %d", c.source);
+    cr_expect_str_eq(params, def_params);
+    cr_expect_str_eq(c.db_path, "");
+    cr_expect_eq(access(path, F_OK) == 0, existed, "selection created or removed %s", path);
+
+    og_gemm *g;
+    og_problem *pr;
+    cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &g), OG_OK, "%s", og_context_last_error(ctx));
+    cr_assert_eq(og_problem_create(ctx, OG_F32, 0, 0, 64, 64, 64, 1, 42, &pr), OG_OK, "%s",
+                 og_context_last_error(ctx));
+    int accepted = 0;
+    double metric = -1;
+    char why[256] = "";
+    cr_expect_eq(og_problem_verify(g, pr, NULL, &accepted, &metric, why, sizeof why), OG_OK,
+                 "og_gemm_run: %s", og_context_last_error(ctx));
+    cr_expect(accepted, "wrong result: %s", why);
+    cr_expect_leq(metric, og_dtype_bound(OG_F32));
+    og_problem_destroy(pr);
+    og_gemm_destroy(g);
+    og_context_destroy(ctx);
+}
+
+static void write_file(const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "cannot create %s", path);
+    cr_assert_eq(fwrite(data, 1, len, f), len);
+    fclose(f);
+}
+
+Test(tuner, fallback_missing_file)
+{
+    char db[512];
+    tmp_path(db, sizeof db, "missing.db");
+    expect_fallback(db);
+}
+
+Test(tuner, fallback_empty_file)
+{
+    char db[512];
+    tmp_path(db, sizeof db, "empty.db");
+    write_file(db, "", 0);
+    expect_fallback(db);
+}
+
+Test(tuner, fallback_garbage_file)
+{
+    char db[512];
+    unsigned char junk[8192];
+    uint64_t seed = 7;
+    for (size_t i = 0; i < sizeof junk; i++) {
+        seed = seed * 6364136223846793005u + 1442695040888963407u;
+        junk[i] = (unsigned char)(seed >> 56);
+    }
+    tmp_path(db, sizeof db, "garbage.db");
+    write_file(db, junk, sizeof junk);
+    expect_fallback(db);
+}
+
+/* A record for float32 64x64x64 with the quick space's second candidate
+ * (not the default, so its selection is visible). Returns its params. */
+static void insert_record(og_context *ctx, const char *path, char *params)
+{
+    og_tile_params *space;
+    size_t n;
+    cr_assert_eq(og_space(&ctx->limits, OG_PRESET_QUICK, &space, &n), OG_OK);
+    cr_assert_gt(n, 1);
+    og_record r;
+    memset(&r, 0, sizeof r);
+    r.key = (og_record_key){"gemm", OG_F32, OG_MODE_FAST, 0, 0};
+    r.m = r.n = r.k = 64;
+    r.batch = 1;
+    snprintf(r.template_name, sizeof r.template_name, "%s", OG_TEMPLATE_TILE);
+    r.template_hash = og_template_hash(OG_TEMPLATE_TILE);
+    format_params(&space[1], r.params);
+    free(space);
+    r.median_us = 100;
+    r.gflops = 5.24;
+    r.samples = 3;
+    r.accepted = 1;
+    og_db *db;
+    int64_t device;
+    char err[1024] = "";
+    cr_assert_eq(og_db_open(path, 1, &db, err, sizeof err), OG_OK, "%s", err);
+    cr_assert_eq(og_db_device(db, &ctx->info, &device, err, sizeof err), OG_OK, "%s", err);
+    cr_assert_eq(og_db_insert(db, device, &r, err, sizeof err), OG_OK, "%s", err);
+    og_db_close(db);
+    snprintf(params, OG_PARAMS_MAX, "%s", r.params);
+}
+
+static void set_user_version(const char *path, int version)
+{
+    sqlite3 *db;
+    char sql[64], *msg = NULL;
+    cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+    snprintf(sql, sizeof sql, "PRAGMA user_version = %d", version);
+    int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
+    cr_assert_eq(rc, SQLITE_OK, "%s", msg ? msg : "");
+    sqlite3_close(db);
+}
+
+Test(tuner, fallback_newer_schema)
+{
+    char db[512], params[OG_PARAMS_MAX], chosen[OG_PARAMS_MAX];
+    tmp_path(db, sizeof db, "newer.db");
+
+    /* At the current version the record is selected... */
+    og_context *ctx = open_context(db);
+    insert_record(ctx, db, params);
+    og_choice c = select_f32(ctx, OG_MODE_FAST, 64, 64, 64, 1);
+    format_params(&c.params, chosen);
+    cr_expect_eq(c.source, OG_SOURCE_DB, "source %d at the current version", c.source);
+    cr_expect_str_eq(chosen, params);
+    og_context_destroy(ctx);
+
+    /* ...and a newer version is refused, by the database layer and selection. */
+    set_user_version(db, OG_DB_SCHEMA_VERSION + 1);
+    og_db *handle = NULL;
+    char err[1024] = "";
+    cr_expect_eq(og_db_open(db, 0, &handle, err, sizeof err), OG_ERROR_DATABASE,
+                 "a newer schema opened");
+    if (handle)
+        og_db_close(handle);
+    expect_fallback(db);
+}
+
+/* ---- the ogtune binary ---- */
+
+/* Runs ogtune with args (stderr not captured). Returns its exit status;
+ * *out is its standard output, malloc'ed and NUL-terminated. */
+static int ogtune(const char *args, char **out)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' %s", OG_OGTUNE, args);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p, "popen %s", cmd);
+    size_t len = 0, cap = 4096;
+    char *buf = malloc(cap);
+    cr_assert_not_null(buf);
+    for (size_t got; (got = fread(buf + len, 1, cap - len - 1, p)) > 0;) {
+        len += got;
+        if (cap - len < 2) {
+            buf = realloc(buf, cap *= 2);
+            cr_assert_not_null(buf);
+        }
+    }
+    buf[len] = '\0';
+    int status = pclose(p);
+    *out = buf;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+Test(tuner, ogtune_tune_then_select, .timeout = 180)
+{
+    char db[512], missing[512], args[1200];
+    char *out;
+    tmp_path(db, sizeof db, "cli.db");
+    tmp_path(missing, sizeof missing, "missing.db");
+
+    snprintf(args, sizeof args, "tune --shapes 64x64x64 --dtype f32 --preset quick --db '%s'", db);
+    cr_assert_eq(ogtune(args, &out), 0, "ogtune tune failed:\n%s", out);
+    free(out);
+
+    snprintf(args, sizeof args, "select --shape 64x64x64 --dtype f32 --json --db '%s'", db);
+    cr_expect_eq(ogtune(args, &out), 0);
+    cr_expect_not_null(strstr(out, "\"source\":\"db\""), "select on the tuned database:\n%s", out);
+    cr_expect_not_null(strstr(out, "\"match\":\"exact\""), "select on the tuned database:\n%s", out);
+    free(out);
+
+    snprintf(args, sizeof args, "select --shape 64x64x64 --dtype f32 --json --db '%s'", missing);
+    cr_expect_eq(ogtune(args, &out), 0);
+    cr_expect_not_null(strstr(out, "\"source\":\"default\""), "select without a database:\n%s", out);
+    free(out);
+}
+
+Test(tuner, ogtune_gen_emits)
+{
+    static const struct {
+        const char *emit, *marker;
+    } cases[] = {
+        {"glsl", "#version"},
+        {"hlsl", "[numthreads("},
+        {"spirv", "OpEntryPoint GLCompute"},
+        {"msl", "kernel void"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char args[64], *out;
+        snprintf(args, sizeof args, "gen --emit %s", cases[i].emit);
+        cr_expect_eq(ogtune(args, &out), 0, "ogtune %s failed", args);
+        cr_expect_not_null(strstr(out, cases[i].marker), "ogtune %s: no '%s' in:\n%.2000s", args,
+                           cases[i].marker, out);
+        free(out);
+    }
+}
+
+Test(tuner, ogtune_gen_bogus_emit)
+{
+    char *out;
+    cr_expect_neq(ogtune("gen --emit bogus 2>/dev/null", &out), 0, "--emit bogus succeeded");
+    cr_expect_str_eq(out, "", "--emit bogus printed:\n%s", out);
+    free(out);
+}
+
+Test(tuner, ogtune_devices_json)
+{
+    char *out;
+    cr_expect_eq(ogtune("devices --json", &out), 0);
+    cr_expect_eq(out[0], '[', "not a JSON array:\n%s", out);
+    cr_expect_not_null(strstr(out, "\"max_invocations\":"), "no limits in:\n%s", out);
+    free(out);
+}
