@@ -5,6 +5,12 @@
 
 #include "og_tuner.h"
 
+/* A leading dimension: x rounded up to a multiple of 4, at least 4. */
+static int64_t round4(int64_t x)
+{
+    return x < 1 ? 4 : (x + 3) / 4 * 4;
+}
+
 og_status og_problem_create(og_context *ctx, og_dtype t, int trans_a, int trans_b, int64_t m,
                             int64_t n, int64_t k, int64_t batch, uint64_t seed, og_problem **out)
 {
@@ -22,12 +28,14 @@ og_status og_problem_create(og_context *ctx, og_dtype t, int trans_a, int trans_
     g->batch = batch;
     g->alpha = 1.0f;
     g->beta = 0.0f;
-    g->lda = trans_a ? m : k;
-    g->ldb = trans_b ? k : n;
-    g->ldc = n;
-    g->stride_a = m * k;
-    g->stride_b = k * n;
-    g->stride_c = m * n;
+    /* Leading dimensions rounded up to multiples of 4, so ragged shapes still
+     * run the vector-load paths of the kernels they verify. */
+    g->lda = round4(trans_a ? m : k);
+    g->ldb = round4(trans_b ? k : n);
+    g->ldc = round4(n);
+    g->stride_a = (trans_a ? k : m) * g->lda;
+    g->stride_b = (trans_b ? n : k) * g->ldb;
+    g->stride_c = m * g->ldc;
     og_gemm_extents(g, &pr->na, &pr->nb, &pr->nc);
     size_t eb = og_dtype_bytes(t);
     pr->a = malloc(pr->na * eb + 4);

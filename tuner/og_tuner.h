@@ -71,8 +71,8 @@ typedef struct og_problem {
     size_t na, nb, nc;
 } og_problem;
 
-/* A problem with random data, packed leading dimensions and, for batch > 1,
- * packed strides; buffers created on ctx. */
+/* A problem with random data, leading dimensions rounded up to multiples of
+ * 4 and packed batch strides; buffers created on ctx. */
 og_status og_problem_create(og_context *ctx, og_dtype t, int trans_a, int trans_b, int64_t m,
                             int64_t n, int64_t k, int64_t batch, uint64_t seed, og_problem **out);
 void og_problem_destroy(og_problem *p);
