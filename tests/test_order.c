@@ -17,22 +17,16 @@ typedef struct order_case {
     int64_t offset; /* element offset of every operand */
 } order_case;
 
-/* The blocked candidates of the quick space, and each direct one with vector loads too. */
+/* The blocked candidates of the quick space: staged and direct, storage and
+ * texel buffers, element and vector loads. */
 static size_t blocked_candidates(const og_limits *lim, og_tile_params *out, size_t cap)
 {
     og_tile_params *space;
     size_t n, count = 0;
     cr_assert_eq(og_space(lim, OG_PRESET_QUICK, &space, &n), OG_OK);
-    for (size_t i = 0; i < n && count + 2 <= cap; i++) {
-        if (space[i].acc != OG_ACC_BLOCKED)
-            continue;
-        out[count++] = space[i];
-        og_tile_params v = space[i];
-        v.vec = 4;
-        char why[256];
-        if (space[i].vec == 1 && og_params_check(&v, lim, why, sizeof why) == 0)
-            out[count++] = v;
-    }
+    for (size_t i = 0; i < n && count < cap; i++)
+        if (space[i].acc == OG_ACC_BLOCKED)
+            out[count++] = space[i];
     free(space);
     cr_assert_gt(count, 3, "the quick space holds several blocked candidates");
     return count;
