@@ -120,7 +120,7 @@ int og_params_check(const og_tile_params *p, const og_limits *lim, char *why, si
 {
     static const int tiles[] = {8, 16, 32, 64, 128};
     static const int steps[] = {16, 32};
-    static const int regs[] = {1, 2, 4, 8};
+    static const int regs[] = {1, 2, 4, 8, 16};
     if (!one_of(p->bm, tiles, 5) || !one_of(p->bn, tiles, 5)) {
         snprintf(why, len, "params: tile %dx%d is not made of 8, 16, 32, 64 or 128", p->bm, p->bn);
         return -1;
@@ -130,8 +130,8 @@ int og_params_check(const og_tile_params *p, const og_limits *lim, char *why, si
         snprintf(why, len, "params: bk=%d is not 16 or 32", p->bk);
         return -1;
     }
-    if (!one_of(p->tm, regs, 4) || !one_of(p->tn, regs, 4)) {
-        snprintf(why, len, "params: register tile %dx%d is not made of 1, 2, 4 or 8", p->tm, p->tn);
+    if (!one_of(p->tm, regs, 5) || !one_of(p->tn, regs, 5)) {
+        snprintf(why, len, "params: register tile %dx%d is not made of 1, 2, 4, 8 or 16", p->tm, p->tn);
         return -1;
     }
     if (p->wgx * p->tn != p->bn || p->wgy * p->tm != p->bm) {

@@ -18,8 +18,9 @@ static const og_tile_params quick_space[] = {
     {64, 64, 16, 8, 8, 8, 8, 0, OG_LOAD_DIRECT, OG_ACC_BLOCKED, 4, OG_SRC_STORAGE},
     {64, 64, 16, 8, 8, 8, 8, 0, OG_LOAD_DIRECT, OG_ACC_BLOCKED, 1, OG_SRC_TEXEL},
     {64, 64, 16, 8, 8, 8, 8, 0, OG_LOAD_DIRECT, OG_ACC_BLOCKED, 4, OG_SRC_TEXEL},
-    {32, 64, 16, 4, 8, 8, 8, 0, OG_LOAD_DIRECT, OG_ACC_BLOCKED, 4, OG_SRC_TEXEL},
+    {128, 64, 16, 16, 8, 8, 8, 0, OG_LOAD_DIRECT, OG_ACC_BLOCKED, 4, OG_SRC_TEXEL},
     {64, 64, 16, 8, 8, 8, 8, 0, OG_LOAD_DIRECT, OG_ACC_CHAIN, 4, OG_SRC_TEXEL},
+    {128, 64, 16, 16, 8, 8, 8, 0, OG_LOAD_DIRECT, OG_ACC_CHAIN, 4, OG_SRC_TEXEL},
 };
 
 static og_status push_candidate(og_tile_params **list, size_t *n, size_t *cap, og_tile_params p)
@@ -38,7 +39,7 @@ static og_status push_candidate(og_tile_params **list, size_t *n, size_t *cap, o
 
 og_status og_space(const og_limits *lim, og_preset preset, og_tile_params **out, size_t *n)
 {
-    static const int tiles[] = {32, 64, 128}, steps[] = {16, 32}, regs[] = {2, 4, 8};
+    static const int tiles[] = {32, 64, 128}, steps[] = {16, 32}, regs[] = {2, 4, 8, 16};
     og_tile_params *list = NULL;
     size_t cap = 0;
     char why[256];
@@ -54,8 +55,8 @@ og_status og_space(const og_limits *lim, og_preset preset, og_tile_params **out,
     for (int a = 0; preset == OG_PRESET_STANDARD && a < 3; a++)
         for (int b = 0; b < 3; b++)
             for (int s = 0; s < 2; s++)
-                for (int x = 0; x < 3; x++)
-                    for (int y = 0; y < 3; y++)
+                for (int x = 0; x < 4; x++)
+                    for (int y = 0; y < 4; y++)
                         for (int v = 0; v < 6 && st == OG_OK; v++) {
                             og_tile_params p = {tiles[a], tiles[b], steps[s], regs[x], regs[y],
                                                 tiles[b] / regs[y], tiles[a] / regs[x], v == 1,
