@@ -80,22 +80,24 @@ static const char og_db_schema_sql[] =
 
 /* The record columns in the order og_db_read_record expects, for a query
  * that names the records table r. */
-#define OG_DB_RECORD_COLUMNS                                                                      \
-    "r.op, r.dtype, r.mode, r.trans_a, r.trans_b, r.m, r.n, r.k, r.batch, r.template_name,"      \
-    " r.template_hash, r.params, r.median_us, r.gflops, r.samples, r.max_error, r.accepted,"     \
+#define OG_DB_RECORD_COLUMNS                                                                       \
+    "r.op, r.dtype, r.mode, r.trans_a, r.trans_b, r.m, r.n, r.k, r.batch, r.template_name,"        \
+    " r.template_hash, r.params, r.median_us, r.gflops, r.samples, r.max_error, r.accepted,"       \
     " r.reason, r.created"
 #define OG_DB_RECORD_NCOLUMNS 19
 
-static const char *const og_db_dtype_names[] = {[OG_F32] = "f32", [OG_F16] = "f16", [OG_BF16] = "bf16"};
-static const char *const og_db_mode_names[] = {[OG_MODE_FAST] = "fast",
-                                               [OG_MODE_DETERMINISTIC] = "deterministic"};
+static const char *const og_db_dtype_names[] = {
+    [OG_F32] = "f32", [OG_F16] = "f16", [OG_BF16] = "bf16"};
+static const char *const og_db_mode_names[] = {
+    [OG_MODE_FAST] = "fast", [OG_MODE_DETERMINISTIC] = "deterministic"};
 
 /* Formats "db: <path>: <message>" into err (which may be NULL) and returns st. */
 #if defined(__GNUC__)
 __attribute__((format(printf, 5, 6)))
 #endif
-static og_status og_db_fail(const char *path, og_status st, char *err, size_t errlen,
-                            const char *fmt, ...) {
+static og_status
+og_db_fail(const char *path, og_status st, char *err, size_t errlen, const char *fmt, ...)
+{
     if (err == NULL || errlen == 0)
         return st;
     int used = snprintf(err, errlen, "db: %s: ", path);
@@ -110,29 +112,34 @@ static og_status og_db_fail(const char *path, og_status st, char *err, size_t er
 
 /* Reports a failed SQLite call on conn: what we were doing and SQLite's reason. */
 static og_status og_db_fail_sqlite(const char *path, sqlite3 *conn, int rc, const char *what,
-                                   char *err, size_t errlen) {
+                                   char *err, size_t errlen)
+{
     og_status st = (rc & 0xff) == SQLITE_NOMEM ? OG_ERROR_OUT_OF_MEMORY : OG_ERROR_DATABASE;
     return og_db_fail(path, st, err, errlen, "%s: %s", what,
                       conn != NULL ? sqlite3_errmsg(conn) : sqlite3_errstr(rc));
 }
 
 /* Copies a possibly NULL column text into a fixed array, truncating. */
-static void og_db_copy_text(char *dst, size_t size, const unsigned char *src) {
+static void og_db_copy_text(char *dst, size_t size, const unsigned char *src)
+{
     snprintf(dst, size, "%s", src != NULL ? (const char *)src : "");
 }
 
 /* Binds a fixed-size char array that the caller may have filled without a
  * terminating NUL. */
-static int og_db_bind_array(sqlite3_stmt *stmt, int index, const char *s, size_t size) {
+static int og_db_bind_array(sqlite3_stmt *stmt, int index, const char *s, size_t size)
+{
     return sqlite3_bind_text(stmt, index, s, (int)strnlen(s, size), SQLITE_TRANSIENT);
 }
 
-static void og_db_format_hash(char out[17], uint64_t hash) {
+static void og_db_format_hash(char out[17], uint64_t hash)
+{
     snprintf(out, 17, "%016" PRIx64, hash);
 }
 
 /* Parses exactly 16 lowercase hex digits, the only form og_db_format_hash writes. */
-static int og_db_parse_hash(const unsigned char *s, uint64_t *out) {
+static int og_db_parse_hash(const unsigned char *s, uint64_t *out)
+{
     if (s == NULL || strlen((const char *)s) != 16)
         return -1;
     uint64_t v = 0;
@@ -151,7 +158,8 @@ static int og_db_parse_hash(const unsigned char *s, uint64_t *out) {
     return 0;
 }
 
-static int og_db_lookup_name(const char *const *names, int count, const unsigned char *s) {
+static int og_db_lookup_name(const char *const *names, int count, const unsigned char *s)
+{
     if (s == NULL)
         return -1;
     for (int i = 0; i < count; i++)
@@ -163,8 +171,9 @@ static int og_db_lookup_name(const char *const *names, int count, const unsigned
 /* Fills rec from the current row of a statement whose first columns are
  * OG_DB_RECORD_COLUMNS. Fails on values this code never writes, which only
  * a foreign or damaged file can hold. */
-static og_status og_db_read_record(const og_db *db, sqlite3_stmt *stmt, og_record *rec,
-                                   char *err, size_t errlen) {
+static og_status og_db_read_record(const og_db *db, sqlite3_stmt *stmt, og_record *rec, char *err,
+                                   size_t errlen)
+{
     int dtype = og_db_lookup_name(og_db_dtype_names, 3, sqlite3_column_text(stmt, 1));
     int mode = og_db_lookup_name(og_db_mode_names, 2, sqlite3_column_text(stmt, 2));
     uint64_t hash;
@@ -197,14 +206,15 @@ static og_status og_db_read_record(const og_db *db, sqlite3_stmt *stmt, og_recor
 
 /* Reads PRAGMA user_version. This is the first statement that reads the
  * file, so a file that is not an SQLite database fails here. */
-static og_status og_db_user_version(og_db *db, int *version, char *err, size_t errlen) {
+static og_status og_db_user_version(og_db *db, int *version, char *err, size_t errlen)
+{
     sqlite3_stmt *stmt = NULL;
     int rc = sqlite3_prepare_v2(db->conn, "PRAGMA user_version", -1, &stmt, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_step(stmt);
     if (rc != SQLITE_ROW) {
-        og_status st = og_db_fail(db->path, OG_ERROR_DATABASE, err, errlen,
-                                  "not a database (%s)", sqlite3_errmsg(db->conn));
+        og_status st = og_db_fail(db->path, OG_ERROR_DATABASE, err, errlen, "not a database (%s)",
+                                  sqlite3_errmsg(db->conn));
         sqlite3_finalize(stmt);
         return st;
     }
@@ -215,7 +225,8 @@ static og_status og_db_user_version(og_db *db, int *version, char *err, size_t e
 
 /* Runs a query returning one integer (0 when it returns no row). */
 static og_status og_db_query_int(og_db *db, const char *sql, int64_t *value, char *err,
-                                 size_t errlen) {
+                                 size_t errlen)
+{
     sqlite3_stmt *stmt = NULL;
     int rc = sqlite3_prepare_v2(db->conn, sql, -1, &stmt, NULL);
     if (rc == SQLITE_OK)
@@ -235,7 +246,8 @@ static og_status og_db_query_int(og_db *db, const char *sql, int64_t *value, cha
  * creating the same new file do not both create the tables. A file with
  * user_version 0 that already holds tables is some other database, and is
  * left alone. */
-static og_status og_db_create_schema(og_db *db, char *err, size_t errlen) {
+static og_status og_db_create_schema(og_db *db, char *err, size_t errlen)
+{
     int rc = sqlite3_exec(db->conn, "BEGIN IMMEDIATE", NULL, NULL, NULL);
     if (rc != SQLITE_OK)
         return og_db_fail_sqlite(db->path, db->conn, rc, "creating the schema", err, errlen);
@@ -266,7 +278,8 @@ static og_status og_db_create_schema(og_db *db, char *err, size_t errlen) {
 
 /* Checks the version and that both tables have every column this code uses:
  * preparing a statement that names them all fails otherwise. */
-static og_status og_db_check_schema(og_db *db, char *err, size_t errlen) {
+static og_status og_db_check_schema(og_db *db, char *err, size_t errlen)
+{
     int version = 0;
     og_status st = og_db_user_version(db, &version, err, errlen);
     if (st != OG_OK)
@@ -287,8 +300,8 @@ static og_status og_db_check_schema(og_db *db, char *err, size_t errlen) {
                                 -1, &stmt, NULL);
     sqlite3_finalize(stmt);
     if (rc != SQLITE_OK)
-        return og_db_fail(db->path, (rc & 0xff) == SQLITE_NOMEM ? OG_ERROR_OUT_OF_MEMORY
-                                                                 : OG_ERROR_DATABASE,
+        return og_db_fail(db->path,
+                          (rc & 0xff) == SQLITE_NOMEM ? OG_ERROR_OUT_OF_MEMORY : OG_ERROR_DATABASE,
                           err, errlen, "has no onegpu schema (%s)", sqlite3_errmsg(db->conn));
     return OG_OK;
 }
@@ -298,7 +311,8 @@ static og_status og_db_check_schema(og_db *db, char *err, size_t errlen) {
  * so neither its schema (views, triggers) nor SQL may corrupt the file or
  * call functions with side effects. Foreign keys: a record must name a
  * stored device. */
-static og_status og_db_configure(og_db *db, char *err, size_t errlen) {
+static og_status og_db_configure(og_db *db, char *err, size_t errlen)
+{
     int rc = sqlite3_busy_timeout(db->conn, OG_DB_BUSY_TIMEOUT_MS);
     if (rc == SQLITE_OK)
         rc = sqlite3_db_config(db->conn, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
@@ -307,8 +321,7 @@ static og_status og_db_configure(og_db *db, char *err, size_t errlen) {
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(db->conn, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
     if (rc != SQLITE_OK)
-        return og_db_fail_sqlite(db->path, db->conn, rc, "configuring the connection", err,
-                                 errlen);
+        return og_db_fail_sqlite(db->path, db->conn, rc, "configuring the connection", err, errlen);
     return OG_OK;
 }
 
@@ -316,7 +329,8 @@ static og_status og_db_configure(og_db *db, char *err, size_t errlen) {
  * never block the tuner's commits. A file with a newer schema, or another
  * application's database, is refused (here or by og_db_check_schema) before
  * anything in it changes, journal mode included. */
-static og_status og_db_prepare_writable(og_db *db, char *err, size_t errlen) {
+static og_status og_db_prepare_writable(og_db *db, char *err, size_t errlen)
+{
     int version = 0;
     og_status st = og_db_user_version(db, &version, err, errlen);
     if (st != OG_OK || version > OG_DB_SCHEMA_VERSION)
@@ -337,7 +351,8 @@ static og_status og_db_prepare_writable(og_db *db, char *err, size_t errlen) {
  * a missing file is NOT_FOUND. And SQLite takes a file of a few bytes for an
  * empty database, which a writable open would then overwrite: a non-empty
  * file must start with SQLite's magic string. */
-static og_status og_db_check_file(const char *path, int writable, char *err, size_t errlen) {
+static og_status og_db_check_file(const char *path, int writable, char *err, size_t errlen)
+{
     static const char magic[16] = "SQLite format 3"; /* with its NUL: 16 bytes */
     struct stat sb;
     if (stat(path, &sb) != 0) {
@@ -364,7 +379,8 @@ static og_status og_db_check_file(const char *path, int writable, char *err, siz
     return OG_OK;
 }
 
-og_status og_db_open(const char *path, int writable, og_db **out, char *err, size_t errlen) {
+og_status og_db_open(const char *path, int writable, og_db **out, char *err, size_t errlen)
+{
     if (out == NULL)
         return og_db_fail(path != NULL ? path : "(null)", OG_ERROR_INVALID_ARGUMENT, err, errlen,
                           "out is NULL");
@@ -402,7 +418,8 @@ og_status og_db_open(const char *path, int writable, og_db **out, char *err, siz
     return OG_OK;
 }
 
-void og_db_close(og_db *db) {
+void og_db_close(og_db *db)
+{
     if (db == NULL)
         return;
     /* Every statement is finalized before its function returns, so the
@@ -413,7 +430,8 @@ void og_db_close(og_db *db) {
 
 /* Looks up the row id of a device key; *id = 0 when there is none. */
 static og_status og_db_find_device(og_db *db, const og_device_info *dev, int64_t *id, char *err,
-                                   size_t errlen) {
+                                   size_t errlen)
+{
     sqlite3_stmt *stmt = NULL;
     int rc = sqlite3_prepare_v2(db->conn,
                                 "SELECT id FROM devices WHERE vendor_id = ?1 AND device_id = ?2"
@@ -430,8 +448,8 @@ static og_status og_db_find_device(og_db *db, const og_device_info *dev, int64_t
     if (rc == SQLITE_OK)
         rc = sqlite3_step(stmt);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        og_status st = og_db_fail_sqlite(db->path, db->conn, rc, "looking up the device", err,
-                                         errlen);
+        og_status st =
+            og_db_fail_sqlite(db->path, db->conn, rc, "looking up the device", err, errlen);
         sqlite3_finalize(stmt);
         return st;
     }
@@ -440,11 +458,11 @@ static og_status og_db_find_device(og_db *db, const og_device_info *dev, int64_t
     return OG_OK;
 }
 
-og_status og_db_device(og_db *db, const og_device_info *dev, int64_t *id, char *err,
-                       size_t errlen) {
+og_status og_db_device(og_db *db, const og_device_info *dev, int64_t *id, char *err, size_t errlen)
+{
     if (db == NULL || dev == NULL || id == NULL)
-        return og_db_fail(db != NULL ? db->path : "(null)", OG_ERROR_INVALID_ARGUMENT, err,
-                          errlen, "og_db_device: NULL argument");
+        return og_db_fail(db != NULL ? db->path : "(null)", OG_ERROR_INVALID_ARGUMENT, err, errlen,
+                          "og_db_device: NULL argument");
     *id = 0;
     og_status st = og_db_find_device(db, dev, id, err, errlen);
     if (st != OG_OK || *id != 0)
@@ -458,10 +476,11 @@ og_status og_db_device(og_db *db, const og_device_info *dev, int64_t *id, char *
     /* OR IGNORE: another process may insert the same device between the
      * lookup and here; the lookup after the insert finds either row. */
     sqlite3_stmt *stmt = NULL;
-    int rc = sqlite3_prepare_v2(db->conn,
-                                "INSERT OR IGNORE INTO devices (vendor_id, device_id, driver_id,"
-                                " driver_version, name, driver_name) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                                -1, &stmt, NULL);
+    int rc =
+        sqlite3_prepare_v2(db->conn,
+                           "INSERT OR IGNORE INTO devices (vendor_id, device_id, driver_id,"
+                           " driver_version, name, driver_name) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                           -1, &stmt, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(stmt, 1, dev->vendor_id);
     if (rc == SQLITE_OK)
@@ -485,14 +504,16 @@ og_status og_db_device(og_db *db, const og_device_info *dev, int64_t *id, char *
 
     st = og_db_find_device(db, dev, id, err, errlen);
     if (st == OG_OK && *id == 0)
-        st = og_db_fail(db->path, OG_ERROR_DATABASE, err, errlen, "device row vanished after insert");
+        st = og_db_fail(db->path, OG_ERROR_DATABASE, err, errlen,
+                        "device row vanished after insert");
     return st;
 }
 
-og_status og_db_insert(og_db *db, int64_t device, const og_record *rec, char *err, size_t errlen) {
+og_status og_db_insert(og_db *db, int64_t device, const og_record *rec, char *err, size_t errlen)
+{
     if (db == NULL || rec == NULL)
-        return og_db_fail(db != NULL ? db->path : "(null)", OG_ERROR_INVALID_ARGUMENT, err,
-                          errlen, "og_db_insert: NULL argument");
+        return og_db_fail(db != NULL ? db->path : "(null)", OG_ERROR_INVALID_ARGUMENT, err, errlen,
+                          "og_db_insert: NULL argument");
     if ((unsigned)rec->key.dtype > OG_BF16 || (unsigned)rec->key.mode > OG_MODE_DETERMINISTIC)
         return og_db_fail(db->path, OG_ERROR_INVALID_ARGUMENT, err, errlen,
                           "record has dtype %d, mode %d", (int)rec->key.dtype, (int)rec->key.mode);
@@ -561,7 +582,8 @@ og_status og_db_insert(og_db *db, int64_t device, const og_record *rec, char *er
 
 /* Squared distance of two shapes in log space. Sizes below 1 (an empty
  * operand) count as 1 so the logarithm stays finite. */
-static double og_db_shape_distance(const int64_t a[4], const int64_t b[4]) {
+static double og_db_shape_distance(const int64_t a[4], const int64_t b[4])
+{
     double d = 0.0;
     for (int i = 0; i < 4; i++) {
         double x = a[i] < 1 ? 1.0 : (double)a[i];
@@ -574,7 +596,7 @@ static double og_db_shape_distance(const int64_t a[4], const int64_t b[4]) {
 
 /* The best candidate seen so far while scanning records. */
 typedef struct og_db_pick {
-    int found;  /* 0 none, 1 exact, 2 nearest */
+    int found; /* 0 none, 1 exact, 2 nearest */
     double distance;
     og_record rec;
 } og_db_pick;
@@ -583,7 +605,8 @@ typedef struct og_db_pick {
  * the pick: an exact shape beats any other, then the smaller distance, then
  * the higher GFLOP/s. Distances that differ only by rounding (log(2) and
  * log(1/2) squared, say) count as a tie. */
-static int og_db_better(const og_db_pick *pick, int exact, double distance, double gflops) {
+static int og_db_better(const og_db_pick *pick, int exact, double distance, double gflops)
+{
     if (pick->found == 0)
         return 1;
     if (exact != (pick->found == 1))
@@ -600,7 +623,8 @@ static int og_db_better(const og_db_pick *pick, int exact, double distance, doub
  * replaces the pick, so among equals the newest record wins. */
 static og_status og_db_scan(og_db *db, const og_device_info *dev, const og_record_key *key,
                             const char *template_name, const char *hash, const int64_t shape[4],
-                            int same_driver, og_db_pick *pick, char *err, size_t errlen) {
+                            int same_driver, og_db_pick *pick, char *err, size_t errlen)
+{
     sqlite3_stmt *stmt = NULL;
     int rc = sqlite3_prepare_v2(
         db->conn,
@@ -665,11 +689,12 @@ static og_status og_db_scan(og_db *db, const og_device_info *dev, const og_recor
 og_status og_db_select(og_db *db, const og_device_info *dev, const og_record_key *key,
                        const char *template_name, uint64_t template_hash, int64_t m, int64_t n,
                        int64_t k, int64_t batch, og_record *out, int *found, int *other_driver,
-                       char *err, size_t errlen) {
+                       char *err, size_t errlen)
+{
     if (db == NULL || dev == NULL || key == NULL || template_name == NULL || out == NULL ||
         found == NULL || other_driver == NULL)
-        return og_db_fail(db != NULL ? db->path : "(null)", OG_ERROR_INVALID_ARGUMENT, err,
-                          errlen, "og_db_select: NULL argument");
+        return og_db_fail(db != NULL ? db->path : "(null)", OG_ERROR_INVALID_ARGUMENT, err, errlen,
+                          "og_db_select: NULL argument");
     *found = 0;
     *other_driver = 0;
     if ((unsigned)key->dtype > OG_BF16 || (unsigned)key->mode > OG_MODE_DETERMINISTIC)
@@ -700,10 +725,11 @@ og_status og_db_select(og_db *db, const og_device_info *dev, const og_record_key
 }
 
 og_status og_db_each(og_db *db, int (*fn)(void *user, const og_record *rec, const char *device),
-                     void *user, char *err, size_t errlen) {
+                     void *user, char *err, size_t errlen)
+{
     if (db == NULL || fn == NULL)
-        return og_db_fail(db != NULL ? db->path : "(null)", OG_ERROR_INVALID_ARGUMENT, err,
-                          errlen, "og_db_each: NULL argument");
+        return og_db_fail(db != NULL ? db->path : "(null)", OG_ERROR_INVALID_ARGUMENT, err, errlen,
+                          "og_db_each: NULL argument");
     og_record *rec = malloc(sizeof *rec);
     if (rec == NULL)
         return og_db_fail(db->path, OG_ERROR_OUT_OF_MEMORY, err, errlen, "out of memory");

@@ -23,10 +23,11 @@ og_status og_build_kernel(const og_kernel_key *key, const og_limits *lim, uint32
     if (st == OG_OK && (refl->local_size[0] != (uint32_t)key->p.wgx ||
                         refl->local_size[1] != (uint32_t)key->p.wgy ||
                         refl->shared_bytes != og_params_shared_bytes(&key->p))) {
-        snprintf(err, errlen,
-                 "gen: reflection gives workgroup %ux%u and %u shared bytes, parameters %dx%d and %u",
-                 refl->local_size[0], refl->local_size[1], refl->shared_bytes, key->p.wgx,
-                 key->p.wgy, og_params_shared_bytes(&key->p));
+        snprintf(
+            err, errlen,
+            "gen: reflection gives workgroup %ux%u and %u shared bytes, parameters %dx%d and %u",
+            refl->local_size[0], refl->local_size[1], refl->shared_bytes, key->p.wgx, key->p.wgy,
+            og_params_shared_bytes(&key->p));
         st = OG_ERROR_COMPILE;
     }
     if (st == OG_OK && lim &&

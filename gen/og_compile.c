@@ -29,8 +29,8 @@ og_status og_compile(const char *src, og_dialect dialect, int assembly, uint32_t
     const char *name = dialect == OG_HLSL ? "kernel.hlsl" : "kernel.comp";
     size_t len = strlen(src);
     shaderc_compilation_result_t res =
-        assembly ? shaderc_compile_into_spv_assembly(compiler, src, len,
-                                                     shaderc_compute_shader, name, "main", opts)
+        assembly ? shaderc_compile_into_spv_assembly(compiler, src, len, shaderc_compute_shader,
+                                                     name, "main", opts)
                  : shaderc_compile_into_spv(compiler, src, len, shaderc_compute_shader, name,
                                             "main", opts);
     og_status st = OG_OK;

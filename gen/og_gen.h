@@ -26,7 +26,7 @@ typedef struct og_tile_params {
     int pad;        /* floats of padding per workgroup-memory row (staged only) */
     og_load load;
     og_acc acc;
-    int vec;        /* elements per load inside C (1, or 4: direct loads only) */
+    int vec; /* elements per load inside C (1, or 4: direct loads only) */
     og_src src;
 } og_tile_params;
 
@@ -40,23 +40,23 @@ typedef struct og_kernel_key {
 
 /* What a device allows a kernel, from VkPhysicalDeviceLimits. */
 typedef struct og_limits {
-    uint32_t max_invocations;      /* maxComputeWorkGroupInvocations */
-    uint32_t max_size[3];          /* maxComputeWorkGroupSize */
-    uint32_t max_count[3];         /* maxComputeWorkGroupCount */
-    uint32_t max_shared_bytes;     /* maxComputeSharedMemorySize */
-    uint64_t max_storage_range;    /* maxStorageBufferRange, bytes */
-    uint32_t max_push_bytes;       /* maxPushConstantsSize */
-    uint32_t subgroup_size;        /* VkPhysicalDeviceSubgroupProperties */
-    uint32_t max_texel_elements;   /* maxTexelBufferElements; 0: no R32, R32G32 and R32G32B32A32
-                                      UINT uniform texel buffers */
+    uint32_t max_invocations;    /* maxComputeWorkGroupInvocations */
+    uint32_t max_size[3];        /* maxComputeWorkGroupSize */
+    uint32_t max_count[3];       /* maxComputeWorkGroupCount */
+    uint32_t max_shared_bytes;   /* maxComputeSharedMemorySize */
+    uint64_t max_storage_range;  /* maxStorageBufferRange, bytes */
+    uint32_t max_push_bytes;     /* maxPushConstantsSize */
+    uint32_t subgroup_size;      /* VkPhysicalDeviceSubgroupProperties */
+    uint32_t max_texel_elements; /* maxTexelBufferElements; 0: no R32, R32G32 and R32G32B32A32
+                                    UINT uniform texel buffers */
 } og_limits;
 
 /* What SPIR-V reflection reports of a compiled kernel. */
 typedef struct og_reflection {
     uint32_t local_size[3];
-    uint32_t shared_bytes;   /* sum of the Workgroup-storage variables */
-    uint32_t bindings;       /* distinct storage and texel buffer bindings in set 0 */
-    uint32_t push_bytes;     /* size of the push-constant block */
+    uint32_t shared_bytes; /* sum of the Workgroup-storage variables */
+    uint32_t bindings;     /* distinct storage and texel buffer bindings in set 0 */
+    uint32_t push_bytes;   /* size of the push-constant block */
 } og_reflection;
 
 #define OG_TEMPLATE_TILE "gemm_tile"

@@ -7,14 +7,16 @@
 
 og_tile_params og_params_default(void)
 {
-    og_tile_params p = {64, 64, 16, 4, 4, 16, 16, 0, OG_LOAD_STAGED, OG_ACC_BLOCKED, 1, OG_SRC_STORAGE};
+    og_tile_params p = {
+        64, 64, 16, 4, 4, 16, 16, 0, OG_LOAD_STAGED, OG_ACC_BLOCKED, 1, OG_SRC_STORAGE};
     return p;
 }
 
 void og_params_format(const og_tile_params *p, char *buf, size_t len)
 {
-    snprintf(buf, len, "bm=%d,bn=%d,bk=%d,tm=%d,tn=%d,wgx=%d,wgy=%d,pad=%d,load=%s,acc=%s,vec=%d,src=%s", p->bm,
-             p->bn, p->bk, p->tm, p->tn, p->wgx, p->wgy, p->pad,
+    snprintf(buf, len,
+             "bm=%d,bn=%d,bk=%d,tm=%d,tn=%d,wgx=%d,wgy=%d,pad=%d,load=%s,acc=%s,vec=%d,src=%s",
+             p->bm, p->bn, p->bk, p->tm, p->tn, p->wgx, p->wgy, p->pad,
              p->load == OG_LOAD_DIRECT ? "direct" : "staged",
              p->acc == OG_ACC_CHAIN ? "chain" : "blocked", p->vec,
              p->src == OG_SRC_TEXEL ? "texel" : "ssbo");
@@ -94,7 +96,8 @@ int og_params_parse(const char *text, og_tile_params *out, char *why, size_t len
         }
     }
     if (seen != 0xfffu) {
-        snprintf(why, len, "params: '%s' lacks some of bm,bn,bk,tm,tn,wgx,wgy,pad,load,acc,vec,src", text);
+        snprintf(why, len, "params: '%s' lacks some of bm,bn,bk,tm,tn,wgx,wgy,pad,load,acc,vec,src",
+                 text);
         return -1;
     }
     *out = p;
@@ -131,26 +134,32 @@ int og_params_check(const og_tile_params *p, const og_limits *lim, char *why, si
         return -1;
     }
     if (!one_of(p->tm, regs, 5) || !one_of(p->tn, regs, 5)) {
-        snprintf(why, len, "params: register tile %dx%d is not made of 1, 2, 4, 8 or 16", p->tm, p->tn);
+        snprintf(why, len, "params: register tile %dx%d is not made of 1, 2, 4, 8 or 16", p->tm,
+                 p->tn);
         return -1;
     }
     if (p->wgx * p->tn != p->bn || p->wgy * p->tm != p->bm) {
-        snprintf(why, len, "params: workgroup %dx%d times register tile %dx%d is not the tile %dx%d",
-                 p->wgx, p->wgy, p->tn, p->tm, p->bn, p->bm);
+        snprintf(why, len,
+                 "params: workgroup %dx%d times register tile %dx%d is not the tile %dx%d", p->wgx,
+                 p->wgy, p->tn, p->tm, p->bn, p->bm);
         return -1;
     }
     if (p->pad < 0 || p->pad > 8 || (p->load == OG_LOAD_DIRECT && p->pad != 0)) {
         snprintf(why, len, "params: pad=%d must be 0..8, and 0 for direct loads", p->pad);
         return -1;
     }
-    if (p->vec != 1 && !(p->vec == 4 && p->load == OG_LOAD_DIRECT && p->tm % 4 == 0 && p->tn % 4 == 0)) {
-        snprintf(why, len, "params: vec=%d must be 1, or 4 with direct loads and register tiles of fours", p->vec);
+    if (p->vec != 1 &&
+        !(p->vec == 4 && p->load == OG_LOAD_DIRECT && p->tm % 4 == 0 && p->tn % 4 == 0)) {
+        snprintf(why, len,
+                 "params: vec=%d must be 1, or 4 with direct loads and register tiles of fours",
+                 p->vec);
         return -1;
     }
     if (!lim)
         return 0;
     if (p->src == OG_SRC_TEXEL && lim->max_texel_elements == 0) {
-        snprintf(why, len, "limits: the device has no R32/R32G32/R32G32B32A32 uniform texel buffers");
+        snprintf(why, len,
+                 "limits: the device has no R32/R32G32/R32G32B32A32 uniform texel buffers");
         return -1;
     }
     uint32_t inv = (uint32_t)(p->wgx * p->wgy);

@@ -9,8 +9,7 @@
 enum { SPV_OP_TYPE_POINTER = 32, SPV_OP_VARIABLE = 59, SPV_STORAGE_WORKGROUP = 4 };
 
 static og_status open_compiler(const uint32_t *words, size_t count, spvc_backend backend,
-                               spvc_context *ctx, spvc_compiler *compiler, char *err,
-                               size_t errlen)
+                               spvc_context *ctx, spvc_compiler *compiler, char *err, size_t errlen)
 {
     spvc_parsed_ir ir;
     if (spvc_context_create(ctx) != SPVC_SUCCESS) {
@@ -27,7 +26,8 @@ static og_status open_compiler(const uint32_t *words, size_t count, spvc_backend
     return OG_OK;
 }
 
-/* Bytes of a workgroup variable's type: scalars, vectors, matrices and arrays of them, or structs. */
+/* Bytes of a workgroup variable's type: scalars, vectors, matrices and arrays of them, or structs.
+ */
 static uint64_t type_bytes(spvc_compiler compiler, spvc_type_id id)
 {
     spvc_type t = spvc_compiler_get_type_handle(compiler, id);
@@ -80,8 +80,8 @@ og_status og_reflect(const uint32_t *words, size_t count, og_reflection *out, ch
         return st;
     memset(out, 0, sizeof *out);
     for (unsigned d = 0; d < 3; d++)
-        out->local_size[d] =
-            spvc_compiler_get_execution_mode_argument_by_index(compiler, SpvExecutionModeLocalSize, d);
+        out->local_size[d] = spvc_compiler_get_execution_mode_argument_by_index(
+            compiler, SpvExecutionModeLocalSize, d);
     out->shared_bytes = shared_bytes(compiler, words, count);
 
     spvc_resources res;

@@ -26,13 +26,12 @@ og_status og_buffer_create(og_context *ctx, uint64_t bytes, og_buffer **out)
     buf->ctx = ctx;
     buf->size = bytes;
     buf->allocated = allocated;
-    VkBufferCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                               .size = allocated,
-                               .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
-                                        VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
-                                        VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                        VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                               .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+    VkBufferCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+        .size = allocated,
+        .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
+                 VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+        .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
     VkResult r = ctx->vk.vkCreateBuffer(ctx->device, &info, NULL, &buf->buffer);
     if (r != VK_SUCCESS) {
         og_buffer_destroy(buf);

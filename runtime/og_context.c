@@ -60,10 +60,9 @@ uint32_t og_context_queue_family(const og_context *ctx)
     return ctx->queue_family;
 }
 
-static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
-                                                    VkDebugUtilsMessageTypeFlagsEXT type,
-                                                    const VkDebugUtilsMessengerCallbackDataEXT *data,
-                                                    void *user)
+static VKAPI_ATTR VkBool32 VKAPI_CALL
+on_validation(VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT type,
+              const VkDebugUtilsMessengerCallbackDataEXT *data, void *user)
 {
     (void)type;
     og_context *ctx = user;
@@ -109,7 +108,8 @@ static og_status create_instance(og_context *ctx, int validation)
                                  .ppEnabledExtensionNames = &ext};
     VkResult r = vkCreateInstance(&info, NULL, &ctx->instance);
     if (r != VK_SUCCESS)
-        return og_fail(NULL, OG_ERROR_VULKAN, "context: vkCreateInstance failed (VkResult %d)", (int)r);
+        return og_fail(NULL, OG_ERROR_VULKAN, "context: vkCreateInstance failed (VkResult %d)",
+                       (int)r);
     volkLoadInstanceOnly(ctx->instance);
     if (validation) {
         VkDebugUtilsMessengerCreateInfoEXT m = {
@@ -122,7 +122,8 @@ static og_status create_instance(og_context *ctx, int validation)
             .pUserData = ctx};
         r = vkCreateDebugUtilsMessengerEXT(ctx->instance, &m, NULL, &ctx->messenger);
         if (r != VK_SUCCESS)
-            return og_fail(NULL, OG_ERROR_VULKAN, "context: debug messenger failed (VkResult %d)", (int)r);
+            return og_fail(NULL, OG_ERROR_VULKAN, "context: debug messenger failed (VkResult %d)",
+                           (int)r);
     }
     return OG_OK;
 }
@@ -132,7 +133,8 @@ static int contains_nocase(const char *hay, const char *needle)
     size_t n = strlen(needle);
     for (; *hay; hay++) {
         size_t i = 0;
-        while (i < n && hay[i] && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+        while (i < n && hay[i] &&
+               tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
             i++;
         if (i == n)
             return 1;
@@ -146,7 +148,8 @@ static og_status pick_device(og_context *ctx, const char *want)
     uint32_t n = 0;
     VkResult r = vkEnumeratePhysicalDevices(ctx->instance, &n, NULL);
     if (r != VK_SUCCESS || n == 0)
-        return og_fail(NULL, OG_ERROR_NOT_FOUND, "context: no Vulkan device (install mesa-vulkan-drivers for lavapipe)");
+        return og_fail(NULL, OG_ERROR_NOT_FOUND,
+                       "context: no Vulkan device (install mesa-vulkan-drivers for lavapipe)");
     VkPhysicalDevice *devs = calloc(n, sizeof *devs);
     if (!devs)
         return og_fail(NULL, OG_ERROR_OUT_OF_MEMORY, "context: out of memory");
@@ -162,16 +165,17 @@ static og_status pick_device(og_context *ctx, const char *want)
     }
     free(devs);
     if (!ctx->physical)
-        return og_fail(NULL, OG_ERROR_NOT_FOUND, "context: OG_DEVICE=%s matches none of the %u devices",
-                       want, n);
+        return og_fail(NULL, OG_ERROR_NOT_FOUND,
+                       "context: OG_DEVICE=%s matches none of the %u devices", want, n);
     return OG_OK;
 }
 
 static void read_properties(og_context *ctx)
 {
-    VkPhysicalDeviceDriverProperties driver = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
-    VkPhysicalDeviceSubgroupProperties subgroup = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
-                                                   .pNext = &driver};
+    VkPhysicalDeviceDriverProperties driver = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+    VkPhysicalDeviceSubgroupProperties subgroup = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES, .pNext = &driver};
     VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
                                       .pNext = &subgroup};
     vkGetPhysicalDeviceProperties2(ctx->physical, &p2);
@@ -231,7 +235,8 @@ static og_status create_device(og_context *ctx)
                           ctx->props.limits.timestampPeriod > 0;
     free(fams);
     if (family == UINT32_MAX)
-        return og_fail(NULL, OG_ERROR_NOT_FOUND, "context: %s has no compute queue", ctx->props.deviceName);
+        return og_fail(NULL, OG_ERROR_NOT_FOUND, "context: %s has no compute queue",
+                       ctx->props.deviceName);
 
     float priority = 1.0f;
     VkDeviceQueueCreateInfo q = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
@@ -243,7 +248,8 @@ static og_status create_device(og_context *ctx)
                                .pQueueCreateInfos = &q};
     VkResult r = vkCreateDevice(ctx->physical, &info, NULL, &ctx->device);
     if (r != VK_SUCCESS)
-        return og_fail(NULL, OG_ERROR_VULKAN, "context: vkCreateDevice failed (VkResult %d)", (int)r);
+        return og_fail(NULL, OG_ERROR_VULKAN, "context: vkCreateDevice failed (VkResult %d)",
+                       (int)r);
     volkLoadDeviceTable(&ctx->vk, ctx->device);
     ctx->queue_family = family;
     ctx->vk.vkGetDeviceQueue(ctx->device, family, 0, &ctx->queue);
@@ -260,7 +266,8 @@ static og_status create_shared_objects(og_context *ctx)
                                     .queueFamilyIndex = ctx->queue_family};
     VkResult r = ctx->vk.vkCreateCommandPool(d, &pool, NULL, &ctx->pool);
     if (r != VK_SUCCESS)
-        return og_fail(NULL, OG_ERROR_VULKAN, "context: vkCreateCommandPool failed (VkResult %d)", (int)r);
+        return og_fail(NULL, OG_ERROR_VULKAN, "context: vkCreateCommandPool failed (VkResult %d)",
+                       (int)r);
     VkCommandBufferAllocateInfo cb = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                       .commandPool = ctx->pool,
                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
@@ -268,7 +275,8 @@ static og_status create_shared_objects(og_context *ctx)
     VkFenceCreateInfo fence = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     if ((r = ctx->vk.vkAllocateCommandBuffers(d, &cb, &ctx->cmd)) != VK_SUCCESS ||
         (r = ctx->vk.vkCreateFence(d, &fence, NULL, &ctx->fence)) != VK_SUCCESS)
-        return og_fail(NULL, OG_ERROR_VULKAN, "context: creating shared objects failed (VkResult %d)", (int)r);
+        return og_fail(NULL, OG_ERROR_VULKAN,
+                       "context: creating shared objects failed (VkResult %d)", (int)r);
     VkPushConstantRange push = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = sizeof(og_push)};
     for (int src = OG_SRC_STORAGE; src <= OG_SRC_TEXEL; src++) {
         VkDescriptorType operand = src == OG_SRC_TEXEL ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER
@@ -281,12 +289,14 @@ static og_status create_shared_objects(og_context *ctx)
                 .descriptorType = i == 2 ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER : operand,
                 .descriptorCount = 1,
                 .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
-        VkDescriptorSetLayoutCreateInfo set = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-                                               .bindingCount = src == OG_SRC_TEXEL ? 5 : 3,
-                                               .pBindings = b};
+        VkDescriptorSetLayoutCreateInfo set = {
+            .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+            .bindingCount = src == OG_SRC_TEXEL ? 5 : 3,
+            .pBindings = b};
         r = ctx->vk.vkCreateDescriptorSetLayout(d, &set, NULL, &ctx->set_layout[src]);
         if (r != VK_SUCCESS)
-            return og_fail(NULL, OG_ERROR_VULKAN, "context: vkCreateDescriptorSetLayout failed (VkResult %d)", (int)r);
+            return og_fail(NULL, OG_ERROR_VULKAN,
+                           "context: vkCreateDescriptorSetLayout failed (VkResult %d)", (int)r);
         VkPipelineLayoutCreateInfo layout = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
                                              .setLayoutCount = 1,
                                              .pSetLayouts = &ctx->set_layout[src],
@@ -294,7 +304,8 @@ static og_status create_shared_objects(og_context *ctx)
                                              .pPushConstantRanges = &push};
         r = ctx->vk.vkCreatePipelineLayout(d, &layout, NULL, &ctx->pipeline_layout[src]);
         if (r != VK_SUCCESS)
-            return og_fail(NULL, OG_ERROR_VULKAN, "context: vkCreatePipelineLayout failed (VkResult %d)", (int)r);
+            return og_fail(NULL, OG_ERROR_VULKAN,
+                           "context: vkCreatePipelineLayout failed (VkResult %d)", (int)r);
     }
     return OG_OK;
 }
@@ -360,9 +371,8 @@ void og_context_destroy(og_context *ctx)
 
 og_status og_submit_wait(og_context *ctx, VkCommandBuffer cmd)
 {
-    VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                           .commandBufferCount = 1,
-                           .pCommandBuffers = &cmd};
+    VkSubmitInfo submit = {
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};
     VkResult r = ctx->vk.vkResetFences(ctx->device, 1, &ctx->fence);
     if (r == VK_SUCCESS)
         r = ctx->vk.vkQueueSubmit(ctx->queue, 1, &submit, ctx->fence);

@@ -14,9 +14,11 @@ og_status og_gemm_create(og_context *ctx, og_dtype input, og_mode mode, og_gemm 
 {
     *out = NULL;
     if (input != OG_F32 && input != OG_F16 && input != OG_BF16)
-        return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT, "gemm: input type %d is not float32, float16 or bfloat16", (int)input);
+        return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT,
+                       "gemm: input type %d is not float32, float16 or bfloat16", (int)input);
     if (mode != OG_MODE_FAST && mode != OG_MODE_DETERMINISTIC)
-        return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT, "gemm: mode %d is not Fast or Deterministic", (int)mode);
+        return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT, "gemm: mode %d is not Fast or Deterministic",
+                       (int)mode);
     og_gemm *g = calloc(1, sizeof *g);
     og_binding *bindings = calloc(OG_BINDINGS_MAX, sizeof *bindings);
     if (!g || !bindings) {
@@ -28,8 +30,9 @@ og_status og_gemm_create(og_context *ctx, og_dtype input, og_mode mode, og_gemm 
     g->dtype = input;
     g->mode = mode;
     g->bindings = bindings;
-    VkDescriptorPoolSize sizes[2] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 3 * OG_BINDINGS_MAX},
-                                     {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, 4 * OG_BINDINGS_MAX}};
+    VkDescriptorPoolSize sizes[2] = {
+        {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 3 * OG_BINDINGS_MAX},
+        {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, 4 * OG_BINDINGS_MAX}};
     VkDescriptorPoolCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
                                        .maxSets = OG_BINDINGS_MAX,
                                        .poolSizeCount = 2,
@@ -113,15 +116,17 @@ static og_status binding_set(og_gemm *g, const og_tile_params *p, og_buffer *a, 
         int texel = i != 2 && src == OG_SRC_TEXEL;
         if (i < 3)
             infos[i] = (VkDescriptorBufferInfo){bufs[i]->buffer, 0,
-                                                bufs[i]->allocated < max_range ? bufs[i]->allocated : max_range};
-        writes[i] = (VkWriteDescriptorSet){
-            .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-            .dstSet = e->set,
-            .dstBinding = i,
-            .descriptorCount = 1,
-            .descriptorType = texel ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-            .pBufferInfo = texel ? NULL : &infos[i],
-            .pTexelBufferView = texel ? &views[i] : NULL};
+                                                bufs[i]->allocated < max_range ? bufs[i]->allocated
+                                                                               : max_range};
+        writes[i] =
+            (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                                   .dstSet = e->set,
+                                   .dstBinding = i,
+                                   .descriptorCount = 1,
+                                   .descriptorType = texel ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER
+                                                           : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                   .pBufferInfo = texel ? NULL : &infos[i],
+                                   .pTexelBufferView = texel ? &views[i] : NULL};
     }
     ctx->vk.vkUpdateDescriptorSets(ctx->device, n_writes, writes, 0, NULL);
     e->a = a->buffer;
@@ -158,8 +163,8 @@ og_status og_gemm_choose(og_gemm *g, const og_gemm_args *args, og_tile_params *p
         g->choices = grown;
         g->cap_choices = cap;
     }
-    g->choices[g->n_choices++] = (og_shape_choice){!!args->trans_a, !!args->trans_b, args->m,
-                                                   args->n, args->k, batch, choice.params};
+    g->choices[g->n_choices++] = (og_shape_choice){
+        !!args->trans_a, !!args->trans_b, args->m, args->n, args->k, batch, choice.params};
     *p = choice.params;
     return OG_OK;
 }
@@ -173,16 +178,16 @@ og_status og_record_dispatch(og_context *ctx, VkCommandBuffer cmd, const og_kern
         return st;
     ctx->vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
     VkPipelineLayout layout = ctx->pipeline_layout[key->p.src];
-    ctx->vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, NULL);
-    ctx->vk.vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                               sizeof *push, push);
+    ctx->vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0,
+                                    NULL);
+    ctx->vk.vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof *push, push);
     ctx->vk.vkCmdDispatch(cmd, grid[0], grid[1], grid[2]);
     /* C is visible to later compute work, copies and the host. */
     VkMemoryBarrier barrier = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                                .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
-                               .dstAccessMask = VK_ACCESS_SHADER_READ_BIT |
-                                                VK_ACCESS_SHADER_WRITE_BIT |
-                                                VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT};
+                               .dstAccessMask =
+                                   VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                                   VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT};
     ctx->vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                                  VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
                                      VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
@@ -291,6 +296,8 @@ og_status og_gemm_describe(og_gemm *g, const og_gemm_args *args, char *buf, size
     char params[OG_PARAMS_MAX];
     og_params_format(&c.params, params, sizeof params);
     snprintf(buf, len, "%s %s (%s)", OG_TEMPLATE_TILE, params,
-             c.source == OG_SOURCE_DEFAULT ? "default" : c.source == OG_SOURCE_DB ? "db" : "db, nearest shape");
+             c.source == OG_SOURCE_DEFAULT ? "default"
+             : c.source == OG_SOURCE_DB    ? "db"
+                                           : "db, nearest shape");
     return OG_OK;
 }

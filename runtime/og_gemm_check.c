@@ -43,7 +43,8 @@ static og_status check_operand(og_context *ctx, const char *name, const og_buffe
         return bad(ctx, "gemm: %s is NULL", name);
     uint64_t end = extent(off, batch, stride, rows, ld, cols);
     if (end == UINT64_MAX || end > UINT32_MAX)
-        return bad(ctx, "gemm: %s spans more than 2^32 elements (offset, stride and ld too large)", name);
+        return bad(ctx, "gemm: %s spans more than 2^32 elements (offset, stride and ld too large)",
+                   name);
     uint64_t need = end * elem_bytes;
     if (need > ctx->limits.max_storage_range)
         return og_fail(ctx, OG_ERROR_UNSUPPORTED,
@@ -66,10 +67,19 @@ og_status og_gemm_check(og_context *ctx, og_dtype dtype, const og_gemm_args *g,
     const struct {
         const char *name;
         int64_t v;
-    } nonneg[] = {{"M", g->m},          {"N", g->n},          {"K", g->k},
-                  {"batch", g->batch},  {"a_offset", g->a_offset}, {"b_offset", g->b_offset},
-                  {"c_offset", g->c_offset}, {"stride_a", g->stride_a}, {"stride_b", g->stride_b},
-                  {"stride_c", g->stride_c}, {"lda", g->lda}, {"ldb", g->ldb}, {"ldc", g->ldc}};
+    } nonneg[] = {{"M", g->m},
+                  {"N", g->n},
+                  {"K", g->k},
+                  {"batch", g->batch},
+                  {"a_offset", g->a_offset},
+                  {"b_offset", g->b_offset},
+                  {"c_offset", g->c_offset},
+                  {"stride_a", g->stride_a},
+                  {"stride_b", g->stride_b},
+                  {"stride_c", g->stride_c},
+                  {"lda", g->lda},
+                  {"ldb", g->ldb},
+                  {"ldc", g->ldc}};
     for (size_t i = 0; i < sizeof nonneg / sizeof nonneg[0]; i++) {
         if (nonneg[i].v < 0)
             return bad(ctx, "gemm: %s (%" PRId64 ") is negative", nonneg[i].name, nonneg[i].v);
@@ -90,13 +100,15 @@ og_status og_gemm_check(og_context *ctx, og_dtype dtype, const og_gemm_args *g,
         return bad(ctx, "gemm: ldb (%" PRId64 ") is smaller than %s (%" PRIu64 ") for B %s", g->ldb,
                    g->trans_b ? "K" : "N", need_ldb, g->trans_b ? "transposed" : "not transposed");
     if ((uint64_t)g->ldc < max1(g->n))
-        return bad(ctx, "gemm: ldc (%" PRId64 ") is smaller than N (%" PRIu64 ")", g->ldc, max1(g->n));
+        return bad(ctx, "gemm: ldc (%" PRId64 ") is smaller than N (%" PRIu64 ")", g->ldc,
+                   max1(g->n));
 
     memset(grid, 0, 3 * sizeof grid[0]);
     if (g->m == 0 || g->n == 0)
         return OG_OK; /* nothing to compute */
 
-    if (batch > 1 && (uint64_t)g->stride_c < (uint64_t)(g->m - 1) * (uint64_t)g->ldc + (uint64_t)g->n)
+    if (batch > 1 &&
+        (uint64_t)g->stride_c < (uint64_t)(g->m - 1) * (uint64_t)g->ldc + (uint64_t)g->n)
         return bad(ctx,
                    "gemm: stride_c (%" PRId64 ") makes the batch's outputs overlap (needs at least "
                    "(M-1)*ldc + N = %" PRIu64 ")",
@@ -128,10 +140,19 @@ og_status og_gemm_check(og_context *ctx, og_dtype dtype, const og_gemm_args *g,
     grid[0] = (uint32_t)gx;
     grid[1] = (uint32_t)gy;
     grid[2] = (uint32_t)batch;
-    *push = (og_push){(uint32_t)g->m,        (uint32_t)g->n,        (uint32_t)g->k,
-                      (uint32_t)g->lda,      (uint32_t)g->ldb,      (uint32_t)g->ldc,
-                      (uint32_t)g->a_offset, (uint32_t)g->b_offset, (uint32_t)g->c_offset,
-                      (uint32_t)g->stride_a, (uint32_t)g->stride_b, (uint32_t)g->stride_c,
-                      g->alpha,              g->beta};
+    *push = (og_push){(uint32_t)g->m,
+                      (uint32_t)g->n,
+                      (uint32_t)g->k,
+                      (uint32_t)g->lda,
+                      (uint32_t)g->ldb,
+                      (uint32_t)g->ldc,
+                      (uint32_t)g->a_offset,
+                      (uint32_t)g->b_offset,
+                      (uint32_t)g->c_offset,
+                      (uint32_t)g->stride_a,
+                      (uint32_t)g->stride_b,
+                      (uint32_t)g->stride_c,
+                      g->alpha,
+                      g->beta};
     return OG_OK;
 }

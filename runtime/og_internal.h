@@ -49,7 +49,7 @@ struct og_context {
     struct og_db_entry {
         og_db *db;
         char path[512];
-    } *dbs; /* tuning databases that opened, in search order */
+    } * dbs; /* tuning databases that opened, in search order */
     size_t n_dbs;
     int dbs_loaded;
     char *db_paths;
@@ -66,8 +66,8 @@ struct og_buffer {
     VkBuffer buffer;
     VkDeviceMemory memory;
     void *mapped;
-    uint64_t size;      /* as requested */
-    uint64_t allocated; /* padded to a whole 32-bit word, at least one word */
+    uint64_t size;          /* as requested */
+    uint64_t allocated;     /* padded to a whole 32-bit word, at least one word */
     VkBufferView texels[3]; /* views of 1, 2 and 4 words a texel, made on first use */
 };
 
@@ -94,7 +94,11 @@ og_status og_gemm_check(og_context *ctx, og_dtype dtype, const og_gemm_args *arg
                         const og_tile_params *p, og_push *push, uint32_t grid[3]);
 
 /* Where a kernel choice came from. */
-typedef enum og_source { OG_SOURCE_DEFAULT = 0, OG_SOURCE_DB = 1, OG_SOURCE_DB_NEAREST = 2 } og_source;
+typedef enum og_source {
+    OG_SOURCE_DEFAULT = 0,
+    OG_SOURCE_DB = 1,
+    OG_SOURCE_DB_NEAREST = 2
+} og_source;
 
 typedef struct og_choice {
     og_tile_params params;
@@ -136,10 +140,10 @@ struct og_gemm {
     og_context *ctx;
     og_dtype dtype;
     og_mode mode;
-    VkDescriptorPool pool;     /* holds up to OG_BINDINGS_MAX sets */
-    og_binding *bindings;      /* descriptor sets by (A, B, C) */
+    VkDescriptorPool pool; /* holds up to OG_BINDINGS_MAX sets */
+    og_binding *bindings;  /* descriptor sets by (A, B, C) */
     size_t n_bindings;
-    og_shape_choice *choices;  /* selection cache: after the first call, a lookup */
+    og_shape_choice *choices; /* selection cache: after the first call, a lookup */
     size_t n_choices, cap_choices;
 };
 
@@ -160,5 +164,5 @@ og_status og_gemm_choose(og_gemm *g, const og_gemm_args *args, og_tile_params *p
 
 /* Times `reps` dispatches of the GEMM with parameters p after `warmup`
  * untimed ones, with timestamp queries; *median_us is the median of one call. */
-og_status og_gemm_time(og_gemm *g, const og_gemm_args *args, const og_tile_params *p,
-                       int warmup, int reps, double *median_us);
+og_status og_gemm_time(og_gemm *g, const og_gemm_args *args, const og_tile_params *p, int warmup,
+                       int reps, double *median_us);

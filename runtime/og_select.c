@@ -38,7 +38,8 @@ static void load_databases(og_context *ctx)
         n += *s == ':';
     ctx->dbs = calloc(n, sizeof *ctx->dbs);
     char *save = NULL;
-    for (char *path = strtok_r(paths, ":", &save); path && ctx->dbs; path = strtok_r(NULL, ":", &save)) {
+    for (char *path = strtok_r(paths, ":", &save); path && ctx->dbs;
+         path = strtok_r(NULL, ":", &save)) {
         og_db *db;
         char err[1024];
         if (og_db_open(path, 0, &db, err, sizeof err) != OG_OK) {
@@ -80,11 +81,13 @@ og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, 
         og_tile_params p;
         if (og_params_parse(rec.params, &p, err, sizeof err) != 0 ||
             og_params_check(&p, &ctx->limits, err, sizeof err) != 0) {
-            fprintf(stderr, "onegpu: warning: tuning record '%s' is unusable here (%s)\n", rec.params, err);
+            fprintf(stderr, "onegpu: warning: tuning record '%s' is unusable here (%s)\n",
+                    rec.params, err);
             continue;
         }
         if (other_driver)
-            fprintf(stderr, "onegpu: warning: using a tuning record of another driver version of %s\n",
+            fprintf(stderr,
+                    "onegpu: warning: using a tuning record of another driver version of %s\n",
                     ctx->info.name);
         out->params = p;
         out->source = found == 1 ? OG_SOURCE_DB : OG_SOURCE_DB_NEAREST;

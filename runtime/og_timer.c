@@ -9,13 +9,14 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-og_status og_gemm_time(og_gemm *g, const og_gemm_args *args, const og_tile_params *p,
-                       int warmup, int reps, double *median_us)
+og_status og_gemm_time(og_gemm *g, const og_gemm_args *args, const og_tile_params *p, int warmup,
+                       int reps, double *median_us)
 {
     og_context *ctx = g->ctx;
     *median_us = 0;
     if (!ctx->has_timestamps)
-        return og_fail(ctx, OG_ERROR_UNSUPPORTED, "timer: %s has no timestamp queries on its compute queue",
+        return og_fail(ctx, OG_ERROR_UNSUPPORTED,
+                       "timer: %s has no timestamp queries on its compute queue",
                        ctx->props.deviceName);
     if (reps < 1 || warmup < 0)
         return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT, "timer: reps (%d) must be at least 1", reps);
@@ -44,9 +45,11 @@ og_status og_gemm_time(og_gemm *g, const og_gemm_args *args, const og_tile_param
         for (int i = 0; i < warmup && st == OG_OK; i++)
             st = og_gemm_encode_params(g, ctx->cmd, args, p);
         for (int i = 0; i < reps && st == OG_OK; i++) {
-            ctx->vk.vkCmdWriteTimestamp(ctx->cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, pool, 2 * (uint32_t)i);
+            ctx->vk.vkCmdWriteTimestamp(ctx->cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, pool,
+                                        2 * (uint32_t)i);
             st = og_gemm_encode_params(g, ctx->cmd, args, p);
-            ctx->vk.vkCmdWriteTimestamp(ctx->cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, pool, 2 * (uint32_t)i + 1);
+            ctx->vk.vkCmdWriteTimestamp(ctx->cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, pool,
+                                        2 * (uint32_t)i + 1);
         }
         r = ctx->vk.vkEndCommandBuffer(ctx->cmd);
         if (st == OG_OK && r != VK_SUCCESS)

@@ -88,8 +88,14 @@ static void check_beta0_ones(int64_t m, int64_t n, int64_t k, int64_t ldc, const
         for (og_mode mode = OG_MODE_FAST; mode <= OG_MODE_DETERMINISTIC; mode++) {
             og_gemm *g = NULL;
             cr_assert_eq(og_gemm_create(ctx, t, mode, &g), OG_OK);
-            og_gemm_args args = {.m = m, .n = n, .k = k, .alpha = 1.0f, .beta = 0.0f,
-                                 .lda = k, .ldb = n, .ldc = ldc};
+            og_gemm_args args = {.m = m,
+                                 .n = n,
+                                 .k = k,
+                                 .alpha = 1.0f,
+                                 .beta = 0.0f,
+                                 .lda = k,
+                                 .ldb = n,
+                                 .ldc = ldc};
             args.a = ones(ctx, t, (size_t)(m * k));
             args.b = ones(ctx, t, (size_t)(k * n));
             args.c = make_buffer(ctx, c0, nc * sizeof *c0);
@@ -105,11 +111,10 @@ static void check_beta0_ones(int64_t m, int64_t n, int64_t k, int64_t ldc, const
                                  og_dtype_name(t), mode_name(mode), i / (size_t)ldc, col,
                                  bits_to_float(got[i]), got[i], c0[i], (float)k);
                 else
-                    cr_assert_eq(got[i], c0[i],
-                                 "%s %s: padding C[%zu][%zu] changed from 0x%08" PRIx32
-                                 " to 0x%08" PRIx32,
-                                 og_dtype_name(t), mode_name(mode), i / (size_t)ldc, col, c0[i],
-                                 got[i]);
+                    cr_assert_eq(
+                        got[i], c0[i],
+                        "%s %s: padding C[%zu][%zu] changed from 0x%08" PRIx32 " to 0x%08" PRIx32,
+                        og_dtype_name(t), mode_name(mode), i / (size_t)ldc, col, c0[i], got[i]);
             }
             og_gemm_release_bindings(g);
             og_buffer_destroy(args.a);
@@ -184,8 +189,8 @@ static uint32_t k0_result(og_context *ctx, float beta, float c)
         og_gemm *g = NULL;
         cr_assert_eq(og_gemm_create(ctx, t, OG_MODE_FAST, &g), OG_OK);
         for (int null_ab = 0; null_ab < 2; null_ab++) {
-            og_gemm_args args = {.m = 1, .n = 1, .k = 0, .alpha = 1.0f, .beta = beta,
-                                 .lda = 1, .ldb = 1, .ldc = 1};
+            og_gemm_args args = {
+                .m = 1, .n = 1, .k = 0, .alpha = 1.0f, .beta = beta, .lda = 1, .ldb = 1, .ldc = 1};
             og_buffer *a = empty_operand(ctx), *b = empty_operand(ctx);
             if (!null_ab) {
                 args.a = a;
@@ -199,10 +204,10 @@ static uint32_t k0_result(og_context *ctx, float beta, float c)
             cr_assert_eq(og_buffer_read(args.c, 0, words, sizeof words), OG_OK);
             cr_assert_eq(words[1], 0xdeadbeefu, "%s beta %g: wrote past C", og_dtype_name(t),
                          (double)beta);
-            cr_assert_eq(empty_padding(a), EMPTY_PATTERN, "%s beta %g: A touched",
-                         og_dtype_name(t), (double)beta);
-            cr_assert_eq(empty_padding(b), EMPTY_PATTERN, "%s beta %g: B touched",
-                         og_dtype_name(t), (double)beta);
+            cr_assert_eq(empty_padding(a), EMPTY_PATTERN, "%s beta %g: A touched", og_dtype_name(t),
+                         (double)beta);
+            cr_assert_eq(empty_padding(b), EMPTY_PATTERN, "%s beta %g: B touched", og_dtype_name(t),
+                         (double)beta);
             cr_assert(first || words[0] == result,
                       "%s beta %g, A and B %s: C = 0x%08" PRIx32 ", other runs gave 0x%08" PRIx32,
                       og_dtype_name(t), (double)beta, null_ab ? "NULL" : "empty", words[0], result);
@@ -244,8 +249,8 @@ Test(bug_reports, k0_beta1_bit_identical)
     og_context *ctx = open_context();
     for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
         uint32_t got = k0_result(ctx, 1.0f, bits_to_float(values[i]));
-        cr_assert_eq(got, values[i], "C = 0x%08" PRIx32 ", expected 0x%08" PRIx32 " unchanged",
-                     got, values[i]);
+        cr_assert_eq(got, values[i], "C = 0x%08" PRIx32 ", expected 0x%08" PRIx32 " unchanged", got,
+                     values[i]);
     }
     close_context(ctx);
 }

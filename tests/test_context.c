@@ -75,8 +75,8 @@ Test(context, two_contexts_at_once)
         cr_assert_eq(og_gemm_create(ctx[i], OG_F32, OG_MODE_FAST, &gemm), OG_OK);
         cr_assert_eq(og_gemm_run(gemm, &g), OG_OK, "%s", og_context_last_error(ctx[i]));
         og_buffer_read(g.c, 0, c, sizeof c);
-        cr_expect(c[0] == 19 && c[1] == 22 && c[2] == 43 && c[3] == 50,
-                  "context %d: %g %g %g %g", i, c[0], c[1], c[2], c[3]);
+        cr_expect(c[0] == 19 && c[1] == 22 && c[2] == 43 && c[3] == 50, "context %d: %g %g %g %g",
+                  i, c[0], c[1], c[2], c[3]);
         og_gemm_destroy(gemm);
         og_buffer_destroy(g.a);
         og_buffer_destroy(g.b);

@@ -15,14 +15,16 @@
 
 static char tmpdir[256];
 
-static void make_tmpdir(void) {
+static void make_tmpdir(void)
+{
     const char *base = getenv("TMPDIR");
     snprintf(tmpdir, sizeof tmpdir, "%s/og_db_test_XXXXXX", base != NULL ? base : "/tmp");
     cr_assert_not_null(mkdtemp(tmpdir), "mkdtemp failed");
 }
 
 /* Removes every file the test left (database, -wal, -shm) and the directory. */
-static void remove_tmpdir(void) {
+static void remove_tmpdir(void)
+{
     DIR *dir = opendir(tmpdir);
     if (dir == NULL)
         return;
@@ -40,11 +42,13 @@ static void remove_tmpdir(void) {
 
 TestSuite(db, .init = make_tmpdir, .fini = remove_tmpdir);
 
-static void tmp_path(char *out, size_t len, const char *name) {
+static void tmp_path(char *out, size_t len, const char *name)
+{
     snprintf(out, len, "%s/%s", tmpdir, name);
 }
 
-static og_device_info test_device(uint32_t driver_version) {
+static og_device_info test_device(uint32_t driver_version)
+{
     og_device_info dev;
     memset(&dev, 0, sizeof dev);
     dev.vendor_id = 0x10005;
@@ -56,7 +60,8 @@ static og_device_info test_device(uint32_t driver_version) {
     return dev;
 }
 
-static og_record_key test_key(void) {
+static og_record_key test_key(void)
+{
     og_record_key key;
     memset(&key, 0, sizeof key);
     snprintf(key.op, sizeof key.op, "gemm");
@@ -70,7 +75,8 @@ static og_record_key test_key(void) {
 /* A high bit set: the hash must survive SQLite's signed integers. */
 #define TEST_HASH UINT64_C(0xfedcba9876543210)
 
-static og_record test_record(int64_t m, int64_t n, int64_t k, int64_t batch, double gflops) {
+static og_record test_record(int64_t m, int64_t n, int64_t k, int64_t batch, double gflops)
+{
     og_record rec;
     memset(&rec, 0, sizeof rec);
     rec.key = test_key();
@@ -90,7 +96,8 @@ static og_record test_record(int64_t m, int64_t n, int64_t k, int64_t batch, dou
     return rec;
 }
 
-static og_db *open_db(const char *path, int writable) {
+static og_db *open_db(const char *path, int writable)
+{
     og_db *db = NULL;
     char err[512] = "";
     og_status st = og_db_open(path, writable, &db, err, sizeof err);
@@ -99,7 +106,8 @@ static og_db *open_db(const char *path, int writable) {
     return db;
 }
 
-static int64_t device_id(og_db *db, uint32_t driver_version) {
+static int64_t device_id(og_db *db, uint32_t driver_version)
+{
     og_device_info dev = test_device(driver_version);
     int64_t id = 0;
     char err[512] = "";
@@ -108,7 +116,8 @@ static int64_t device_id(og_db *db, uint32_t driver_version) {
     return id;
 }
 
-static void insert(og_db *db, int64_t device, const og_record *rec) {
+static void insert(og_db *db, int64_t device, const og_record *rec)
+{
     char err[512] = "";
     cr_assert_eq(og_db_insert(db, device, rec, err, sizeof err), OG_OK, "%s", err);
 }
@@ -119,7 +128,8 @@ typedef struct selection {
 } selection;
 
 static selection select_shape(og_db *db, uint32_t driver_version, int64_t m, int64_t n, int64_t k,
-                              int64_t batch) {
+                              int64_t batch)
+{
     og_device_info dev = test_device(driver_version);
     og_record_key key = test_key();
     selection s;
@@ -127,15 +137,16 @@ static selection select_shape(og_db *db, uint32_t driver_version, int64_t m, int
     s.found = -1;
     s.other_driver = -1;
     char err[512] = "";
-    og_status st = og_db_select(db, &dev, &key, "tile", TEST_HASH, m, n, k, batch, &s.rec,
-                                &s.found, &s.other_driver, err, sizeof err);
+    og_status st = og_db_select(db, &dev, &key, "tile", TEST_HASH, m, n, k, batch, &s.rec, &s.found,
+                                &s.other_driver, err, sizeof err);
     cr_assert_eq(st, OG_OK, "og_db_select: %s", err);
     return s;
 }
 
 /* Opens path expecting failure with status want; returns the message. */
 static void expect_open_failure(const char *path, int writable, og_status want, char *err,
-                                size_t errlen) {
+                                size_t errlen)
+{
     og_db *db = (og_db *)&db; /* must be reset to NULL */
     err[0] = '\0';
     og_status st = og_db_open(path, writable, &db, err, errlen);
@@ -145,7 +156,8 @@ static void expect_open_failure(const char *path, int writable, og_status want, 
     cr_assert_not_null(strstr(err, path), "message \"%s\" does not name the file", err);
 }
 
-static void write_file(const char *path, const void *data, size_t len) {
+static void write_file(const char *path, const void *data, size_t len)
+{
     FILE *f = fopen(path, "wb");
     cr_assert_not_null(f);
     cr_assert_eq(fwrite(data, 1, len, f), len);
@@ -153,7 +165,8 @@ static void write_file(const char *path, const void *data, size_t len) {
 }
 
 /* Runs SQL on a file directly with SQLite, bypassing og_db. */
-static void raw_exec(const char *path, const char *sql) {
+static void raw_exec(const char *path, const char *sql)
+{
     sqlite3 *conn = NULL;
     cr_assert_eq(sqlite3_open(path, &conn), SQLITE_OK);
     char *msg = NULL;
@@ -163,7 +176,8 @@ static void raw_exec(const char *path, const char *sql) {
     cr_assert_eq(sqlite3_close(conn), SQLITE_OK);
 }
 
-Test(db, insert_and_exact_select) {
+Test(db, insert_and_exact_select)
+{
     char path[512];
     tmp_path(path, sizeof path, "t.db");
     og_db *db = open_db(path, 1);
@@ -214,7 +228,8 @@ Test(db, insert_and_exact_select) {
     og_db_close(db);
 }
 
-Test(db, created_defaults_to_now) {
+Test(db, created_defaults_to_now)
+{
     char path[512];
     tmp_path(path, sizeof path, "t.db");
     og_db *db = open_db(path, 1);
@@ -229,7 +244,8 @@ Test(db, created_defaults_to_now) {
     og_db_close(db);
 }
 
-Test(db, nearest_shape_in_log_space) {
+Test(db, nearest_shape_in_log_space)
+{
     char path[512];
     tmp_path(path, sizeof path, "t.db");
     og_db *db = open_db(path, 1);
@@ -286,7 +302,8 @@ Test(db, nearest_shape_in_log_space) {
     og_db_close(db);
 }
 
-Test(db, rejected_and_stale_records_are_never_selected) {
+Test(db, rejected_and_stale_records_are_never_selected)
+{
     char path[512];
     tmp_path(path, sizeof path, "t.db");
     og_db *db = open_db(path, 1);
@@ -320,7 +337,8 @@ Test(db, rejected_and_stale_records_are_never_selected) {
     og_db_close(db);
 }
 
-Test(db, other_driver_version_is_used_with_flag) {
+Test(db, other_driver_version_is_used_with_flag)
+{
     char path[512];
     tmp_path(path, sizeof path, "t.db");
     og_db *db = open_db(path, 1);
@@ -360,14 +378,16 @@ Test(db, other_driver_version_is_used_with_flag) {
     og_db_close(db);
 }
 
-Test(db, missing_file_read_only_is_not_found) {
+Test(db, missing_file_read_only_is_not_found)
+{
     char path[512], err[512];
     tmp_path(path, sizeof path, "missing.db");
     expect_open_failure(path, 0, OG_ERROR_NOT_FOUND, err, sizeof err);
     cr_assert_neq(access(path, F_OK), 0, "a read-only open must not create the file");
 }
 
-Test(db, empty_file_read_only_has_no_schema) {
+Test(db, empty_file_read_only_has_no_schema)
+{
     char path[512], err[512];
     tmp_path(path, sizeof path, "empty.db");
     write_file(path, "", 0);
@@ -375,7 +395,8 @@ Test(db, empty_file_read_only_has_no_schema) {
     cr_assert_not_null(strstr(err, "has no onegpu schema"), "%s", err);
 }
 
-Test(db, garbage_files_are_refused) {
+Test(db, garbage_files_are_refused)
+{
     /* Plain noise, and noise behind a valid SQLite header (a corrupt file),
      * in several sizes; read-only and writable. */
     static const size_t sizes[] = {1, 99, 100, 512, 4096, 65536};
@@ -410,7 +431,8 @@ Test(db, garbage_files_are_refused) {
     }
 }
 
-Test(db, newer_schema_version_is_refused) {
+Test(db, newer_schema_version_is_refused)
+{
     char path[512], err[512];
     tmp_path(path, sizeof path, "new.db");
     og_db_close(open_db(path, 1));
@@ -428,7 +450,8 @@ Test(db, newer_schema_version_is_refused) {
     }
 }
 
-Test(db, foreign_databases_are_refused) {
+Test(db, foreign_databases_are_refused)
+{
     char path[512], err[512];
     /* Someone else's database: user_version 0 and tables of its own. */
     tmp_path(path, sizeof path, "foreign.db");
@@ -445,7 +468,8 @@ Test(db, foreign_databases_are_refused) {
     cr_assert_not_null(strstr(err, "has no onegpu schema"), "%s", err);
 }
 
-Test(db, read_only_cannot_write_or_add_devices) {
+Test(db, read_only_cannot_write_or_add_devices)
+{
     char path[512];
     tmp_path(path, sizeof path, "ro.db");
     og_db *db = open_db(path, 1);
@@ -464,7 +488,8 @@ Test(db, read_only_cannot_write_or_add_devices) {
     og_db_close(db);
 }
 
-Test(db, insert_checks_device_and_key) {
+Test(db, insert_checks_device_and_key)
+{
     char path[512];
     tmp_path(path, sizeof path, "t.db");
     og_db *db = open_db(path, 1);
@@ -484,7 +509,8 @@ typedef struct visit {
     char device[16][64];
 } visit;
 
-static int visit_fn(void *user, const og_record *rec, const char *device) {
+static int visit_fn(void *user, const og_record *rec, const char *device)
+{
     visit *v = user;
     if (v->count < 16) {
         v->m[v->count] = rec->m;
@@ -494,7 +520,8 @@ static int visit_fn(void *user, const og_record *rec, const char *device) {
     return v->stop_after != 0 && v->count >= v->stop_after;
 }
 
-Test(db, reopen_keeps_records_and_each_visits_in_order) {
+Test(db, reopen_keeps_records_and_each_visits_in_order)
+{
     char path[512];
     tmp_path(path, sizeof path, "t.db");
     static const int64_t ms[] = {700, 3, 50, 9000, 1};
@@ -533,7 +560,8 @@ Test(db, reopen_keeps_records_and_each_visits_in_order) {
     og_db_close(db);
 }
 
-static int count_fn(void *user, const og_record *rec, const char *device) {
+static int count_fn(void *user, const og_record *rec, const char *device)
+{
     (void)device;
     unsigned char *seen = user;
     if (rec->m >= 0 && rec->m < 200)
@@ -541,7 +569,8 @@ static int count_fn(void *user, const og_record *rec, const char *device) {
     return 0;
 }
 
-Test(db, two_connections_lose_no_record) {
+Test(db, two_connections_lose_no_record)
+{
     char path[512];
     tmp_path(path, sizeof path, "t.db");
     og_db *a = open_db(path, 1);

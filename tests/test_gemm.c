@@ -52,8 +52,14 @@ static og_gemm *open_gemm(og_context *ctx, og_dtype t, og_mode mode)
 static og_gemm_args padded_args(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                                 int64_t batch)
 {
-    og_gemm_args g = {.trans_a = trans_a, .trans_b = trans_b, .m = m, .n = n, .k = k,
-                      .batch = batch, .alpha = 1.5f, .beta = -0.75f};
+    og_gemm_args g = {.trans_a = trans_a,
+                      .trans_b = trans_b,
+                      .m = m,
+                      .n = n,
+                      .k = k,
+                      .batch = batch,
+                      .alpha = 1.5f,
+                      .beta = -0.75f};
     g.lda = (trans_a ? m : k) + 3;
     g.ldb = (trans_b ? k : n) + 3;
     g.ldc = n + 3;
@@ -74,8 +80,8 @@ typedef struct problem {
     og_gemm_args args;
     size_t na, nb, nc; /* elements the call may touch */
     void *a, *b;
-    float *c0;  /* C before the call: random inside the region, SENTINEL outside */
-    float *c;   /* C read back */
+    float *c0; /* C before the call: random inside the region, SENTINEL outside */
+    float *c;  /* C read back */
     double *ref;
 } problem;
 
@@ -330,8 +336,8 @@ static void assert_same_bits(const problem *pr, const float *x, const float *y, 
     char shape[256];
     describe(pr, shape, sizeof shape);
     for (size_t i = 0; i < pr->nc; i++)
-        cr_assert_eq(memcmp(&x[i], &y[i], sizeof(float)), 0, "%s: %s: C[%zu] %a vs %a", shape,
-                     what, i, x[i], y[i]);
+        cr_assert_eq(memcmp(&x[i], &y[i], sizeof(float)), 0, "%s: %s: C[%zu] %a vs %a", shape, what,
+                     i, x[i], y[i]);
 }
 
 /* Deterministic mode: two runs of the same call give the same bits. */

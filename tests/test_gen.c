@@ -157,8 +157,10 @@ ParameterizedTest(module_case *c, gen, module)
     st = og_reflect(words, count, &r, err, sizeof err);
     free(words);
     cr_assert_eq(st, OG_OK, "%s: og_reflect: %s", what, err);
-    cr_expect_eq(r.local_size[0], (uint32_t)c->key.p.wgx, "%s: local_size x %u", what, r.local_size[0]);
-    cr_expect_eq(r.local_size[1], (uint32_t)c->key.p.wgy, "%s: local_size y %u", what, r.local_size[1]);
+    cr_expect_eq(r.local_size[0], (uint32_t)c->key.p.wgx, "%s: local_size x %u", what,
+                 r.local_size[0]);
+    cr_expect_eq(r.local_size[1], (uint32_t)c->key.p.wgy, "%s: local_size y %u", what,
+                 r.local_size[1]);
     cr_expect_eq(r.local_size[2], 1u, "%s: local_size z %u", what, r.local_size[2]);
     cr_expect_eq(r.shared_bytes, og_params_shared_bytes(&c->key.p),
                  "%s: reflection gives %u shared bytes, the formula %u", what, r.shared_bytes,
@@ -182,8 +184,8 @@ Test(gen, params_round_trip_every_candidate)
                      text, why);
         og_params_format(&p, again, sizeof again);
         cr_expect_str_eq(again, text, "candidate %zu does not round-trip", i);
-        cr_expect_eq(og_params_check(&p, &lim, why, sizeof why), 0, "parsed '%s' fails its check: %s",
-                     text, why);
+        cr_expect_eq(og_params_check(&p, &lim, why, sizeof why), 0,
+                     "parsed '%s' fails its check: %s", text, why);
     }
     free(space);
 }
@@ -365,7 +367,8 @@ Test(gen, build_kernel_within_limits)
     size_t count = 0;
     og_reflection r;
     char err[8192] = "";
-    cr_assert_eq(og_build_kernel(&key, &lim, &words, &count, &r, err, sizeof err), OG_OK, "%s", err);
+    cr_assert_eq(og_build_kernel(&key, &lim, &words, &count, &r, err, sizeof err), OG_OK, "%s",
+                 err);
     cr_expect_not_null(words);
     cr_expect_gt(count, 5);
     cr_expect_eq(r.local_size[0], (uint32_t)key.p.wgx);

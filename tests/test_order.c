@@ -62,8 +62,14 @@ static void check_case(const order_case *oc)
     og_context *ctx;
     cr_assert_eq(og_context_create(NULL, &ctx), OG_OK, "%s", og_last_error());
     int fused = device_fuses(ctx);
-    og_gemm_args g = {.trans_a = oc->trans_a, .trans_b = oc->trans_b, .m = oc->m, .n = oc->n,
-                      .k = oc->k, .batch = oc->batch, .alpha = 1.5f, .beta = -0.75f};
+    og_gemm_args g = {.trans_a = oc->trans_a,
+                      .trans_b = oc->trans_b,
+                      .m = oc->m,
+                      .n = oc->n,
+                      .k = oc->k,
+                      .batch = oc->batch,
+                      .alpha = 1.5f,
+                      .beta = -0.75f};
     g.lda = (oc->trans_a ? oc->m : oc->k) + oc->pad;
     g.ldb = (oc->trans_b ? oc->k : oc->n) + oc->pad;
     g.ldc = oc->n + oc->pad;
@@ -111,8 +117,8 @@ static void check_case(const order_case *oc)
             for (size_t e = 0; e < nc; e++)
                 cr_assert(memcmp(&got[e], &want[e], sizeof(float)) == 0,
                           "%s %s %s: element %zu is %a, the documented order (%s fma) gives %a",
-                          og_dtype_name(oc->dtype), dialect == OG_HLSL ? "HLSL" : "GLSL", params,
-                          e, (double)got[e], fused ? "fused" : "unfused", (double)want[e]);
+                          og_dtype_name(oc->dtype), dialect == OG_HLSL ? "HLSL" : "GLSL", params, e,
+                          (double)got[e], fused ? "fused" : "unfused", (double)want[e]);
         }
     }
     cr_assert_eq(og_context_validation_errors(ctx), 0);

@@ -113,7 +113,8 @@ static const og_record *best_record(const records *rs, const og_shape *s)
 {
     const og_record *best = NULL;
     for (size_t i = 0; i < rs->n; i++)
-        if (rs->r[i].accepted && same_shape(&rs->r[i], s) && (!best || rs->r[i].gflops > best->gflops))
+        if (rs->r[i].accepted && same_shape(&rs->r[i], s) &&
+            (!best || rs->r[i].gflops > best->gflops))
             best = &rs->r[i];
     cr_assert_not_null(best, "no accepted record for %lldx%lldx%lldx%lld", (long long)s->m,
                        (long long)s->n, (long long)s->k, (long long)s->batch);
@@ -141,8 +142,10 @@ static void check_stored(og_context *ctx, const records *rs)
             format_params(&space[i], params);
             size_t found = 0;
             for (size_t j = 0; j < rs->n; j++)
-                found += same_shape(&rs->r[j], &tuned_shapes[s]) && strcmp(rs->r[j].params, params) == 0;
-            cr_expect_eq(found, (size_t)1, "candidate %s stored %zu times for shape %zu", params, found, s);
+                found +=
+                    same_shape(&rs->r[j], &tuned_shapes[s]) && strcmp(rs->r[j].params, params) == 0;
+            cr_expect_eq(found, (size_t)1, "candidate %s stored %zu times for shape %zu", params,
+                         found, s);
         }
     free(space);
     uint64_t hash = og_template_hash(OG_TEMPLATE_TILE);
@@ -150,7 +153,8 @@ static void check_stored(og_context *ctx, const records *rs)
         const og_record *r = &rs->r[j];
         cr_expect_str_eq(r->key.op, "gemm");
         cr_expect(r->key.dtype == OG_F32 && r->key.mode == OG_MODE_FAST && !r->key.trans_a &&
-                  !r->key.trans_b, "record %zu has another key", j);
+                      !r->key.trans_b,
+                  "record %zu has another key", j);
         cr_expect_str_eq(r->template_name, OG_TEMPLATE_TILE);
         cr_expect_eq(r->template_hash, hash, "record %zu: another template hash", j);
         if (r->accepted) {
@@ -248,7 +252,8 @@ static void expect_fallback(const char *path)
 
     og_gemm *g;
     og_problem *pr;
-    cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &g), OG_OK, "%s", og_context_last_error(ctx));
+    cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &g), OG_OK, "%s",
+                 og_context_last_error(ctx));
     cr_assert_eq(og_problem_create(ctx, OG_F32, 0, 0, 64, 64, 64, 1, 42, &pr), OG_OK, "%s",
                  og_context_last_error(ctx));
     int accepted = 0;
@@ -411,12 +416,14 @@ Test(tuner, ogtune_tune_then_select, .timeout = 180)
     snprintf(args, sizeof args, "select --shape 64x64x64 --dtype f32 --json --db '%s'", db);
     cr_expect_eq(ogtune(args, &out), 0);
     cr_expect_not_null(strstr(out, "\"source\":\"db\""), "select on the tuned database:\n%s", out);
-    cr_expect_not_null(strstr(out, "\"match\":\"exact\""), "select on the tuned database:\n%s", out);
+    cr_expect_not_null(strstr(out, "\"match\":\"exact\""), "select on the tuned database:\n%s",
+                       out);
     free(out);
 
     snprintf(args, sizeof args, "select --shape 64x64x64 --dtype f32 --json --db '%s'", missing);
     cr_expect_eq(ogtune(args, &out), 0);
-    cr_expect_not_null(strstr(out, "\"source\":\"default\""), "select without a database:\n%s", out);
+    cr_expect_not_null(strstr(out, "\"source\":\"default\""), "select without a database:\n%s",
+                       out);
     free(out);
 }
 

@@ -31,10 +31,21 @@ static void close_context(og_context *ctx)
  * batch 2, every leading dimension, offset and stride above its minimum. */
 static og_gemm_args base_args(void)
 {
-    return (og_gemm_args){.m = 5, .n = 6, .k = 7, .batch = 2, .alpha = 1.0f, .beta = 0.5f,
-                          .lda = 8, .ldb = 9, .ldc = 10,
-                          .a_offset = 1, .b_offset = 2, .c_offset = 3,
-                          .stride_a = 41, .stride_b = 64, .stride_c = 47};
+    return (og_gemm_args){.m = 5,
+                          .n = 6,
+                          .k = 7,
+                          .batch = 2,
+                          .alpha = 1.0f,
+                          .beta = 0.5f,
+                          .lda = 8,
+                          .ldb = 9,
+                          .ldc = 10,
+                          .a_offset = 1,
+                          .b_offset = 2,
+                          .c_offset = 3,
+                          .stride_a = 41,
+                          .stride_b = 64,
+                          .stride_c = 47};
 }
 
 /* ---- a command buffer of the caller's own ---- */
@@ -149,7 +160,8 @@ static void expect_refused(og_gemm *g, recorder *r, const og_gemm_args *args, co
     snprintf(needle, sizeof needle, "gemm: %s ", dim);
     og_status st = og_gemm_run(g, args);
     const char *msg = og_context_last_error(r->ctx);
-    cr_assert_eq(st, expect, "%s: og_gemm_run returned %d, expected %d (%s)", what, st, expect, msg);
+    cr_assert_eq(st, expect, "%s: og_gemm_run returned %d, expected %d (%s)", what, st, expect,
+                 msg);
     cr_assert_not_null(strstr(msg, needle), "%s: og_gemm_run message \"%s\" lacks \"%s\"", what,
                        msg, needle);
     cr_assert_not(operands_changed(o), "%s: og_gemm_run changed a buffer", what);
@@ -158,8 +170,8 @@ static void expect_refused(og_gemm *g, recorder *r, const og_gemm_args *args, co
     msg = og_context_last_error(r->ctx);
     cr_assert_eq(st, expect, "%s: og_gemm_encode returned %d, expected %d (%s)", what, st, expect,
                  msg);
-    cr_assert_not_null(strstr(msg, needle), "%s: og_gemm_encode message \"%s\" lacks \"%s\"",
-                       what, msg, needle);
+    cr_assert_not_null(strstr(msg, needle), "%s: og_gemm_encode message \"%s\" lacks \"%s\"", what,
+                       msg, needle);
     cr_assert_not(operands_changed(o), "%s: og_gemm_encode changed a buffer", what);
 }
 
@@ -172,8 +184,16 @@ typedef struct field_set {
     int64_t value;
 } field_set;
 
-#define SET(field, v) {#field, offsetof(og_gemm_args, field), (v)}
-#define NONE {{"", 0, 0}}
+#define SET(field, v)                                                                              \
+    {                                                                                              \
+#field, offsetof(og_gemm_args, field), (v)                                                 \
+    }
+#define NONE                                                                                       \
+    {                                                                                              \
+        {                                                                                          \
+            "", 0, 0                                                                               \
+        }                                                                                          \
+    }
 #define TWO_32 ((int64_t)1 << 32)
 
 /* Plain data only: Criterion copies parameters into the test's process. */
@@ -219,11 +239,11 @@ static const vcase cases[] = {
     {"B", 0, 0, {SET(ldb, (int64_t)1 << 30)}, 0, 0},
     {"C", 0, 0, {SET(stride_c, TWO_32 - 1)}, 0, 0},
     /* Leading dimensions below the stored row length. */
-    {"lda", 0, 0, {SET(lda, 6)}, 0, 0},  /* < K = 7 */
-    {"lda", 1, 0, {SET(lda, 4)}, 0, 0},  /* < M = 5 */
-    {"ldb", 0, 0, {SET(ldb, 5)}, 0, 0},  /* < N = 6 */
-    {"ldb", 0, 1, {SET(ldb, 6)}, 0, 0},  /* < K = 7 */
-    {"ldc", 0, 0, {SET(ldc, 5)}, 0, 0},  /* < N = 6 */
+    {"lda", 0, 0, {SET(lda, 6)}, 0, 0}, /* < K = 7 */
+    {"lda", 1, 0, {SET(lda, 4)}, 0, 0}, /* < M = 5 */
+    {"ldb", 0, 0, {SET(ldb, 5)}, 0, 0}, /* < N = 6 */
+    {"ldb", 0, 1, {SET(ldb, 6)}, 0, 0}, /* < K = 7 */
+    {"ldc", 0, 0, {SET(ldc, 5)}, 0, 0}, /* < N = 6 */
     /* Buffers one element short, with the shortfall due to each term. */
     {"A", 0, 0, NONE, 'A', 0},
     {"B", 0, 0, NONE, 'B', 0},
@@ -263,7 +283,8 @@ static og_gemm_args case_args(const vcase *c)
 
 static void case_name(const vcase *c, char *buf, size_t len)
 {
-    int n = snprintf(buf, len, "%s%s%s", c->dim, c->trans_a ? " A^T" : "", c->trans_b ? " B^T" : "");
+    int n =
+        snprintf(buf, len, "%s%s%s", c->dim, c->trans_a ? " A^T" : "", c->trans_b ? " B^T" : "");
     for (size_t i = 0; i < 2 && c->set[i].offset; i++)
         n += snprintf(buf + n, len - (size_t)n, " %s=%" PRId64, c->set[i].name, c->set[i].value);
     if (c->shrink)
@@ -386,8 +407,16 @@ Test(validation, batch_beyond_grid)
     }
     recorder r = recorder_make(ctx);
     /* 1x1x1 products; A and B shared (stride 0), C one element per product. */
-    og_gemm_args args = {.m = 1, .n = 1, .k = 1, .batch = (int64_t)max_z + 1, .alpha = 1.0f,
-                         .beta = 0.5f, .lda = 1, .ldb = 1, .ldc = 1, .stride_c = 1};
+    og_gemm_args args = {.m = 1,
+                         .n = 1,
+                         .k = 1,
+                         .batch = (int64_t)max_z + 1,
+                         .alpha = 1.0f,
+                         .beta = 0.5f,
+                         .lda = 1,
+                         .ldb = 1,
+                         .ldc = 1,
+                         .stride_c = 1};
     size_t elems[3] = {1, 1, (size_t)max_z + 1};
     og_gemm *g = NULL;
     cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &g), OG_OK);
@@ -448,20 +477,23 @@ Test(validation, buffer_range)
 
     /* offset + bytes past the end (18 bytes; the allocation is padded to 20,
      * and the padding is not the caller's), or past 2^64. */
-    static const uint64_t bad[][2] = {{17, 2}, {0, 19}, {18, 1}, {19, 0}, {UINT64_MAX, 2}, {2, UINT64_MAX}};
+    static const uint64_t bad[][2] = {{17, 2}, {0, 19},         {18, 1},
+                                      {19, 0}, {UINT64_MAX, 2}, {2, UINT64_MAX}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         uint64_t off = bad[i][0], bytes = bad[i][1];
         og_status st = og_buffer_write(buf, off, src, bytes);
-        cr_assert_eq(st, OG_ERROR_INVALID_ARGUMENT, "write %" PRIu64 "+%" PRIu64 ": %d", off, bytes, st);
+        cr_assert_eq(st, OG_ERROR_INVALID_ARGUMENT, "write %" PRIu64 "+%" PRIu64 ": %d", off, bytes,
+                     st);
         cr_assert_not_null(strstr(og_context_last_error(ctx), "buffer write"), "message \"%s\"",
                            og_context_last_error(ctx));
         cr_assert_eq(og_buffer_read(buf, 0, now, sizeof now), OG_OK);
-        cr_assert_eq(memcmp(now, fill, sizeof fill), 0, "refused write %" PRIu64 "+%" PRIu64
-                     " changed the buffer", off, bytes);
+        cr_assert_eq(memcmp(now, fill, sizeof fill), 0,
+                     "refused write %" PRIu64 "+%" PRIu64 " changed the buffer", off, bytes);
 
         memset(dst, 0xee, sizeof dst);
         st = og_buffer_read(buf, off, dst, bytes);
-        cr_assert_eq(st, OG_ERROR_INVALID_ARGUMENT, "read %" PRIu64 "+%" PRIu64 ": %d", off, bytes, st);
+        cr_assert_eq(st, OG_ERROR_INVALID_ARGUMENT, "read %" PRIu64 "+%" PRIu64 ": %d", off, bytes,
+                     st);
         cr_assert_not_null(strstr(og_context_last_error(ctx), "buffer read"), "message \"%s\"",
                            og_context_last_error(ctx));
         for (size_t j = 0; j < sizeof dst; j++)

@@ -85,7 +85,8 @@ int og_cmd_bench(const og_cli *o)
             if (st == OG_OK && accepted)
                 st = bench_pair(g, pr, &def, &c.params, &us_def, &us_sel);
             if (st != OG_OK || !accepted) {
-                fprintf(stderr, "ogtune bench: %s\n", st != OG_OK ? og_context_last_error(ctx) : why);
+                fprintf(stderr, "ogtune bench: %s\n",
+                        st != OG_OK ? og_context_last_error(ctx) : why);
                 rc = 1;
             } else {
                 double gd = og_gflops(&pr->args, us_def), gs = og_gflops(&pr->args, us_sel);
@@ -102,8 +103,8 @@ int og_cmd_bench(const og_cli *o)
                     char shape[64];
                     snprintf(shape, sizeof shape, "%lldx%lldx%lldx%lld", (long long)s->m,
                              (long long)s->n, (long long)s->k, (long long)s->batch);
-                    printf("%-5s %-22s %7.2f GF/s %7.2f GF/s %7.2fx  %s (%s)\n", og_dtype_name(dtypes[d]),
-                           shape, gd, gs, gs / gd, params,
+                    printf("%-5s %-22s %7.2f GF/s %7.2f GF/s %7.2fx  %s (%s)\n",
+                           og_dtype_name(dtypes[d]), shape, gd, gs, gs / gd, params,
                            c.source == OG_SOURCE_DEFAULT ? "default" : "db");
                 }
                 fflush(stdout);

@@ -23,7 +23,8 @@ int og_cli_dtypes(const og_cli *o, og_dtype *out, size_t *n)
     char *save = NULL;
     for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (*n == 3 || og_dtype_parse(t, &out[*n]) != 0) {
-            fprintf(stderr, "ogtune: --dtype takes f32, f16 and bf16, comma-separated (got %s)\n", t);
+            fprintf(stderr, "ogtune: --dtype takes f32, f16 and bf16, comma-separated (got %s)\n",
+                    t);
             return -1;
         }
         (*n)++;
@@ -43,14 +44,17 @@ static void print_choice_json(FILE *f, og_context *ctx, og_dtype t, og_mode mode
     og_params_format(&c->params, params, sizeof params);
     fprintf(f, "{\"op\":\"gemm\",\"device\":");
     og_json_string(f, og_context_device_name(ctx));
-    fprintf(f, ",\"dtype\":\"%s\",\"mode\":\"%s\",\"trans_a\":%s,\"trans_b\":%s,"
-               "\"shape\":[%lld,%lld,%lld,%lld],\"variant\":\"%s\",\"params\":\"%s\","
-               "\"source\":\"%s\"",
+    fprintf(f,
+            ",\"dtype\":\"%s\",\"mode\":\"%s\",\"trans_a\":%s,\"trans_b\":%s,"
+            "\"shape\":[%lld,%lld,%lld,%lld],\"variant\":\"%s\",\"params\":\"%s\","
+            "\"source\":\"%s\"",
             og_dtype_name(t), mode == OG_MODE_DETERMINISTIC ? "deterministic" : "fast",
             ta ? "true" : "false", tb ? "true" : "false", (long long)s->m, (long long)s->n,
             (long long)s->k, (long long)s->batch, OG_TEMPLATE_TILE, params, source_name(c->source));
     if (c->source != OG_SOURCE_DEFAULT) {
-        fprintf(f, ",\"match\":\"%s\",\"tuned_shape\":[%lld,%lld,%lld,%lld],\"tuned_gflops\":%.3f,\"database\":",
+        fprintf(f,
+                ",\"match\":\"%s\",\"tuned_shape\":[%lld,%lld,%lld,%lld],\"tuned_gflops\":%.3f,"
+                "\"database\":",
                 c->source == OG_SOURCE_DB ? "exact" : "nearest", (long long)c->m, (long long)c->n,
                 (long long)c->k, (long long)c->batch, c->gflops);
         og_json_string(f, c->db_path);
@@ -76,7 +80,8 @@ void og_cli_print_choice_table(og_context *ctx, const og_cli *o, const og_dtype 
             if (o->json) {
                 if (d + i > 0)
                     putchar(',');
-                print_choice_json(stdout, ctx, dtypes[d], OG_MODE_FAST, o->trans_a, o->trans_b, s, &c);
+                print_choice_json(stdout, ctx, dtypes[d], OG_MODE_FAST, o->trans_a, o->trans_b, s,
+                                  &c);
                 continue;
             }
             char shape[64], params[OG_PARAMS_MAX + 16];
@@ -84,7 +89,8 @@ void og_cli_print_choice_table(og_context *ctx, const og_cli *o, const og_dtype 
             snprintf(shape, sizeof shape, "%lldx%lldx%lldx%lld", (long long)s->m, (long long)s->n,
                      (long long)s->k, (long long)s->batch);
             printf("%-5s %-22s %-8s %-72s %.2f\n", og_dtype_name(dtypes[d]), shape,
-                   c.source == OG_SOURCE_DB_NEAREST ? "nearest" : source_name(c.source), params, c.gflops);
+                   c.source == OG_SOURCE_DB_NEAREST ? "nearest" : source_name(c.source), params,
+                   c.gflops);
         }
     if (o->json)
         printf("]}\n");
@@ -117,11 +123,13 @@ int og_cmd_devices(const og_cli *o)
                    "\"subgroup_size\":%u,\"max_invocations\":%u,\"max_shared_bytes\":%u,"
                    "\"max_storage_range\":%llu,\"timestamps\":%s}",
                    d->vendor_id, d->device_id, d->driver_id, d->driver_version, l->subgroup_size,
-                   l->max_invocations, l->max_shared_bytes, (unsigned long long)l->max_storage_range,
+                   l->max_invocations, l->max_shared_bytes,
+                   (unsigned long long)l->max_storage_range,
                    ctx->has_timestamps ? "true" : "false");
         } else {
             printf("%d: %s (%s)\n   vendor 0x%04x device 0x%04x driver id %u version %u\n"
-                   "   subgroup %u, %u invocations, %u bytes shared, storage range %llu, timestamps %s\n",
+                   "   subgroup %u, %u invocations, %u bytes shared, storage range %llu, "
+                   "timestamps %s\n",
                    i, d->name, d->driver_name, d->vendor_id, d->device_id, d->driver_id,
                    d->driver_version, l->subgroup_size, l->max_invocations, l->max_shared_bytes,
                    (unsigned long long)l->max_storage_range, ctx->has_timestamps ? "yes" : "no");
@@ -142,7 +150,8 @@ int og_cmd_select(const og_cli *o)
         fprintf(stderr, "ogtune select: --shape MxNxK[xBATCH] is required (one shape)\n");
         return 2;
     }
-    og_mode mode = o->mode && strcmp(o->mode, "deterministic") == 0 ? OG_MODE_DETERMINISTIC : OG_MODE_FAST;
+    og_mode mode =
+        o->mode && strcmp(o->mode, "deterministic") == 0 ? OG_MODE_DETERMINISTIC : OG_MODE_FAST;
     if (og_cli_dtypes(o, dtypes, &nd) != 0 || nd != 1 ||
         (o->mode && mode == OG_MODE_FAST && strcmp(o->mode, "fast") != 0)) {
         fprintf(stderr, "ogtune select: one --dtype and --mode fast|deterministic\n");
@@ -182,9 +191,10 @@ static int show_record(void *user, const og_record *r, const char *device)
                "\"max_error\":%.3g,\"accepted\":%s,\"reason\":",
                r->key.op, og_dtype_name(r->key.dtype),
                r->key.mode == OG_MODE_DETERMINISTIC ? "deterministic" : "fast", r->key.trans_a,
-               r->key.trans_b, (long long)r->m, (long long)r->n, (long long)r->k, (long long)r->batch,
-               r->template_name, (unsigned long long)r->template_hash, r->params, r->median_us,
-               r->gflops, r->samples, r->max_error, r->accepted ? "true" : "false");
+               r->key.trans_b, (long long)r->m, (long long)r->n, (long long)r->k,
+               (long long)r->batch, r->template_name, (unsigned long long)r->template_hash,
+               r->params, r->median_us, r->gflops, r->samples, r->max_error,
+               r->accepted ? "true" : "false");
         og_json_string(stdout, r->reason);
         printf(",\"created\":%lld}", (long long)r->created);
         *first = -2;

@@ -9,7 +9,10 @@ static const char default_shapes[] = "256x256x256,512x512x512,1024x1024x1024";
 
 int og_cmd_tune(const og_cli *o)
 {
-    og_tune_opts t = {.out = stdout, .json = o->json, .trans_a = o->trans_a, .trans_b = o->trans_b,
+    og_tune_opts t = {.out = stdout,
+                      .json = o->json,
+                      .trans_a = o->trans_a,
+                      .trans_b = o->trans_b,
                       .budget_s = o->budget};
     char path[1024];
     if (o->db)
@@ -21,7 +24,8 @@ int og_cmd_tune(const og_cli *o)
         fprintf(stderr, "ogtune tune: --preset takes quick or standard\n");
         return 2;
     }
-    t.preset = o->preset && strcmp(o->preset, "standard") == 0 ? OG_PRESET_STANDARD : OG_PRESET_QUICK;
+    t.preset =
+        o->preset && strcmp(o->preset, "standard") == 0 ? OG_PRESET_STANDARD : OG_PRESET_QUICK;
     if (og_cli_dtypes(o, t.dtypes, &t.n_dtypes) != 0)
         return 2;
     if (og_parse_shapes(o->shapes ? o->shapes : default_shapes, &t.shapes, &t.n_shapes) != 0) {

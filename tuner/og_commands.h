@@ -6,15 +6,15 @@
 
 typedef struct og_cli {
     int json;
-    const char *db;      /* --db FILE */
-    const char *shapes;  /* --shapes / --shape */
-    const char *dtypes;  /* --dtype f32[,f16,bf16] */
-    const char *preset;  /* --preset quick|standard */
-    double budget;       /* --budget SECONDS */
+    const char *db;     /* --db FILE */
+    const char *shapes; /* --shapes / --shape */
+    const char *dtypes; /* --dtype f32[,f16,bf16] */
+    const char *preset; /* --preset quick|standard */
+    double budget;      /* --budget SECONDS */
     int trans_a, trans_b;
-    const char *mode;    /* --mode fast|deterministic */
-    const char *emit;    /* --emit glsl|hlsl|spirv|msl */
-    const char *params;  /* --params "bm=..,..." */
+    const char *mode;   /* --mode fast|deterministic */
+    const char *emit;   /* --emit glsl|hlsl|spirv|msl */
+    const char *params; /* --params "bm=..,..." */
 } og_cli;
 
 /* Each returns the process exit status. */

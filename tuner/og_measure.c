@@ -45,8 +45,9 @@ og_status og_problem_create(og_context *ctx, og_dtype t, int trans_a, int trans_
     pr->ref = malloc(pr->nc * sizeof(double) + 8);
     og_status st = OG_OK;
     if (!pr->a || !pr->b || !pr->c0 || !pr->c || !pr->ref)
-        st = og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "tune: out of memory for a %lldx%lldx%lld problem",
-                     (long long)m, (long long)n, (long long)k);
+        st =
+            og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "tune: out of memory for a %lldx%lldx%lld problem",
+                    (long long)m, (long long)n, (long long)k);
     if (st == OG_OK) {
         og_fill_random(t, pr->a, pr->na, &seed);
         og_fill_random(t, pr->b, pr->nb, &seed);
@@ -120,7 +121,8 @@ og_status og_problem_verify(og_gemm *g, og_problem *pr, const og_tile_params *p,
     if (bad)
         snprintf(why, len, "%zu elements non-finite or written outside C's region", bad);
     else if (!(*metric <= bound))
-        snprintf(why, len, "error %.3g above the %s bound %.0e", *metric, og_dtype_name(pr->dtype), bound);
+        snprintf(why, len, "error %.3g above the %s bound %.0e", *metric, og_dtype_name(pr->dtype),
+                 bound);
     else
         *accepted = 1;
     return OG_OK;

@@ -111,8 +111,12 @@ static size_t operand_end(int64_t off, int64_t batch, int64_t stride, int64_t ro
 void og_gemm_extents(const og_gemm_args *g, size_t *a, size_t *b, size_t *c)
 {
     int64_t batch = g->batch ? g->batch : 1;
-    *a = g->k == 0 ? 0 : operand_end(g->a_offset, batch, g->stride_a, g->trans_a ? g->k : g->m, g->lda, g->trans_a ? g->m : g->k);
-    *b = g->k == 0 ? 0 : operand_end(g->b_offset, batch, g->stride_b, g->trans_b ? g->n : g->k, g->ldb, g->trans_b ? g->k : g->n);
+    *a = g->k == 0 ? 0
+                   : operand_end(g->a_offset, batch, g->stride_a, g->trans_a ? g->k : g->m, g->lda,
+                                 g->trans_a ? g->m : g->k);
+    *b = g->k == 0 ? 0
+                   : operand_end(g->b_offset, batch, g->stride_b, g->trans_b ? g->n : g->k, g->ldb,
+                                 g->trans_b ? g->k : g->n);
     *c = operand_end(g->c_offset, batch, g->stride_c, g->m, g->ldc, g->n);
 }
 
@@ -133,12 +137,14 @@ void og_reference_gemm(og_dtype t, const og_gemm_args *g, const void *a, const v
     for (int64_t p = 0; p < batch; p++) {
         for (int64_t i = 0; i < M; i++)
             for (int64_t k = 0; k < K; k++)
-                opa[i * K + k] = og_elem(t, a, (size_t)(g->a_offset + p * g->stride_a +
-                                                        (g->trans_a ? k * g->lda + i : i * g->lda + k)));
+                opa[i * K + k] = og_elem(t, a,
+                                         (size_t)(g->a_offset + p * g->stride_a +
+                                                  (g->trans_a ? k * g->lda + i : i * g->lda + k)));
         for (int64_t k = 0; k < K; k++)
             for (int64_t j = 0; j < N; j++)
-                opb[k * N + j] = og_elem(t, b, (size_t)(g->b_offset + p * g->stride_b +
-                                                        (g->trans_b ? j * g->ldb + k : k * g->ldb + j)));
+                opb[k * N + j] = og_elem(t, b,
+                                         (size_t)(g->b_offset + p * g->stride_b +
+                                                  (g->trans_b ? j * g->ldb + k : k * g->ldb + j)));
         for (int64_t i = 0; i < M; i++) {
             memset(row, 0, sizeof(double) * (size_t)N);
             for (int64_t k = 0; k < K; k++) {
@@ -162,18 +168,20 @@ void og_reference_gemm(og_dtype t, const og_gemm_args *g, const void *a, const v
 
 /* One element in the documented order: chains of 16 fma, blocks of two
  * chains, groups of four blocks, groups added in increasing k. */
-static float blocked_dot(og_dtype t, const og_gemm_args *g, const void *a, const void *b,
-                         int fused, int64_t p, int64_t i, int64_t j)
+static float blocked_dot(og_dtype t, const og_gemm_args *g, const void *a, const void *b, int fused,
+                         int64_t p, int64_t i, int64_t j)
 {
     float tot = 0.0f, grp = 0.0f, blk = 0.0f;
     int64_t chunks = (g->k + 15) / 16;
     for (int64_t s = 0; s < chunks; s++) {
         float ch = 0.0f;
         for (int64_t k = 16 * s; k < g->k && k < 16 * s + 16; k++) {
-            float av = (float)og_elem(t, a, (size_t)(g->a_offset + p * g->stride_a +
-                                                    (g->trans_a ? k * g->lda + i : i * g->lda + k)));
-            float bv = (float)og_elem(t, b, (size_t)(g->b_offset + p * g->stride_b +
-                                                    (g->trans_b ? j * g->ldb + k : k * g->ldb + j)));
+            float av = (float)og_elem(t, a,
+                                      (size_t)(g->a_offset + p * g->stride_a +
+                                               (g->trans_a ? k * g->lda + i : i * g->lda + k)));
+            float bv = (float)og_elem(t, b,
+                                      (size_t)(g->b_offset + p * g->stride_b +
+                                               (g->trans_b ? j * g->ldb + k : k * g->ldb + j)));
             if (fused) {
                 ch = fmaf(av, bv, ch);
             } else {

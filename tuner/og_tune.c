@@ -11,7 +11,8 @@
  * loads, larger register tiles, padding, one fma chain) so a first run finds
  * what suits the device in minutes. */
 static const og_tile_params quick_space[] = {
-    {64, 64, 16, 4, 4, 16, 16, 0, OG_LOAD_STAGED, OG_ACC_BLOCKED, 1, OG_SRC_STORAGE}, /* the default */
+    {64, 64, 16, 4, 4, 16, 16, 0, OG_LOAD_STAGED, OG_ACC_BLOCKED, 1,
+     OG_SRC_STORAGE}, /* the default */
     {64, 64, 16, 4, 4, 16, 16, 1, OG_LOAD_STAGED, OG_ACC_BLOCKED, 1, OG_SRC_STORAGE},
     {128, 64, 16, 8, 4, 16, 16, 0, OG_LOAD_STAGED, OG_ACC_BLOCKED, 1, OG_SRC_STORAGE},
     {64, 64, 16, 8, 8, 8, 8, 0, OG_LOAD_DIRECT, OG_ACC_BLOCKED, 1, OG_SRC_STORAGE},
@@ -58,16 +59,24 @@ og_status og_space(const og_limits *lim, og_preset preset, og_tile_params **out,
                 for (int x = 0; x < 4; x++)
                     for (int y = 0; y < 4; y++)
                         for (int v = 0; v < 6 && st == OG_OK; v++) {
-                            og_tile_params p = {tiles[a], tiles[b], steps[s], regs[x], regs[y],
-                                                tiles[b] / regs[y], tiles[a] / regs[x], v == 1,
-                                                v < 2 ? OG_LOAD_STAGED : OG_LOAD_DIRECT, OG_ACC_BLOCKED,
+                            og_tile_params p = {tiles[a],
+                                                tiles[b],
+                                                steps[s],
+                                                regs[x],
+                                                regs[y],
+                                                tiles[b] / regs[y],
+                                                tiles[a] / regs[x],
+                                                v == 1,
+                                                v < 2 ? OG_LOAD_STAGED : OG_LOAD_DIRECT,
+                                                OG_ACC_BLOCKED,
                                                 v >= 2 && v % 2 ? 4 : 1,
                                                 v >= 4 ? OG_SRC_TEXEL : OG_SRC_STORAGE};
                             int dup = 0;
                             for (size_t i = 0; i < sizeof quick_space / sizeof quick_space[0]; i++)
                                 dup |= memcmp(&p, &quick_space[i], sizeof p) == 0;
                             /* Fewer than 32 invocations leave most devices' lanes idle. */
-                            if (!dup && p.wgx * p.wgy >= 32 && og_params_check(&p, lim, why, sizeof why) == 0)
+                            if (!dup && p.wgx * p.wgy >= 32 &&
+                                og_params_check(&p, lim, why, sizeof why) == 0)
                                 st = push_candidate(&list, n, &cap, p);
                         }
     if (st != OG_OK) {
@@ -104,9 +113,10 @@ static og_status time_candidate(og_gemm *g, og_problem *pr, const og_tile_params
 static void report(const og_tune_opts *o, const og_record *r, size_t i, size_t n)
 {
     if (o->json) {
-        fprintf(o->out, "{\"event\":\"candidate\",\"dtype\":\"%s\",\"shape\":[%lld,%lld,%lld,%lld],"
-                        "\"index\":%zu,\"total\":%zu,\"params\":\"%s\",\"accepted\":%s,"
-                        "\"gflops\":%.3f,\"median_us\":%.3f,\"max_error\":%.3g,\"reason\":",
+        fprintf(o->out,
+                "{\"event\":\"candidate\",\"dtype\":\"%s\",\"shape\":[%lld,%lld,%lld,%lld],"
+                "\"index\":%zu,\"total\":%zu,\"params\":\"%s\",\"accepted\":%s,"
+                "\"gflops\":%.3f,\"median_us\":%.3f,\"max_error\":%.3g,\"reason\":",
                 og_dtype_name(r->key.dtype), (long long)r->m, (long long)r->n, (long long)r->k,
                 (long long)r->batch, i + 1, n, r->params, r->accepted ? "true" : "false", r->gflops,
                 r->median_us, r->max_error);
@@ -132,7 +142,8 @@ static og_status tune_shape(og_context *ctx, og_db *db, int64_t device, const og
     og_status st = og_gemm_create(ctx, t, OG_MODE_FAST, &g);
     if (st != OG_OK)
         return st;
-    if ((st = og_problem_create(ctx, t, o->trans_a, o->trans_b, s->m, s->n, s->k, s->batch, 1234, &pr)) != OG_OK) {
+    if ((st = og_problem_create(ctx, t, o->trans_a, o->trans_b, s->m, s->n, s->k, s->batch, 1234,
+                                &pr)) != OG_OK) {
         og_gemm_destroy(g);
         return st;
     }
@@ -158,7 +169,8 @@ static og_status tune_shape(og_context *ctx, og_db *db, int64_t device, const og
         r.template_hash = og_template_hash(OG_TEMPLATE_TILE);
         og_params_format(&space[i], r.params, sizeof r.params);
         /* A candidate that fails to build or run is rejected, not fatal. */
-        og_status vs = og_candidate_verify(g, pr, &space[i], &r.accepted, &r.max_error, r.reason, sizeof r.reason);
+        og_status vs = og_candidate_verify(g, pr, &space[i], &r.accepted, &r.max_error, r.reason,
+                                           sizeof r.reason);
         if (vs != OG_OK) {
             r.accepted = 0;
             if (!r.reason[0])

@@ -56,18 +56,18 @@ void og_reference_blocked(og_dtype t, const og_gemm_args *args, const void *a, c
  * element-wise relative error over elements above 1e-3 of the largest.
  * Returns the number of elements outside the written region that differ
  * bit-wise from c_in, and of non-finite results inside it. */
-size_t og_compare(const og_gemm_args *args, const double *ref, const float *got,
-                  const float *c_in, double *metric, double *max_rel);
+size_t og_compare(const og_gemm_args *args, const double *ref, const float *got, const float *c_in,
+                  double *metric, double *max_rel);
 
 /* ---- one shape with its data and reference (og_measure.c) ---- */
 
 typedef struct og_problem {
     og_dtype dtype;
     og_gemm_args args;
-    void *a, *b;   /* host copies of A and B */
-    float *c0;     /* C before the call */
-    float *c;      /* C read back */
-    double *ref;   /* reference for all of C */
+    void *a, *b; /* host copies of A and B */
+    float *c0;   /* C before the call */
+    float *c;    /* C read back */
+    double *ref; /* reference for all of C */
     size_t na, nb, nc;
 } og_problem;
 
@@ -84,8 +84,8 @@ og_status og_problem_verify(og_gemm *g, og_problem *pr, const og_tile_params *p,
 
 /* Verifies params p on the tuning problem and on ragged shapes around its
  * tile boundaries (DESIGN.md invariant 3). */
-og_status og_candidate_verify(og_gemm *g, og_problem *pr, const og_tile_params *p,
-                              int *accepted, double *metric, char *why, size_t len);
+og_status og_candidate_verify(og_gemm *g, og_problem *pr, const og_tile_params *p, int *accepted,
+                              double *metric, char *why, size_t len);
 
 /* GFLOP/s of one call that took us microseconds. */
 double og_gflops(const og_gemm_args *args, double us);
@@ -108,7 +108,7 @@ typedef struct og_tune_opts {
     og_preset preset;
     double budget_s; /* 0: no limit */
     int json;
-    FILE *out;       /* progress and results */
+    FILE *out; /* progress and results */
 } og_tune_opts;
 
 /* The candidates of a preset that the device's limits allow, the default
