@@ -10,22 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "og_tuner.h"
+#include "og_test.h"
 
-static og_context *open_context(void)
-{
-    og_context *ctx = NULL;
-    og_status st = og_context_create(NULL, &ctx);
-    cr_assert_eq(st, OG_OK, "og_context_create: %d: %s", st, og_last_error());
-    return ctx;
-}
-
-static void close_context(og_context *ctx)
-{
-    uint32_t errors = og_context_validation_errors(ctx);
-    og_context_destroy(ctx);
-    cr_assert_eq(errors, 0, "%" PRIu32 " Vulkan validation errors", errors);
-}
 
 static float bits_to_float(uint32_t u)
 {

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "og_tuner.h"
+#include "og_test.h"
 
 /* Ragged sizes around the default 64x64x16 tile: 1, a few, one below, at,
  * one above a tile edge, and two tiles plus a remainder. */
@@ -23,20 +23,6 @@ static const int64_t sizes[] = {1, 7, 63, 64, 65, 130};
 /* Bit pattern (a signalling NaN) put in C wherever the call must not write. */
 #define SENTINEL 0x7fa5a5a5u
 
-static og_context *open_context(void)
-{
-    og_context *ctx = NULL;
-    og_status st = og_context_create(NULL, &ctx);
-    cr_assert_eq(st, OG_OK, "og_context_create: %d: %s", st, og_last_error());
-    return ctx;
-}
-
-static void close_context(og_context *ctx)
-{
-    uint32_t errors = og_context_validation_errors(ctx);
-    og_context_destroy(ctx);
-    cr_assert_eq(errors, 0, "%" PRIu32 " Vulkan validation errors", errors);
-}
 
 static og_gemm *open_gemm(og_context *ctx, og_dtype t, og_mode mode)
 {
