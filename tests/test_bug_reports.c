@@ -12,7 +12,6 @@
 
 #include "og_test.h"
 
-
 static float bits_to_float(uint32_t u)
 {
     float f;

@@ -11,41 +11,11 @@
 
 #include <sqlite3.h>
 
+#include "og_tmpdir.h"
+
 #include "og_db.h"
 
-static char tmpdir[256];
-
-static void make_tmpdir(void)
-{
-    const char *base = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof tmpdir, "%s/og_db_test_XXXXXX", base != NULL ? base : "/tmp");
-    cr_assert_not_null(mkdtemp(tmpdir), "mkdtemp failed");
-}
-
-/* Removes every file the test left (database, -wal, -shm) and the directory. */
-static void remove_tmpdir(void)
-{
-    DIR *dir = opendir(tmpdir);
-    if (dir == NULL)
-        return;
-    struct dirent *ent;
-    while ((ent = readdir(dir)) != NULL) {
-        if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0)
-            continue;
-        char path[512];
-        snprintf(path, sizeof path, "%s/%s", tmpdir, ent->d_name);
-        unlink(path);
-    }
-    closedir(dir);
-    rmdir(tmpdir);
-}
-
 TestSuite(db, .init = make_tmpdir, .fini = remove_tmpdir);
-
-static void tmp_path(char *out, size_t len, const char *name)
-{
-    snprintf(out, len, "%s/%s", tmpdir, name);
-}
 
 static og_device_info test_device(uint32_t driver_version)
 {
@@ -412,7 +382,7 @@ Test(db, garbage_files_are_refused)
             if (header && sizes[i] >= 16)
                 memcpy(bytes, "SQLite format 3", 16);
             char path[512], err[512];
-            snprintf(path, sizeof path, "%s/garbage%d_%zu.db", tmpdir, header, sizes[i]);
+            snprintf(path, sizeof path, "%s/garbage%d_%zu.db", og_tmpdir, header, sizes[i]);
             write_file(path, bytes, sizes[i]);
             expect_open_failure(path, 0, OG_ERROR_DATABASE, err, sizeof err);
             expect_open_failure(path, 1, OG_ERROR_DATABASE, err, sizeof err);

@@ -23,7 +23,6 @@ static const int64_t sizes[] = {1, 7, 63, 64, 65, 130};
 /* Bit pattern (a signalling NaN) put in C wherever the call must not write. */
 #define SENTINEL 0x7fa5a5a5u
 
-
 static og_gemm *open_gemm(og_context *ctx, og_dtype t, og_mode mode)
 {
     og_gemm *g = NULL;

@@ -15,41 +15,11 @@
 
 #include <sqlite3.h>
 
+#include "og_tmpdir.h"
+
 #include "og_tuner.h"
 
-static char tmpdir[256];
-
-static void make_tmpdir(void)
-{
-    const char *base = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof tmpdir, "%s/og_tuner_test_XXXXXX", base != NULL ? base : "/tmp");
-    cr_assert_not_null(mkdtemp(tmpdir), "mkdtemp failed");
-}
-
-/* Removes every file the test left (databases, -wal, -shm) and the directory. */
-static void remove_tmpdir(void)
-{
-    DIR *dir = opendir(tmpdir);
-    if (dir == NULL)
-        return;
-    struct dirent *ent;
-    while ((ent = readdir(dir)) != NULL) {
-        if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0)
-            continue;
-        char path[512];
-        snprintf(path, sizeof path, "%s/%s", tmpdir, ent->d_name);
-        unlink(path);
-    }
-    closedir(dir);
-    rmdir(tmpdir);
-}
-
 TestSuite(tuner, .init = make_tmpdir, .fini = remove_tmpdir);
-
-static void tmp_path(char *out, size_t len, const char *name)
-{
-    snprintf(out, len, "%s/%s", tmpdir, name);
-}
 
 static og_context *open_context(const char *db_path)
 {

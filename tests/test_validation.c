@@ -12,7 +12,6 @@
 
 #include "og_test.h"
 
-
 /* A valid call that writes C (beta 0.5, so C is read too): M 5, N 6, K 7,
  * batch 2, every leading dimension, offset and stride above its minimum. */
 static og_gemm_args base_args(void)
