@@ -1,4 +1,5 @@
 /* Host-visible storage buffers, padded to whole 32-bit words. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +24,9 @@ og_status og_buffer_create(og_context *ctx, uint64_t bytes, og_buffer **out)
     og_buffer *buf = calloc(1, sizeof *buf);
     if (!buf)
         return og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "buffer: out of memory");
+    static atomic_uint_fast64_t next_serial = 1;
     buf->ctx = ctx;
+    buf->serial = atomic_fetch_add(&next_serial, 1);
     buf->size = bytes;
     buf->allocated = allocated;
     VkBufferCreateInfo info = {

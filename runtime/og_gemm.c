@@ -76,7 +76,7 @@ static og_status binding_set(og_gemm *g, const og_tile_params *p, og_buffer *a, 
     int vec = src == OG_SRC_TEXEL ? p->vec : 1;
     for (size_t i = 0; i < g->n_bindings; i++) {
         og_binding *e = &g->bindings[i];
-        if (e->a == a->buffer && e->b == b->buffer && e->c == c->buffer && e->src == src &&
+        if (e->a == a->serial && e->b == b->serial && e->c == c->serial && e->src == src &&
             e->vec == vec) {
             *out = e->set;
             return OG_OK;
@@ -129,9 +129,9 @@ static og_status binding_set(og_gemm *g, const og_tile_params *p, og_buffer *a, 
                                    .pTexelBufferView = texel ? &views[i] : NULL};
     }
     ctx->vk.vkUpdateDescriptorSets(ctx->device, n_writes, writes, 0, NULL);
-    e->a = a->buffer;
-    e->b = b->buffer;
-    e->c = c->buffer;
+    e->a = a->serial;
+    e->b = b->serial;
+    e->c = c->serial;
     e->src = src;
     e->vec = vec;
     g->n_bindings++;

@@ -63,6 +63,7 @@ struct og_context {
 
 struct og_buffer {
     og_context *ctx;
+    uint64_t serial; /* unique in the process: a cache key no later buffer can reuse */
     VkBuffer buffer;
     VkDeviceMemory memory;
     void *mapped;
@@ -124,7 +125,7 @@ const char *og_dtype_name(og_dtype t);
 /* ---- GEMM objects (og_gemm.c) ---- */
 
 typedef struct og_binding {
-    VkBuffer a, b, c;
+    uint64_t a, b, c; /* og_buffer serial numbers */
     og_src src;
     int vec;
     VkDescriptorSet set;

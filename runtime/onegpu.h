@@ -152,9 +152,13 @@ og_status og_gemm_encode(og_gemm *g, VkCommandBuffer cmd, const og_gemm_args *ar
 /* Records, submits and waits. Same checks and errors as og_gemm_encode. */
 og_status og_gemm_run(og_gemm *g, const og_gemm_args *args);
 
-/* Drops the cached descriptor sets of this GEMM object (they are made per
- * (A, B, C) buffer triple on first use). Call it before destroying buffers
- * that were used with it, if the object lives on. */
+/* Drops the cached descriptor sets of this GEMM object. A set is made per
+ * (A, B, C) buffer triple on first use, so recording a call with a cached
+ * triple allocates nothing (reference design, "Limits and errors"); up to 64
+ * are kept, and the 65th triple starts the cache over. So a command buffer
+ * recorded with og_gemm_encode must have completed before this object is
+ * used with 64 further triples, or before this call. A destroyed buffer's
+ * sets are never reused (buffers are keyed by a serial number). */
 void og_gemm_release_bindings(og_gemm *g);
 
 /* Describes the kernel og_gemm_run would use for `args` in one line

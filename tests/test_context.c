@@ -99,3 +99,33 @@ Test(context, describe_without_database)
     og_gemm_destroy(gemm);
     og_context_destroy(ctx);
 }
+
+/* The descriptor-set cache: 70 distinct (A, B, C) triples through one GEMM
+ * object (the cache of 64 starts over), buffers destroyed and made again
+ * without og_gemm_release_bindings (a new buffer may get the old handle),
+ * and every result right. */
+Test(context, binding_cache_wraps_and_forgets_destroyed_buffers)
+{
+    og_context *ctx = create(NULL);
+    og_gemm *gemm;
+    cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &gemm), OG_OK);
+    for (int i = 0; i < 70; i++) {
+        const float a[2] = {1, (float)i}, b[2] = {2, 3};
+        float c = -1;
+        og_gemm_args g = {.m = 1, .n = 1, .k = 2, .alpha = 1, .lda = 2, .ldb = 1, .ldc = 1};
+        cr_assert_eq(og_buffer_create(ctx, sizeof a, &g.a), OG_OK);
+        cr_assert_eq(og_buffer_create(ctx, sizeof b, &g.b), OG_OK);
+        cr_assert_eq(og_buffer_create(ctx, sizeof c, &g.c), OG_OK);
+        og_buffer_write(g.a, 0, a, sizeof a);
+        og_buffer_write(g.b, 0, b, sizeof b);
+        cr_assert_eq(og_gemm_run(gemm, &g), OG_OK, "%s", og_context_last_error(ctx));
+        og_buffer_read(g.c, 0, &c, sizeof c);
+        cr_expect_eq(c, 2.0f + 3.0f * (float)i, "triple %d: %g", i, c);
+        og_buffer_destroy(g.a);
+        og_buffer_destroy(g.b);
+        og_buffer_destroy(g.c);
+    }
+    cr_expect_eq(og_context_validation_errors(ctx), 0);
+    og_gemm_destroy(gemm);
+    og_context_destroy(ctx);
+}
