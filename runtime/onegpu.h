@@ -24,6 +24,9 @@
  * Errors: every function returns an og_status. On failure the context keeps
  * a message naming the operation and the dimension (og_context_last_error),
  * and nothing has been recorded, dispatched or written.
+ *
+ * Threads: a context and everything made from it are used by one thread at
+ * a time; separate contexts are independent.
  */
 #ifndef ONEGPU_H
 #define ONEGPU_H
