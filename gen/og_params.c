@@ -138,6 +138,14 @@ int og_params_check(const og_tile_params *p, const og_limits *lim, char *why, si
                  p->tn);
         return -1;
     }
+    /* The template unrolls a k step into tm*tn*bk fmas (twice with direct
+     * loads); beyond 2048 the shader compiler's time and stack grow without
+     * any gain measured on lavapipe (16x16 tiles ran slower than 16x8). */
+    if (p->tm * p->tn * p->bk > 2048) {
+        snprintf(why, len, "params: register tile %dx%d times k step %d unrolls over 2048 fmas",
+                 p->tm, p->tn, p->bk);
+        return -1;
+    }
     if (p->wgx * p->tn != p->bn || p->wgy * p->tm != p->bm) {
         snprintf(why, len,
                  "params: workgroup %dx%d times register tile %dx%d is not the tile %dx%d", p->wgx,

@@ -82,7 +82,7 @@ static og_kernel_key combo_key(const og_tile_params *p, size_t combo)
     return key;
 }
 
-#define SAMPLE_STRIDE 7
+#define SAMPLE_STRIDE 14
 
 ParameterizedTestParameters(gen, module)
 {
