@@ -1,5 +1,6 @@
 /* Small helpers of the ogtune command line. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,7 +24,7 @@ int og_parse_shapes(const char *text, og_shape **shapes, size_t *n)
         while (parts < 4) {
             errno = 0;
             long long x = strtoll(s, &end, 10);
-            if (end == s || errno || x < 0)
+            if (end == s || errno || x < 0 || x > UINT32_MAX)
                 break;
             v[parts++] = x;
             s = end;

@@ -143,18 +143,22 @@ int og_cmd_devices(const og_cli *o)
 
 int og_cmd_select(const og_cli *o)
 {
-    og_shape *shapes;
-    size_t ns, nd;
+    og_shape *shapes = NULL;
+    size_t ns = 0, nd;
     og_dtype dtypes[3];
     if (!o->shapes || og_parse_shapes(o->shapes, &shapes, &ns) != 0 || ns != 1) {
-        fprintf(stderr, "ogtune select: --shape MxNxK[xBATCH] is required (one shape)\n");
+        fprintf(stderr,
+                "ogtune select: --shape takes one MxNxK[xBATCH] of numbers below 2^32 (got %s)\n",
+                o->shapes ? o->shapes : "none");
+        free(shapes);
         return 2;
     }
     og_mode mode =
         o->mode && strcmp(o->mode, "deterministic") == 0 ? OG_MODE_DETERMINISTIC : OG_MODE_FAST;
     if (og_cli_dtypes(o, dtypes, &nd) != 0 || nd != 1 ||
         (o->mode && mode == OG_MODE_FAST && strcmp(o->mode, "fast") != 0)) {
-        fprintf(stderr, "ogtune select: one --dtype and --mode fast|deterministic\n");
+        if (nd > 1 || o->mode)
+            fprintf(stderr, "ogtune select: takes one --dtype and --mode fast|deterministic\n");
         free(shapes);
         return 2;
     }

@@ -121,7 +121,8 @@ og_status og_tune(og_context *ctx, const og_tune_opts *opts);
 
 /* ---- command-line helpers (og_cli.c) ---- */
 
-/* Parses "MxNxK" or "MxNxKxBATCH", comma-separated, into *shapes (malloc'ed). */
+/* Parses "MxNxK" or "MxNxKxBATCH", comma-separated, into *shapes (malloc'ed).
+ * Each number is 0 .. 2^32-1 (batch 0 is taken as 1). Returns 0, or -1. */
 int og_parse_shapes(const char *text, og_shape **shapes, size_t *n);
 /* The user's default database path ($XDG_CACHE_HOME/onegpu/tuning.db or
  * ~/.cache/onegpu/tuning.db), creating its directory. */
