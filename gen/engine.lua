@@ -42,11 +42,19 @@ local safe = {
   type = type, select = select,
 }
 
--- Expands template `text` (named `name` in errors) with the parameter table `params`.
-function engine.expand(name, text, params)
+-- Expands template `text` (named `name` in errors) with the parameter table
+-- `params`. `parts` maps names to shared template text that ${include(name)}
+-- expands with the same parameters.
+function engine.expand(name, text, params, parts)
+  local function include(part)
+    local body = parts and parts[part]
+    if not body then error("template " .. name .. " includes unknown part '" .. tostring(part) .. "'", 2) end
+    return engine.expand(part, body, params, parts)
+  end
   local env = setmetatable({}, {
     __index = function(_, key)
       local v = params[key]
+      if v == nil and key == "include" then v = include end
       if v == nil then v = safe[key] end
       if v == nil then error("template " .. name .. " uses undefined name '" .. tostring(key) .. "'", 2) end
       return v

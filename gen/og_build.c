@@ -11,7 +11,7 @@ og_status og_build_kernel(const og_kernel_key *key, const og_limits *lim, uint32
     *words = NULL;
     *count = 0;
     /* Over the device's limits: rejected before anything is compiled. */
-    if (og_params_check(&key->p, lim, err, errlen) != 0)
+    if (og_kernel_check(key, lim, err, errlen) != 0)
         return OG_ERROR_UNSUPPORTED;
     og_status st = og_gen_source(key, &src, err, errlen);
     if (st == OG_OK)
@@ -20,14 +20,16 @@ og_status og_build_kernel(const og_kernel_key *key, const og_limits *lim, uint32
     if (st == OG_OK)
         st = og_reflect(*words, *count, refl, err, errlen);
     /* The reflected module must agree with what the parameters promise. */
-    if (st == OG_OK && (refl->local_size[0] != (uint32_t)key->p.wgx ||
-                        refl->local_size[1] != (uint32_t)key->p.wgy ||
-                        refl->shared_bytes != og_params_shared_bytes(&key->p))) {
-        snprintf(
-            err, errlen,
-            "gen: reflection gives workgroup %ux%u and %u shared bytes, parameters %dx%d and %u",
-            refl->local_size[0], refl->local_size[1], refl->shared_bytes, key->p.wgx, key->p.wgy,
-            og_params_shared_bytes(&key->p));
+    uint32_t size[3];
+    og_kernel_local_size(key, size);
+    uint32_t shared = og_kernel_shared_bytes(key);
+    if (st == OG_OK && (refl->local_size[0] != size[0] || refl->local_size[1] != size[1] ||
+                        refl->local_size[2] != size[2] || refl->shared_bytes != shared)) {
+        snprintf(err, errlen,
+                 "gen: reflection gives workgroup %ux%ux%u and %u shared bytes, the formulas "
+                 "%ux%ux%u and %u",
+                 refl->local_size[0], refl->local_size[1], refl->local_size[2], refl->shared_bytes,
+                 size[0], size[1], size[2], shared);
         st = OG_ERROR_COMPILE;
     }
     if (st == OG_OK && lim &&

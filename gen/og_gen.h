@@ -18,8 +18,18 @@ typedef enum og_acc { OG_ACC_BLOCKED = 0, OG_ACC_CHAIN = 1 } og_acc;
  * fetches some drivers, lavapipe among them, turn into vector gathers). */
 typedef enum og_src { OG_SRC_STORAGE = 0, OG_SRC_TEXEL = 1 } og_src;
 
-/* Parameters of the portable tile template (templates/gemm_tile.tmpl). */
-typedef struct og_tile_params {
+/* Which template a GEMM variant runs: the portable tile, or the few-rows
+ * kernel (float32, M <= 4, A not transposed; reference design "Small grids
+ * and few rows"). */
+typedef enum og_variant { OG_VARIANT_TILE = 0, OG_VARIANT_FEWROWS = 1 } og_variant;
+
+/* Split-k ranges (og_params.split): the documented rule, or a fixed count. */
+#define OG_SPLIT_RULE 0
+
+/* Parameters of one GEMM variant. The tile fields serve templates/gemm_tile.tmpl,
+ * cols and slices templates/gemm_fewrows.tmpl; the other variant's fields are 0. */
+typedef struct og_params {
+    og_variant variant;
     int bm, bn, bk; /* tile of C per workgroup, and k step */
     int tm, tn;     /* register tile per invocation */
     int wgx, wgy;   /* workgroup shape: wgx = bn / tn, wgy = bm / tm */
@@ -28,11 +38,25 @@ typedef struct og_tile_params {
     og_acc acc;
     int vec; /* elements per load inside C (1, or 4: direct loads only) */
     og_src src;
-} og_tile_params;
+    int split; /* k ranges: OG_SPLIT_RULE, 1 (never split) or 2..16 */
+    /* Few rows: columns of C per workgroup, and k slices (B stored K x N) or
+     * lanes per column (B stored N x K); cols * slices invocations. */
+    int cols, slices;
+} og_params;
+
+/* The kernels behind one GEMM call. */
+typedef enum og_kernel {
+    OG_KERNEL_GEMM = 0,    /* the variant of p, writing C through the epilogue */
+    OG_KERNEL_PLANES = 1,  /* the tile of p, writing raw range sums to split-k planes */
+    OG_KERNEL_REDUCE = 2,  /* adds the planes in range order, then the epilogue */
+    OG_KERNEL_BIAS = 3,    /* standalone bias add on C */
+    OG_KERNEL_ACTIVATE = 4 /* standalone activation on C */
+} og_kernel;
 
 /* Everything that selects one compiled kernel. */
 typedef struct og_kernel_key {
-    og_tile_params p;
+    og_kernel kernel;
+    og_params p; /* GEMM and PLANES; zero for the others */
     og_dtype dtype;
     int trans_a, trans_b;
     og_dialect dialect;
@@ -60,34 +84,60 @@ typedef struct og_reflection {
 } og_reflection;
 
 #define OG_TEMPLATE_TILE "gemm_tile"
+#define OG_TEMPLATE_FEWROWS "gemm_fewrows"
+#define OG_TEMPLATE_REDUCE "gemm_reduce"
+#define OG_TEMPLATE_ELEMENTWISE "elementwise"
+/* Local size of the reduce and elementwise kernels. */
+#define OG_ELEMENTWISE_THREADS 64
 #define OG_PARAMS_MAX 160 /* bytes of a formatted parameter string */
 
 /* The reference design's default: 64x64x16 tile, 16x16 invocations, 4x4
- * register tile, staged loads, blocked summation. */
-og_tile_params og_params_default(void);
+ * register tile, staged loads, blocked summation, split-k by the rule. */
+og_params og_params_default(void);
 
-/* "bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,load=staged,acc=blocked,vec=1,src=ssbo" */
-void og_params_format(const og_tile_params *p, char *buf, size_t len);
+/* The few-rows shape the rule fixes for N columns: B stored K x N takes
+ * 16 columns and 16 k slices (32 and 8 from N = 8192); B stored N x K takes
+ * 8 columns of 32 lanes. */
+og_params og_params_fewrows(int trans_b, int64_t n);
 
-/* Parses what og_params_format writes (keys in any order, all present).
- * Returns 0, or -1 with a reason in why. */
-int og_params_parse(const char *text, og_tile_params *p, char *why, size_t len);
+/* Template file of a variant (OG_TEMPLATE_TILE or OG_TEMPLATE_FEWROWS). */
+const char *og_params_template(const og_params *p);
+
+/* Tile:
+ * "bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,load=staged,acc=blocked,vec=1,src=ssbo,split=rule";
+ * few rows: "variant=fewrows,cols=16,slices=16". */
+void og_params_format(const og_params *p, char *buf, size_t len);
+
+/* Parses what og_params_format writes (keys in any order, all present but
+ * split, which defaults to the rule). Returns 0, or -1 with a reason in why. */
+int og_params_parse(const char *text, og_params *p, char *why, size_t len);
 
 /* Checks the parameters for the template's own rules and, when lim is not
  * NULL, the device's limits. Returns 0, or -1 with a reason in why. */
-int og_params_check(const og_tile_params *p, const og_limits *lim, char *why, size_t len);
+int og_params_check(const og_params *p, const og_limits *lim, char *why, size_t len);
 
 /* Whether a call can use p as it is: vector loads (vec = 4) need A's and
  * B's offsets, leading dimensions and batch strides to be multiples of 4
  * elements. The runtime drops to vec = 1 otherwise. */
 int og_params_vec_aligned(const og_gemm_args *args);
 
-/* Workgroup-memory bytes the template declares for p (the formula the
- * reflection is checked against). */
-uint32_t og_params_shared_bytes(const og_tile_params *p);
+/* Workgroup-memory bytes the template declares for p. */
+uint32_t og_params_shared_bytes(const og_params *p);
 
-/* 64-bit FNV-1a of the template text: the version recorded with every tuning
- * record, so records of an older template are ignored. */
+/* Workgroup-memory bytes, and the workgroup size, the template declares
+ * for a kernel (the formulas the reflection is checked against). */
+uint32_t og_kernel_shared_bytes(const og_kernel_key *key);
+void og_kernel_local_size(const og_kernel_key *key, uint32_t size[3]);
+
+/* Checks a kernel key: its parameters (og_params_check, for GEMM and PLANES
+ * kernels), and that the kernel fits lim (may be NULL). */
+int og_kernel_check(const og_kernel_key *key, const og_limits *lim, char *why, size_t len);
+
+/* The template a kernel expands. */
+const char *og_kernel_template(const og_kernel_key *key);
+
+/* 64-bit FNV-1a of the template text and the parts it includes: the version
+ * recorded with every tuning record, so records of an older template are ignored. */
 uint64_t og_template_hash(const char *template_name);
 
 /* Expands the template for key into GLSL or HLSL. *src is malloc'ed.

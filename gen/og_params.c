@@ -1,40 +1,78 @@
-/* Parameters of the portable tile template: defaults, text form, checks. */
+/* Parameters of the GEMM variants (tile and few rows): defaults, text form, checks. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "og_gen.h"
 
-og_tile_params og_params_default(void)
+og_params og_params_default(void)
 {
-    og_tile_params p = {
-        64, 64, 16, 4, 4, 16, 16, 0, OG_LOAD_STAGED, OG_ACC_BLOCKED, 1, OG_SRC_STORAGE};
+    og_params p = {.variant = OG_VARIANT_TILE,
+                   .bm = 64,
+                   .bn = 64,
+                   .bk = 16,
+                   .tm = 4,
+                   .tn = 4,
+                   .wgx = 16,
+                   .wgy = 16,
+                   .load = OG_LOAD_STAGED,
+                   .acc = OG_ACC_BLOCKED,
+                   .vec = 1,
+                   .src = OG_SRC_STORAGE,
+                   .split = OG_SPLIT_RULE};
     return p;
 }
 
-void og_params_format(const og_tile_params *p, char *buf, size_t len)
+og_params og_params_fewrows(int trans_b, int64_t n)
 {
+    og_params p = {.variant = OG_VARIANT_FEWROWS, .cols = 8, .slices = 32};
+    if (!trans_b) {
+        /* From N = 8192 a row of 32 columns is 128 bytes: one full transaction. */
+        p.cols = n >= 8192 ? 32 : 16;
+        p.slices = n >= 8192 ? 8 : 16;
+    }
+    return p;
+}
+
+const char *og_params_template(const og_params *p)
+{
+    return p->variant == OG_VARIANT_FEWROWS ? OG_TEMPLATE_FEWROWS : OG_TEMPLATE_TILE;
+}
+
+void og_params_format(const og_params *p, char *buf, size_t len)
+{
+    if (p->variant == OG_VARIANT_FEWROWS) {
+        snprintf(buf, len, "variant=fewrows,cols=%d,slices=%d", p->cols, p->slices);
+        return;
+    }
+    char split[16];
+    if (p->split == OG_SPLIT_RULE)
+        snprintf(split, sizeof split, "rule");
+    else
+        snprintf(split, sizeof split, "%d", p->split);
     snprintf(buf, len,
-             "bm=%d,bn=%d,bk=%d,tm=%d,tn=%d,wgx=%d,wgy=%d,pad=%d,load=%s,acc=%s,vec=%d,src=%s",
+             "bm=%d,bn=%d,bk=%d,tm=%d,tn=%d,wgx=%d,wgy=%d,pad=%d,load=%s,acc=%s,vec=%d,src=%s,"
+             "split=%s",
              p->bm, p->bn, p->bk, p->tm, p->tn, p->wgx, p->wgy, p->pad,
              p->load == OG_LOAD_DIRECT ? "direct" : "staged",
              p->acc == OG_ACC_CHAIN ? "chain" : "blocked", p->vec,
-             p->src == OG_SRC_TEXEL ? "texel" : "ssbo");
+             p->src == OG_SRC_TEXEL ? "texel" : "ssbo", split);
 }
 
 /* The integer field named key, and its position in the table (for the
  * record of which keys were seen). */
-static int *int_field(og_tile_params *p, const char *key, unsigned *position)
+static int *int_field(og_params *p, const char *key, unsigned *position)
 {
     static const struct {
         const char *key;
         size_t offset;
     } fields[] = {
-        {"bm", offsetof(og_tile_params, bm)},   {"bn", offsetof(og_tile_params, bn)},
-        {"bk", offsetof(og_tile_params, bk)},   {"tm", offsetof(og_tile_params, tm)},
-        {"tn", offsetof(og_tile_params, tn)},   {"wgx", offsetof(og_tile_params, wgx)},
-        {"wgy", offsetof(og_tile_params, wgy)}, {"pad", offsetof(og_tile_params, pad)},
-        {"vec", offsetof(og_tile_params, vec)},
+        {"bm", offsetof(og_params, bm)},         {"bn", offsetof(og_params, bn)},
+        {"bk", offsetof(og_params, bk)},         {"tm", offsetof(og_params, tm)},
+        {"tn", offsetof(og_params, tn)},         {"wgx", offsetof(og_params, wgx)},
+        {"wgy", offsetof(og_params, wgy)},       {"pad", offsetof(og_params, pad)},
+        {"vec", offsetof(og_params, vec)},       {"cols", offsetof(og_params, cols)},
+        {"slices", offsetof(og_params, slices)},
     };
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         if (strcmp(fields[i].key, key) == 0) {
@@ -44,9 +82,9 @@ static int *int_field(og_tile_params *p, const char *key, unsigned *position)
     return NULL;
 }
 
-int og_params_parse(const char *text, og_tile_params *out, char *why, size_t len)
+int og_params_parse(const char *text, og_params *out, char *why, size_t len)
 {
-    og_tile_params p;
+    og_params p;
     unsigned seen = 0; /* one bit per key */
     char item[64];
     const char *s = text;
@@ -86,26 +124,45 @@ int og_params_parse(const char *text, og_tile_params *out, char *why, size_t len
                    (strcmp(value, "blocked") == 0 || strcmp(value, "chain") == 0)) {
             p.acc = strcmp(value, "chain") == 0 ? OG_ACC_CHAIN : OG_ACC_BLOCKED;
             seen |= 1u << 1;
+        } else if (strcmp(item, "split") == 0) {
+            char *end;
+            long v = strcmp(value, "rule") == 0 ? OG_SPLIT_RULE : strtol(value, &end, 10);
+            if (strcmp(value, "rule") != 0 && (*value == '\0' || *end != '\0' || v < 1 || v > 16)) {
+                snprintf(why, len, "params: split=%s is not 'rule' or 1..16", value);
+                return -1;
+            }
+            p.split = (int)v;
+        } else if (strcmp(item, "variant") == 0 &&
+                   (strcmp(value, "tile") == 0 || strcmp(value, "fewrows") == 0)) {
+            p.variant = strcmp(value, "fewrows") == 0 ? OG_VARIANT_FEWROWS : OG_VARIANT_TILE;
         } else if (strcmp(item, "src") == 0 &&
                    (strcmp(value, "ssbo") == 0 || strcmp(value, "texel") == 0)) {
             p.src = strcmp(value, "texel") == 0 ? OG_SRC_TEXEL : OG_SRC_STORAGE;
-            seen |= 1u << 11;
+            seen |= 1u << 13;
         } else {
             snprintf(why, len, "params: unknown item %s=%s", item, value);
             return -1;
         }
     }
-    if (seen != 0xfffu) {
-        snprintf(why, len, "params: '%s' lacks some of bm,bn,bk,tm,tn,wgx,wgy,pad,load,acc,vec,src",
-                 text);
+    /* Bits 0 and 1 are load and acc, 2..10 the tile's integers, 11 and 12
+     * cols and slices, 13 src. */
+    unsigned want = p.variant == OG_VARIANT_FEWROWS ? 0x1800u : 0x27ffu;
+    if (seen != want) {
+        snprintf(why, len, "params: '%s' %s", text,
+                 p.variant == OG_VARIANT_FEWROWS
+                     ? "needs exactly cols and slices for variant=fewrows"
+                     : "needs exactly bm,bn,bk,tm,tn,wgx,wgy,pad,load,acc,vec,src (and split)");
         return -1;
     }
     *out = p;
     return 0;
 }
 
-uint32_t og_params_shared_bytes(const og_tile_params *p)
+uint32_t og_params_shared_bytes(const og_params *p)
 {
+    /* Few rows: one float per row (up to 4) and invocation, for the slice sums. */
+    if (p->variant == OG_VARIANT_FEWROWS)
+        return (uint32_t)(16 * p->cols * p->slices);
     if (p->load == OG_LOAD_DIRECT)
         return 0;
     return (uint32_t)(4 * p->bk * (p->bm + p->pad + p->bn + p->pad));
@@ -119,8 +176,45 @@ static int one_of(int v, const int *set, size_t n)
     return 0;
 }
 
-int og_params_check(const og_tile_params *p, const og_limits *lim, char *why, size_t len)
+static int fewrows_check(const og_params *p, const og_limits *lim, char *why, size_t len)
 {
+    static const int pow2[] = {1, 2, 4, 8, 16, 32, 64, 128};
+    int threads = p->cols * p->slices;
+    if (!one_of(p->cols, pow2, 8) || !one_of(p->slices, pow2, 8) || threads < 32 ||
+        threads > 1024) {
+        snprintf(why, len,
+                 "params: few rows cols=%d, slices=%d must be powers of two up to 128 with "
+                 "32..1024 invocations",
+                 p->cols, p->slices);
+        return -1;
+    }
+    if (!lim)
+        return 0;
+    if ((uint32_t)threads > lim->max_invocations || (uint32_t)threads > lim->max_size[0]) {
+        snprintf(why, len, "limits: %d invocations per workgroup exceed the device's %u", threads,
+                 lim->max_invocations < lim->max_size[0] ? lim->max_invocations : lim->max_size[0]);
+        return -1;
+    }
+    if (og_params_shared_bytes(p) > lim->max_shared_bytes) {
+        snprintf(why, len, "limits: %u bytes of workgroup memory exceed the device's %u",
+                 og_params_shared_bytes(p), lim->max_shared_bytes);
+        return -1;
+    }
+    return 0;
+}
+
+int og_params_check(const og_params *p, const og_limits *lim, char *why, size_t len)
+{
+    if (p->variant == OG_VARIANT_FEWROWS)
+        return fewrows_check(p, lim, why, len);
+    if (p->variant != OG_VARIANT_TILE) {
+        snprintf(why, len, "params: unknown variant %d", (int)p->variant);
+        return -1;
+    }
+    if (p->split < 0 || p->split > 16) {
+        snprintf(why, len, "params: split=%d is not the rule or 1..16 ranges", p->split);
+        return -1;
+    }
     static const int tiles[] = {8, 16, 32, 64, 128};
     static const int steps[] = {16, 32};
     static const int regs[] = {1, 2, 4, 8, 16};

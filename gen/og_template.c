@@ -11,23 +11,41 @@
 /* Embedded at build time from gen/engine.lua and templates/ (cmake/embed.cmake). */
 extern const char og_embed_engine[];
 extern const char og_embed_gemm_tile[];
+extern const char og_embed_gemm_fewrows[];
+extern const char og_embed_gemm_reduce[];
+extern const char og_embed_elementwise[];
+extern const char og_embed_common[];
+
+/* Templates by name; "common" is a part every kernel includes. */
+static const struct {
+    const char *name;
+    const char *text;
+} templates[] = {{OG_TEMPLATE_TILE, og_embed_gemm_tile},
+                 {OG_TEMPLATE_FEWROWS, og_embed_gemm_fewrows},
+                 {OG_TEMPLATE_REDUCE, og_embed_gemm_reduce},
+                 {OG_TEMPLATE_ELEMENTWISE, og_embed_elementwise},
+                 {"common", og_embed_common}};
 
 static const char *template_text(const char *name)
 {
-    if (strcmp(name, OG_TEMPLATE_TILE) == 0)
-        return og_embed_gemm_tile;
+    for (size_t i = 0; i < sizeof templates / sizeof templates[0]; i++)
+        if (strcmp(name, templates[i].name) == 0)
+            return templates[i].text;
     return NULL;
 }
 
-uint64_t og_template_hash(const char *name)
+static uint64_t fnv1a(uint64_t h, const char *text)
 {
-    const char *text = template_text(name);
-    uint64_t h = 1469598103934665603ull;
     for (const unsigned char *s = (const unsigned char *)text; s && *s; s++) {
         h ^= *s;
         h *= 1099511628211ull;
     }
     return h;
+}
+
+uint64_t og_template_hash(const char *name)
+{
+    return fnv1a(fnv1a(1469598103934665603ull, template_text(name)), og_embed_common);
 }
 
 static const char *dtype_name(og_dtype t)
@@ -49,8 +67,27 @@ static void set_str(lua_State *L, const char *k, const char *v)
 
 static void push_params(lua_State *L, const og_kernel_key *key)
 {
-    const og_tile_params *p = &key->p;
+    static const char *const kernels[] = {"gemm", "planes", "reduce", "bias", "activate"};
+    const og_params *p = &key->p;
     lua_newtable(L);
+    set_str(L, "KERNEL", kernels[key->kernel]);
+    set_str(L, "DTYPE", dtype_name(key->dtype));
+    set_str(L, "DIALECT", key->dialect == OG_HLSL ? "hlsl" : "glsl");
+    uint32_t size[3];
+    og_kernel_local_size(key, size);
+    set_int(L, "LOCAL_X", (int)size[0]);
+    set_int(L, "LOCAL_Y", (int)size[1]);
+    lua_pushboolean(L, key->trans_a);
+    lua_setfield(L, -2, "TRANS_A");
+    lua_pushboolean(L, key->trans_b);
+    lua_setfield(L, -2, "TRANS_B");
+    if (key->kernel != OG_KERNEL_GEMM && key->kernel != OG_KERNEL_PLANES)
+        return;
+    if (p->variant == OG_VARIANT_FEWROWS) {
+        set_int(L, "COLS", p->cols);
+        set_int(L, "SLICES", p->slices);
+        return;
+    }
     set_int(L, "BM", p->bm);
     set_int(L, "BN", p->bn);
     set_int(L, "BK", p->bk);
@@ -63,19 +100,14 @@ static void push_params(lua_State *L, const og_kernel_key *key)
     set_str(L, "SRC", p->src == OG_SRC_TEXEL ? "texel" : "ssbo");
     set_str(L, "LOAD", p->load == OG_LOAD_DIRECT ? "direct" : "staged");
     set_str(L, "ACC", p->acc == OG_ACC_CHAIN ? "chain" : "blocked");
-    set_str(L, "DTYPE", dtype_name(key->dtype));
-    set_str(L, "DIALECT", key->dialect == OG_HLSL ? "hlsl" : "glsl");
-    lua_pushboolean(L, key->trans_a);
-    lua_setfield(L, -2, "TRANS_A");
-    lua_pushboolean(L, key->trans_b);
-    lua_setfield(L, -2, "TRANS_B");
 }
 
 og_status og_gen_source(const og_kernel_key *key, char **src, char *err, size_t errlen)
 {
     *src = NULL;
-    if (og_params_check(&key->p, NULL, err, errlen) != 0)
+    if (og_kernel_check(key, NULL, err, errlen) != 0)
         return OG_ERROR_INVALID_ARGUMENT;
+    const char *name = og_kernel_template(key);
     lua_State *L = luaL_newstate();
     if (!L) {
         snprintf(err, errlen, "gen: cannot create a Lua state");
@@ -83,7 +115,7 @@ og_status og_gen_source(const og_kernel_key *key, char **src, char *err, size_t 
     }
     luaL_openlibs(L);
     og_status st = OG_OK;
-    /* engine = dofile(engine.lua); return engine.expand(name, text, params) */
+    /* engine = dofile(engine.lua); return engine.expand(name, text, params, parts) */
     if (luaL_loadbuffer(L, og_embed_engine, strlen(og_embed_engine), "=engine.lua") != LUA_OK ||
         lua_pcall(L, 0, 1, 0) != LUA_OK) {
         snprintf(err, errlen, "gen: template engine: %s", lua_tostring(L, -1));
@@ -91,10 +123,12 @@ og_status og_gen_source(const og_kernel_key *key, char **src, char *err, size_t 
         goto done;
     }
     lua_getfield(L, -1, "expand");
-    lua_pushstring(L, OG_TEMPLATE_TILE);
-    lua_pushstring(L, template_text(OG_TEMPLATE_TILE));
+    lua_pushstring(L, name);
+    lua_pushstring(L, template_text(name));
     push_params(L, key);
-    if (lua_pcall(L, 3, 1, 0) != LUA_OK || !lua_isstring(L, -1)) {
+    lua_newtable(L);
+    set_str(L, "common", og_embed_common);
+    if (lua_pcall(L, 4, 1, 0) != LUA_OK || !lua_isstring(L, -1)) {
         snprintf(err, errlen, "gen: %s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "no text");
         st = OG_ERROR_COMPILE;
         goto done;

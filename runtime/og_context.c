@@ -256,8 +256,8 @@ static og_status create_device(og_context *ctx)
     return OG_OK;
 }
 
-/* The command pool, fence and layouts every GEMM shares: three storage
- * buffers (A, B, C) and the template's push constants. */
+/* The command pool, fence and layouts every GEMM shares: A, B, C and the
+ * bias, and the kernels' push constants (og_push). */
 static og_status create_shared_objects(og_context *ctx)
 {
     VkDevice d = ctx->device;
@@ -281,17 +281,22 @@ static og_status create_shared_objects(og_context *ctx)
     for (int src = OG_SRC_STORAGE; src <= OG_SRC_TEXEL; src++) {
         VkDescriptorType operand = src == OG_SRC_TEXEL ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER
                                                        : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-        /* 0, 1: A and B; 2: C; texel layouts add 3, 4: A and B with vector texels. */
-        VkDescriptorSetLayoutBinding b[5];
-        for (uint32_t i = 0; i < 5; i++)
-            b[i] = (VkDescriptorSetLayoutBinding){
-                .binding = i,
-                .descriptorType = i == 2 ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER : operand,
+        /* 0, 1: A and B; 2: C; 5: the bias; texel layouts add 3, 4: A and B
+         * with vector texels. */
+        static const uint32_t storage[] = {0, 1, 2, 5}, texel[] = {0, 1, 2, 3, 4, 5};
+        const uint32_t *which = src == OG_SRC_TEXEL ? texel : storage;
+        uint32_t count = src == OG_SRC_TEXEL ? 6 : 4;
+        VkDescriptorSetLayoutBinding b[6];
+        for (uint32_t w = 0; w < count; w++)
+            b[w] = (VkDescriptorSetLayoutBinding){
+                .binding = which[w],
+                .descriptorType =
+                    which[w] == 2 || which[w] == 5 ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER : operand,
                 .descriptorCount = 1,
                 .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
         VkDescriptorSetLayoutCreateInfo set = {
             .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-            .bindingCount = src == OG_SRC_TEXEL ? 5 : 3,
+            .bindingCount = count,
             .pBindings = b};
         r = ctx->vk.vkCreateDescriptorSetLayout(d, &set, NULL, &ctx->set_layout[src]);
         if (r != VK_SUCCESS)

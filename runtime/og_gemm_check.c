@@ -35,33 +35,63 @@ static uint64_t extent(int64_t off, int64_t batch, int64_t stride, int64_t rows,
     return sum;
 }
 
-static og_status check_operand(og_context *ctx, const char *name, const og_buffer *buf,
-                               uint64_t elem_bytes, int64_t off, int64_t batch, int64_t stride,
-                               int64_t rows, int64_t ld, int64_t cols)
+static og_status check_operand(og_context *ctx, const char *op, const char *name,
+                               const og_buffer *buf, uint64_t elem_bytes, int64_t off,
+                               int64_t batch, int64_t stride, int64_t rows, int64_t ld,
+                               int64_t cols)
 {
     if (!buf)
-        return bad(ctx, "gemm: %s is NULL", name);
+        return bad(ctx, "%s: %s is NULL", op, name);
     uint64_t end = extent(off, batch, stride, rows, ld, cols);
     if (end == UINT64_MAX || end > UINT32_MAX)
-        return bad(ctx, "gemm: %s spans more than 2^32 elements (offset, stride and ld too large)",
-                   name);
+        return bad(ctx, "%s: %s spans more than 2^32 elements (offset, stride and ld too large)",
+                   op, name);
     uint64_t need = end * elem_bytes;
     if (need > ctx->limits.max_storage_range)
         return og_fail(ctx, OG_ERROR_UNSUPPORTED,
-                       "gemm: %s needs %" PRIu64 " bytes in one binding, more than the device's "
+                       "%s: %s needs %" PRIu64 " bytes in one binding, more than the device's "
                        "maxStorageBufferRange of %" PRIu64,
-                       name, need, ctx->limits.max_storage_range);
+                       op, name, need, ctx->limits.max_storage_range);
     if (need > buf->size)
         return bad(ctx,
-                   "gemm: %s needs %" PRIu64 " elements (offset %" PRId64 ", %" PRId64 " x %" PRId64
+                   "%s: %s needs %" PRIu64 " elements (offset %" PRId64 ", %" PRId64 " x %" PRId64
                    " with ld %" PRId64 ", batch %" PRId64 " with stride %" PRId64
                    "), but its buffer holds %" PRIu64,
-                   name, end, off, rows, cols, ld, batch, stride, buf->size / elem_bytes);
+                   op, name, end, off, rows, cols, ld, batch, stride, buf->size / elem_bytes);
     return OG_OK;
 }
 
-og_status og_gemm_check(og_context *ctx, og_dtype dtype, const og_gemm_args *g,
-                        const og_tile_params *p, og_push *push, uint32_t grid[3])
+/* The bias and the activation: bias[bias_offset + j] for every column j < N. */
+static og_status check_epilogue(og_context *ctx, const char *op, const og_gemm_args *g)
+{
+    if ((unsigned)g->activation > OG_ACTIVATION_GELU_TANH)
+        return bad(ctx, "%s: activation %d is not none, ReLU, GELU (erf) or GELU (tanh)", op,
+                   (int)g->activation);
+    if (!g->bias)
+        return OG_OK;
+    if (g->bias_offset < 0 || (uint64_t)g->bias_offset > UINT32_MAX)
+        return bad(ctx, "%s: bias_offset (%" PRId64 ") is negative or exceeds 32-bit indexing", op,
+                   g->bias_offset);
+    uint64_t need = 4 * ((uint64_t)g->bias_offset + (uint64_t)g->n);
+    if (need > ctx->limits.max_storage_range)
+        return og_fail(ctx, OG_ERROR_UNSUPPORTED,
+                       "%s: bias needs %" PRIu64 " bytes in one binding, more than the device's "
+                       "maxStorageBufferRange of %" PRIu64,
+                       op, need, ctx->limits.max_storage_range);
+    if (need > g->bias->size)
+        return bad(ctx,
+                   "%s: bias needs %" PRIu64 " elements (bias_offset %" PRId64 " + N %" PRId64
+                   "), but its buffer holds %" PRIu64,
+                   op, need / 4, g->bias_offset, g->n, g->bias->size / 4);
+    return OG_OK;
+}
+
+static uint32_t epilogue_bits(const og_gemm_args *g)
+{
+    return (uint32_t)g->activation | (g->bias ? 4u : 0u);
+}
+
+og_status og_gemm_check(og_context *ctx, og_dtype dtype, const og_gemm_args *g, og_push *push)
 {
     const int64_t batch = g->batch == 0 ? 1 : g->batch;
     const struct {
@@ -103,7 +133,10 @@ og_status og_gemm_check(og_context *ctx, og_dtype dtype, const og_gemm_args *g,
         return bad(ctx, "gemm: ldc (%" PRId64 ") is smaller than N (%" PRIu64 ")", g->ldc,
                    max1(g->n));
 
-    memset(grid, 0, 3 * sizeof grid[0]);
+    og_status st = check_epilogue(ctx, "gemm", g);
+    if (st != OG_OK)
+        return st;
+    memset(push, 0, sizeof *push);
     if (g->m == 0 || g->n == 0)
         return OG_OK; /* nothing to compute */
 
@@ -115,44 +148,81 @@ og_status og_gemm_check(og_context *ctx, og_dtype dtype, const og_gemm_args *g,
                    g->stride_c, (uint64_t)(g->m - 1) * (uint64_t)g->ldc + (uint64_t)g->n);
 
     uint64_t in_bytes = dtype == OG_F32 ? 4 : 2;
-    og_status st;
     if (g->k > 0) {
-        st = check_operand(ctx, "A", g->a, in_bytes, g->a_offset, batch, g->stride_a,
+        st = check_operand(ctx, "gemm", "A", g->a, in_bytes, g->a_offset, batch, g->stride_a,
                            g->trans_a ? g->k : g->m, g->lda, g->trans_a ? g->m : g->k);
         if (st == OG_OK)
-            st = check_operand(ctx, "B", g->b, in_bytes, g->b_offset, batch, g->stride_b,
+            st = check_operand(ctx, "gemm", "B", g->b, in_bytes, g->b_offset, batch, g->stride_b,
                                g->trans_b ? g->n : g->k, g->ldb, g->trans_b ? g->k : g->n);
         if (st != OG_OK)
             return st;
     }
-    st = check_operand(ctx, "C", g->c, 4, g->c_offset, batch, g->stride_c, g->m, g->ldc, g->n);
+    st = check_operand(ctx, "gemm", "C", g->c, 4, g->c_offset, batch, g->stride_c, g->m, g->ldc,
+                       g->n);
     if (st != OG_OK)
         return st;
+    *push = (og_push){.m = (uint32_t)g->m,
+                      .n = (uint32_t)g->n,
+                      .k = (uint32_t)g->k,
+                      .lda = (uint32_t)g->lda,
+                      .ldb = (uint32_t)g->ldb,
+                      .ldc = (uint32_t)g->ldc,
+                      .off_a = (uint32_t)g->a_offset,
+                      .off_b = (uint32_t)g->b_offset,
+                      .off_c = (uint32_t)g->c_offset,
+                      .stride_a = (uint32_t)g->stride_a,
+                      .stride_b = (uint32_t)g->stride_b,
+                      .stride_c = (uint32_t)g->stride_c,
+                      .alpha = g->alpha,
+                      .beta = g->beta,
+                      .batch = (uint32_t)batch,
+                      .ranges = 1,
+                      .bias_off = (uint32_t)g->bias_offset,
+                      .epi = epilogue_bits(g)};
+    return OG_OK;
+}
 
-    uint64_t gx = ((uint64_t)g->n + (uint64_t)p->bn - 1) / (uint64_t)p->bn;
-    uint64_t gy = ((uint64_t)g->m + (uint64_t)p->bm - 1) / (uint64_t)p->bm;
-    const uint32_t *lim = ctx->limits.max_count;
-    if (gx > lim[0] || gy > lim[1] || (uint64_t)batch > lim[2])
-        return og_fail(ctx, OG_ERROR_UNSUPPORTED,
-                       "gemm: grid %" PRIu64 " x %" PRIu64 " x %" PRId64
-                       " (N, M, batch) exceeds the device's maxComputeWorkGroupCount %u x %u x %u",
-                       gx, gy, batch, lim[0], lim[1], lim[2]);
-    grid[0] = (uint32_t)gx;
-    grid[1] = (uint32_t)gy;
-    grid[2] = (uint32_t)batch;
-    *push = (og_push){(uint32_t)g->m,
-                      (uint32_t)g->n,
-                      (uint32_t)g->k,
-                      (uint32_t)g->lda,
-                      (uint32_t)g->ldb,
-                      (uint32_t)g->ldc,
-                      (uint32_t)g->a_offset,
-                      (uint32_t)g->b_offset,
-                      (uint32_t)g->c_offset,
-                      (uint32_t)g->stride_a,
-                      (uint32_t)g->stride_b,
-                      (uint32_t)g->stride_c,
-                      g->alpha,
-                      g->beta};
+og_status og_elementwise_check(og_context *ctx, const og_gemm_args *g, og_push *push)
+{
+    const int64_t batch = g->batch == 0 ? 1 : g->batch;
+    const struct {
+        const char *name;
+        int64_t v;
+    } nonneg[] = {{"M", g->m},
+                  {"N", g->n},
+                  {"batch", g->batch},
+                  {"c_offset", g->c_offset},
+                  {"stride_c", g->stride_c},
+                  {"ldc", g->ldc}};
+    for (size_t i = 0; i < sizeof nonneg / sizeof nonneg[0]; i++) {
+        if (nonneg[i].v < 0)
+            return bad(ctx, "elementwise: %s (%" PRId64 ") is negative", nonneg[i].name,
+                       nonneg[i].v);
+        if ((uint64_t)nonneg[i].v > UINT32_MAX)
+            return bad(ctx, "elementwise: %s (%" PRId64 ") exceeds 32-bit indexing", nonneg[i].name,
+                       nonneg[i].v);
+    }
+    if ((uint64_t)g->ldc < max1(g->n))
+        return bad(ctx, "elementwise: ldc (%" PRId64 ") is smaller than N (%" PRIu64 ")", g->ldc,
+                   max1(g->n));
+    og_status st = check_epilogue(ctx, "elementwise", g);
+    if (st != OG_OK)
+        return st;
+    memset(push, 0, sizeof *push);
+    if (g->m == 0 || g->n == 0)
+        return OG_OK;
+    st = check_operand(ctx, "elementwise", "C", g->c, 4, g->c_offset, batch, g->stride_c, g->m,
+                       g->ldc, g->n);
+    if (st != OG_OK)
+        return st;
+    *push = (og_push){.m = (uint32_t)g->m,
+                      .n = (uint32_t)g->n,
+                      .ldc = (uint32_t)g->ldc,
+                      .off_c = (uint32_t)g->c_offset,
+                      .stride_c = (uint32_t)g->stride_c,
+                      .batch = (uint32_t)batch,
+                      .ranges = 1,
+                      .bias_off = (uint32_t)g->bias_offset,
+                      .epi = epilogue_bits(g)};
     return OG_OK;
 }

@@ -9,12 +9,20 @@
 #include "og_gen.h"
 #include "onegpu.h"
 
-/* Push constants of the tile template, in its declaration order. */
+/* Push constants of every kernel, in the declaration order of
+ * templates/common.tmpl. */
 typedef struct og_push {
     uint32_t m, n, k, lda, ldb, ldc;
     uint32_t off_a, off_b, off_c;
     uint32_t stride_a, stride_b, stride_c;
     float alpha, beta;
+    uint32_t batch;          /* products in this dispatch */
+    uint32_t range_len;      /* split-k: terms per range */
+    uint32_t ranges;         /* split-k: number of ranges (planes) */
+    uint32_t plane_stride;   /* split-k: floats between planes */
+    uint32_t bias_off;       /* element offset of bias[0] */
+    uint32_t epi;            /* activation in bits 0-1, bit 2: bias bound */
+    uint32_t step_y, step_z; /* workgroups along y and z (reduce, elementwise) */
 } og_push;
 
 typedef struct og_pipeline {
@@ -89,10 +97,26 @@ void og_pipelines_destroy(og_context *ctx);
 og_status og_submit_wait(og_context *ctx, VkCommandBuffer cmd);
 
 /* Checks a GEMM call (shape, leading dimensions, offsets, strides, buffer
- * ranges, 32-bit indexing, grid) in 64-bit arithmetic. On success fills
- * push and the grid for tile bm x bn. The message names the dimension. */
-og_status og_gemm_check(og_context *ctx, og_dtype dtype, const og_gemm_args *args,
-                        const og_tile_params *p, og_push *push, uint32_t grid[3]);
+ * ranges, 32-bit indexing, bias and activation) in 64-bit arithmetic. On
+ * success fills push for the whole product. The message names the dimension. */
+og_status og_gemm_check(og_context *ctx, og_dtype dtype, const og_gemm_args *args, og_push *push);
+
+/* Checks the C region and the epilogue of an elementwise call (bias add or
+ * activation) and fills push. */
+og_status og_elementwise_check(og_context *ctx, const og_gemm_args *args, og_push *push);
+
+/* The split-k ranges of a product (reference design, "Small grids and few
+ * rows"): split = OG_SPLIT_RULE applies the rule (fewer than 384 workgroups
+ * of 64 x 64 and K >= 128: up to 16 ranges of a multiple of 32 terms, at
+ * least 64, aiming at 384 workgroups), 1 never splits, n >= 2 cuts K into n
+ * ranges of ceil(K / n). Then fewer ranges while ranges * batch * M * N floats
+ * exceed scratch_floats. *ranges = 1 means no split. */
+void og_split_ranges(int split, int64_t m, int64_t n, int64_t k, int64_t batch,
+                     uint64_t scratch_floats, uint32_t *ranges, uint32_t *range_len);
+
+/* Whether a product may run the few-rows kernel: float32, 1 <= M <= 4, A not
+ * transposed. */
+int og_fewrows_eligible(og_dtype dtype, const og_gemm_args *args);
 
 /* Where a kernel choice came from. */
 typedef enum og_source {
@@ -102,7 +126,7 @@ typedef enum og_source {
 } og_source;
 
 typedef struct og_choice {
-    og_tile_params params;
+    og_params params;
     og_source source;
     int64_t m, n, k, batch; /* the tuned shape the record came from */
     double gflops;          /* its measured GFLOP/s (0 for the default) */
@@ -114,7 +138,9 @@ typedef struct og_choice {
 og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, int trans_b,
                     int64_t m, int64_t n, int64_t k, int64_t batch, og_choice *out);
 
-/* Records a dispatch of kernel key with push constants and descriptor set. */
+/* Records a dispatch of kernel key with push constants and descriptor set,
+ * then a barrier that makes its writes visible to later compute work,
+ * transfers and the host. */
 og_status og_record_dispatch(og_context *ctx, VkCommandBuffer cmd, const og_kernel_key *key,
                              VkDescriptorSet set, const og_push *push, const uint32_t grid[3]);
 
@@ -125,7 +151,7 @@ const char *og_dtype_name(og_dtype t);
 /* ---- GEMM objects (og_gemm.c) ---- */
 
 typedef struct og_binding {
-    uint64_t a, b, c; /* og_buffer serial numbers */
+    uint64_t a, b, c, bias; /* og_buffer serial numbers */
     og_src src;
     int vec;
     VkDescriptorSet set;
@@ -134,7 +160,7 @@ typedef struct og_binding {
 typedef struct og_shape_choice {
     int trans_a, trans_b;
     int64_t m, n, k, batch;
-    og_tile_params params;
+    og_params params;
 } og_shape_choice;
 
 struct og_gemm {
@@ -146,24 +172,39 @@ struct og_gemm {
     size_t n_bindings;
     og_shape_choice *choices; /* selection cache: after the first call, a lookup */
     size_t n_choices, cap_choices;
+    og_buffer *scratch;     /* split-k planes, made on first use */
+    uint64_t scratch_bytes; /* its size: OG_SCRATCH_BYTES (tests lower it) */
 };
+
+/* The instance-owned float32 scratch of split-k (reference design). */
+#define OG_SCRATCH_BYTES (16u << 20)
 
 #define OG_BINDINGS_MAX 64
 
 /* The parameters as this call can use them: vector loads need aligned
- * operands, texel buffers operands within maxTexelBufferElements; otherwise
- * the same tile runs with element loads from storage buffers. */
-og_tile_params og_params_for_call(const og_context *ctx, og_dtype dtype, const og_gemm_args *args,
-                                  const og_tile_params *p);
+ * operands (and split-k ranges of a multiple of 4 terms, range_len), texel
+ * buffers operands within maxTexelBufferElements; otherwise the same tile
+ * runs with element loads from storage buffers. */
+og_params og_params_for_call(const og_context *ctx, og_dtype dtype, const og_gemm_args *args,
+                             const og_params *p, uint32_t range_len);
 
-/* Records the GEMM with the given tile parameters instead of the selected ones. */
+/* The descriptor set of A, B, C and the bias (NULL: the placeholder) bound
+ * as src, with vector texel views when vec is 4, made on first use. Once
+ * all OG_BINDINGS_MAX sets are taken, the pool is reset: a command buffer
+ * recorded with an older set must have completed by then (documented on
+ * og_gemm_release_bindings). Recording allocates nothing for a cached set. */
+og_status og_binding_set(og_gemm *g, og_src src, int vec, og_buffer *a, og_buffer *b, og_buffer *c,
+                         og_buffer *bias, VkDescriptorSet *out);
+
+/* Records the GEMM with the given parameters instead of the selected ones
+ * (the tuner's candidates, the tests' forced variants). */
 og_status og_gemm_encode_params(og_gemm *g, VkCommandBuffer cmd, const og_gemm_args *args,
-                                const og_tile_params *p);
+                                const og_params *p);
 
 /* The selected parameters for a call (selection cache, then og_select). */
-og_status og_gemm_choose(og_gemm *g, const og_gemm_args *args, og_tile_params *p);
+og_status og_gemm_choose(og_gemm *g, const og_gemm_args *args, og_params *p);
 
 /* Times `reps` dispatches of the GEMM with parameters p after `warmup`
  * untimed ones, with timestamp queries; *median_us is the median of one call. */
-og_status og_gemm_time(og_gemm *g, const og_gemm_args *args, const og_tile_params *p, int warmup,
+og_status og_gemm_time(og_gemm *g, const og_gemm_args *args, const og_params *p, int warmup,
                        int reps, double *median_us);

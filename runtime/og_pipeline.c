@@ -13,9 +13,9 @@ static og_status create_pipeline(og_context *ctx, const og_kernel_key *key, VkPi
     og_status st = og_build_kernel(key, &ctx->limits, &words, &count, &refl, err, sizeof err);
     if (st != OG_OK)
         return og_fail(ctx, st, "%s", err);
-    /* A, B and C; texel kernels with vector loads bind A and B twice more. */
-    uint32_t bindings = key->p.src == OG_SRC_TEXEL && key->p.vec == 4 ? 5 : 3;
-    if (refl.bindings != bindings || refl.push_bytes > sizeof(og_push)) {
+    /* At most A, B, C and the bias; texel layouts have A and B twice more. */
+    uint32_t bindings = key->p.src == OG_SRC_TEXEL ? 6 : 4;
+    if (refl.bindings > bindings || refl.push_bytes > sizeof(og_push)) {
         free(words);
         return og_fail(ctx, OG_ERROR_COMPILE, "pipeline: kernel has %u bindings and %u push bytes",
                        refl.bindings, refl.push_bytes);
@@ -44,6 +44,7 @@ og_status og_pipeline_get(og_context *ctx, const og_kernel_key *key, VkPipeline 
 {
     og_kernel_key k;
     memset(&k, 0, sizeof k); /* padding too, so keys compare with memcmp */
+    k.kernel = key->kernel;
     k.p = key->p;
     k.dtype = key->dtype;
     k.trans_a = !!key->trans_a;

@@ -56,29 +56,33 @@ og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, 
                     int64_t m, int64_t n, int64_t k, int64_t batch, og_choice *out)
 {
     memset(out, 0, sizeof *out);
-    out->params = og_params_default();
+    /* Few rows is chosen from the shape; the database may only tune its shape. */
+    og_gemm_args shape = {.trans_a = trans_a, .m = m};
+    int fewrows = og_fewrows_eligible(dtype, &shape);
+    out->params = fewrows ? og_params_fewrows(trans_b, n) : og_params_default();
     out->source = OG_SOURCE_DEFAULT;
     /* Invariant 1: Deterministic mode never depends on the database. */
     if (mode == OG_MODE_DETERMINISTIC)
         return OG_OK;
+    const char *template_name = og_params_template(&out->params);
     if (!ctx->dbs_loaded)
         load_databases(ctx);
     og_record_key key = {.dtype = dtype, .mode = mode, .trans_a = trans_a, .trans_b = trans_b};
     snprintf(key.op, sizeof key.op, "gemm");
-    uint64_t hash = og_template_hash(OG_TEMPLATE_TILE);
+    uint64_t hash = og_template_hash(template_name);
     int have_nearest = 0;
     for (size_t i = 0; i < ctx->n_dbs; i++) {
         og_record rec;
         int found = 0, other_driver = 0;
         char err[1024];
-        if (og_db_select(ctx->dbs[i].db, &ctx->info, &key, OG_TEMPLATE_TILE, hash, m, n, k, batch,
+        if (og_db_select(ctx->dbs[i].db, &ctx->info, &key, template_name, hash, m, n, k, batch,
                          &rec, &found, &other_driver, err, sizeof err) != OG_OK) {
             fprintf(stderr, "onegpu: warning: %s; using the built-in defaults\n", err);
             continue;
         }
         if (found == 0 || (found == 2 && have_nearest))
             continue;
-        og_tile_params p;
+        og_params p;
         if (og_params_parse(rec.params, &p, err, sizeof err) != 0 ||
             og_params_check(&p, &ctx->limits, err, sizeof err) != 0) {
             fprintf(stderr, "onegpu: warning: tuning record '%s' is unusable here (%s)\n",

@@ -9,7 +9,7 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-og_status og_gemm_time(og_gemm *g, const og_gemm_args *args, const og_tile_params *p, int warmup,
+og_status og_gemm_time(og_gemm *g, const og_gemm_args *args, const og_params *p, int warmup,
                        int reps, double *median_us)
 {
     og_context *ctx = g->ctx;
@@ -21,8 +21,7 @@ og_status og_gemm_time(og_gemm *g, const og_gemm_args *args, const og_tile_param
     if (reps < 1 || warmup < 0)
         return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT, "timer: reps (%d) must be at least 1", reps);
     og_push push;
-    uint32_t grid[3];
-    og_status st = og_gemm_check(ctx, g->dtype, args, p, &push, grid);
+    og_status st = og_gemm_check(ctx, g->dtype, args, &push);
     if (st != OG_OK)
         return st;
     VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,

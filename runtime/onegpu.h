@@ -67,6 +67,18 @@ typedef enum og_dtype {
  * (docs/accumulation-order.md), whatever the tuning database says. */
 typedef enum og_mode { OG_MODE_FAST = 0, OG_MODE_DETERMINISTIC = 1 } og_mode;
 
+/* Activation applied to each result element after alpha * product + beta * C
+ * and the bias (reference design, "Bias and activation epilogue"). ReLU is a
+ * compare and select: NaN and +Inf pass, anything below zero becomes +0.
+ * GELU(x) = x * Phi(x) with erf, or with the tanh approximation of Hendrycks
+ * and Gimpel; GELU(NaN) = NaN, GELU(+Inf) = +Inf, GELU(-Inf) = -0. */
+typedef enum og_activation {
+    OG_ACTIVATION_NONE = 0,
+    OG_ACTIVATION_RELU = 1,
+    OG_ACTIVATION_GELU_ERF = 2,
+    OG_ACTIVATION_GELU_TANH = 3
+} og_activation;
+
 typedef struct og_context og_context;
 typedef struct og_buffer og_buffer;
 typedef struct og_gemm og_gemm;
@@ -135,13 +147,25 @@ typedef struct og_gemm_args {
     int64_t lda, ldb, ldc;
     int64_t a_offset, b_offset, c_offset;
     int64_t stride_a, stride_b, stride_c; /* batch strides; stride_b 0 shares B */
+    /* Epilogue: C(i, j) = act(alpha * product + beta * C(i, j) + bias[bias_offset + j])
+     * in the same dispatch. bias is float32 whatever the input type, N elements
+     * from bias_offset, shared by every row and product; NULL adds nothing. */
+    og_buffer *bias;
+    int64_t bias_offset;
+    og_activation activation;
 } og_gemm_args;
 
 /* Creates a GEMM object for one input type and mode. Kernels are chosen per
  * shape: the exact tuned record in the database, else the nearest tuned
  * shape of the same key, else the reference design's default (64x64x16
  * tile, 256 invocations, 4x4 register tile). In Deterministic mode the
- * database is not consulted. */
+ * database is not consulted. Two cases are chosen from the shape in both
+ * modes (reference design, "Small grids and few rows"): float32 products
+ * with M <= 4 and A not transposed run the few-rows kernel, and a grid of
+ * fewer than 384 workgroups of 64 x 64 with K >= 128 is split along k into
+ * ranges whose sums go to a 16 MiB float32 scratch the object allocates on
+ * first use, then are added in range order by a second pass. The summation
+ * order of each path is written down in docs/accumulation-order.md. */
 og_status og_gemm_create(og_context *ctx, og_dtype input, og_mode mode, og_gemm **out);
 void og_gemm_destroy(og_gemm *g);
 
@@ -155,6 +179,21 @@ og_status og_gemm_encode(og_gemm *g, VkCommandBuffer cmd, const og_gemm_args *ar
 /* Records, submits and waits. Same checks and errors as og_gemm_encode. */
 og_status og_gemm_run(og_gemm *g, const og_gemm_args *args);
 
+/* Standalone epilogue kernels on the M x N region of C of every product in
+ * args (m, n, batch, c, ldc, c_offset, stride_c; A, B, K, alpha and beta
+ * are ignored): OG_ELEMENTWISE_BIAS adds bias[bias_offset + j] to column j,
+ * OG_ELEMENTWISE_ACTIVATION applies args->activation. They run the same
+ * functions as the fused epilogue, so a GEMM with bias and activation gives
+ * the bits of the GEMM without them followed by these two kernels.
+ * Errors: OG_ERROR_INVALID_ARGUMENT naming the dimension, nothing recorded. */
+typedef enum og_elementwise {
+    OG_ELEMENTWISE_BIAS = 0,
+    OG_ELEMENTWISE_ACTIVATION = 1
+} og_elementwise;
+og_status og_gemm_encode_elementwise(og_gemm *g, VkCommandBuffer cmd, og_elementwise op,
+                                     const og_gemm_args *args);
+og_status og_gemm_run_elementwise(og_gemm *g, og_elementwise op, const og_gemm_args *args);
+
 /* Drops the cached descriptor sets of this GEMM object. A set is made per
  * (A, B, C) buffer triple on first use, so recording a call with a cached
  * triple allocates nothing (reference design, "Limits and errors"); up to 64
@@ -164,8 +203,9 @@ og_status og_gemm_run(og_gemm *g, const og_gemm_args *args);
  * sets are never reused (buffers are keyed by a serial number). */
 void og_gemm_release_bindings(og_gemm *g);
 
-/* Describes the kernel og_gemm_run would use for `args` in one line
- * ("gemm_tile bm=64,... (default)"), into buf of size len. */
+/* Describes the kernels og_gemm_run would use for `args` in one line
+ * ("gemm_tile bm=64,...,split=rule (default); 12 k ranges of 64"), into buf
+ * of size len. */
 og_status og_gemm_describe(og_gemm *g, const og_gemm_args *args, char *buf, size_t len);
 
 #ifdef __cplusplus

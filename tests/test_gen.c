@@ -51,11 +51,23 @@ static og_limits generous_limits(void)
 
 /* All candidates of the standard space under the generous limits; *n of
  * them, malloc'ed. NULL and *n = 0 when og_space fails. */
-static og_tile_params *standard_space(size_t *n)
+static og_params *standard_space(size_t *n)
 {
     og_limits lim = generous_limits();
-    og_tile_params *space = NULL;
-    if (og_space(&lim, OG_PRESET_STANDARD, &space, n) != OG_OK)
+    og_params *space = NULL;
+    og_shape cube = {1024, 1024, 1024, 1};
+    if (og_space(&lim, OG_PRESET_STANDARD, OG_F32, 0, 0, &cube, &space, n) != OG_OK)
+        *n = 0;
+    return space;
+}
+
+/* The few-rows candidates of the standard space for B stored K x N or N x K. */
+static og_params *fewrows_space(int trans_b, size_t *n)
+{
+    og_limits lim = generous_limits();
+    og_params *space = NULL;
+    og_shape row = {1, 768, 768, 1};
+    if (og_space(&lim, OG_PRESET_STANDARD, OG_F32, 0, trans_b, &row, &space, n) != OG_OK)
         *n = 0;
     return space;
 }
@@ -69,7 +81,7 @@ typedef struct module_case {
     og_kernel_key key;
 } module_case;
 
-static og_kernel_key combo_key(const og_tile_params *p, size_t combo)
+static og_kernel_key combo_key(const og_params *p, size_t combo)
 {
     static const og_dtype dtypes[] = {OG_F32, OG_F16, OG_BF16};
     og_kernel_key key = {
@@ -86,22 +98,41 @@ static og_kernel_key combo_key(const og_tile_params *p, size_t combo)
 
 ParameterizedTestParameters(gen, module)
 {
-    size_t n, n_quick = 0, count = 0;
-    og_tile_params *space = standard_space(&n);
+    size_t n, n_quick = 0, count = 0, n_rows[2];
+    og_params *space = standard_space(&n);
+    og_params *rows[2] = {fewrows_space(0, &n_rows[0]), fewrows_space(1, &n_rows[1])};
     og_limits lim = generous_limits();
-    og_tile_params *quick = NULL;
-    if (og_space(&lim, OG_PRESET_QUICK, &quick, &n_quick) != OG_OK)
+    og_params *quick = NULL;
+    og_shape cube = {1024, 1024, 1024, 1};
+    if (og_space(&lim, OG_PRESET_QUICK, OG_F32, 0, 0, &cube, &quick, &n_quick) != OG_OK)
         n_quick = 0;
     const char *full = getenv("OG_TEST_FULL_SPACE");
     size_t stride = full && strcmp(full, "1") == 0 ? 1 : SAMPLE_STRIDE;
-    og_tile_params def = og_params_default();
-    module_case *cases = cr_malloc((n + N_COMBOS) * sizeof *cases);
+    og_params def = og_params_default();
+    module_case *cases = cr_malloc((n + n_rows[0] + n_rows[1] + 2 * N_COMBOS + 6) * sizeof *cases);
     /* The standard space starts with the quick one. */
     for (size_t i = 0; i < n; i++)
         if (i < n_quick || i % stride == 0)
             cases[count++] = (module_case){i, combo_key(&space[i], i % N_COMBOS)};
-    for (size_t c = 0; c < N_COMBOS; c++)
+    for (size_t c = 0; c < N_COMBOS; c++) {
         cases[count++] = (module_case){(size_t)-1, combo_key(&def, c)};
+        /* The split-k pass of the same tile. */
+        cases[count] = (module_case){(size_t)-1, combo_key(&def, c)};
+        cases[count++].key.kernel = OG_KERNEL_PLANES;
+    }
+    /* Every few-rows shape (float32, A not transposed) in both dialects. */
+    for (int t = 0; t < 2; t++)
+        for (size_t i = 0; i < n_rows[t]; i++)
+            cases[count++] = (module_case){
+                i,
+                {.p = rows[t][i], .dtype = OG_F32, .trans_b = t, .dialect = (og_dialect)(i % 2)}};
+    /* The split-k reduction and the standalone epilogue kernels. */
+    for (int k = OG_KERNEL_REDUCE; k <= OG_KERNEL_ACTIVATE; k++)
+        for (int d = 0; d < 2; d++)
+            cases[count++] = (module_case){
+                (size_t)-1, {.kernel = (og_kernel)k, .dtype = OG_F32, .dialect = (og_dialect)d}};
+    free(rows[0]);
+    free(rows[1]);
     const char *cap = getenv("OG_TEST_GEN_MODULES");
     size_t keep = cap ? (size_t)strtoul(cap, NULL, 10) : count;
     if (keep > 0 && keep < count) {
@@ -134,11 +165,12 @@ static int spirv_val(const uint32_t *words, size_t count)
 
 ParameterizedTest(module_case *c, gen, module)
 {
-    char what[OG_PARAMS_MAX + 64], err[8192];
+    char what[OG_PARAMS_MAX + 96], err[8192];
     og_params_format(&c->key.p, what, sizeof what);
-    snprintf(what + strlen(what), sizeof what - strlen(what), " %s %c%c %s (candidate %zd)",
-             og_dtype_name(c->key.dtype), c->key.trans_a ? 'T' : 'N', c->key.trans_b ? 'T' : 'N',
-             c->key.dialect == OG_HLSL ? "hlsl" : "glsl", (ssize_t)c->index);
+    snprintf(what + strlen(what), sizeof what - strlen(what), " %s %s %c%c %s (candidate %zd)",
+             og_kernel_template(&c->key), og_dtype_name(c->key.dtype), c->key.trans_a ? 'T' : 'N',
+             c->key.trans_b ? 'T' : 'N', c->key.dialect == OG_HLSL ? "hlsl" : "glsl",
+             (ssize_t)c->index);
 
     char *src = NULL;
     og_status st = og_gen_source(&c->key, &src, err, sizeof err);
@@ -157,14 +189,14 @@ ParameterizedTest(module_case *c, gen, module)
     st = og_reflect(words, count, &r, err, sizeof err);
     free(words);
     cr_assert_eq(st, OG_OK, "%s: og_reflect: %s", what, err);
-    cr_expect_eq(r.local_size[0], (uint32_t)c->key.p.wgx, "%s: local_size x %u", what,
-                 r.local_size[0]);
-    cr_expect_eq(r.local_size[1], (uint32_t)c->key.p.wgy, "%s: local_size y %u", what,
-                 r.local_size[1]);
-    cr_expect_eq(r.local_size[2], 1u, "%s: local_size z %u", what, r.local_size[2]);
-    cr_expect_eq(r.shared_bytes, og_params_shared_bytes(&c->key.p),
+    uint32_t size[3];
+    og_kernel_local_size(&c->key, size);
+    for (int i = 0; i < 3; i++)
+        cr_expect_eq(r.local_size[i], size[i], "%s: local_size[%d] %u, the formula %u", what, i,
+                     r.local_size[i], size[i]);
+    cr_expect_eq(r.shared_bytes, og_kernel_shared_bytes(&c->key),
                  "%s: reflection gives %u shared bytes, the formula %u", what, r.shared_bytes,
-                 og_params_shared_bytes(&c->key.p));
+                 og_kernel_shared_bytes(&c->key));
 }
 
 /* ---- parameter text form ---- */
@@ -172,13 +204,13 @@ ParameterizedTest(module_case *c, gen, module)
 Test(gen, params_round_trip_every_candidate)
 {
     size_t n;
-    og_tile_params *space = standard_space(&n);
+    og_params *space = standard_space(&n);
     og_limits lim = generous_limits();
     /* Also guards the module test, whose parameters come from og_space too. */
     cr_assert_gt(n, 1, "the standard space holds %zu candidates", n);
     for (size_t i = 0; i < n; i++) {
         char text[OG_PARAMS_MAX], again[OG_PARAMS_MAX], why[256] = "";
-        og_tile_params p;
+        og_params p;
         og_params_format(&space[i], text, sizeof text);
         cr_assert_eq(og_params_parse(text, &p, why, sizeof why), 0, "candidate %zu '%s': %s", i,
                      text, why);
@@ -193,7 +225,7 @@ Test(gen, params_round_trip_every_candidate)
 /* The default's text form with its items in reverse order. */
 static void reversed_default(char *out, size_t len)
 {
-    og_tile_params def = og_params_default();
+    og_params def = og_params_default();
     char text[OG_PARAMS_MAX];
     og_params_format(&def, text, sizeof text);
     out[0] = '\0';
@@ -204,7 +236,7 @@ static void reversed_default(char *out, size_t len)
 
 Test(gen, params_parse_accepts_any_key_order)
 {
-    og_tile_params p, def = og_params_default();
+    og_params p, def = og_params_default();
     char reversed[OG_PARAMS_MAX], text[OG_PARAMS_MAX], expect[OG_PARAMS_MAX], why[256] = "";
     reversed_default(reversed, sizeof reversed);
     cr_assert_eq(og_params_parse(reversed, &p, why, sizeof why), 0, "'%s': %s", reversed, why);
@@ -216,7 +248,7 @@ Test(gen, params_parse_accepts_any_key_order)
 /* The default's text form with the value of key replaced by value. */
 static void default_with(const char *key, const char *value, char *out, size_t len)
 {
-    og_tile_params def = og_params_default();
+    og_params def = og_params_default();
     char text[OG_PARAMS_MAX], item[32];
     og_params_format(&def, text, sizeof text);
     snprintf(item, sizeof item, "%s=", key);
@@ -229,7 +261,7 @@ static void default_with(const char *key, const char *value, char *out, size_t l
 /* Parses text, expecting a failure whose reason contains reason, and *out untouched. */
 static void expect_parse_error(const char *text, const char *reason)
 {
-    og_tile_params p, sentinel;
+    og_params p, sentinel;
     memset(&sentinel, 0x5a, sizeof sentinel);
     p = sentinel;
     char why[256] = "";
@@ -240,7 +272,7 @@ static void expect_parse_error(const char *text, const char *reason)
 
 Test(gen, params_parse_errors)
 {
-    og_tile_params def = og_params_default();
+    og_params def = og_params_default();
     char good[OG_PARAMS_MAX], text[2 * OG_PARAMS_MAX];
     og_params_format(&def, good, sizeof good);
 
@@ -268,7 +300,7 @@ Test(gen, params_parse_errors)
 
 /* ---- checks against the template's rules and the device's limits ---- */
 
-static void expect_check_error(const og_tile_params *p, const og_limits *lim, const char *reason)
+static void expect_check_error(const og_params *p, const og_limits *lim, const char *reason)
 {
     char text[OG_PARAMS_MAX], why[256] = "";
     og_params_format(p, text, sizeof text);
@@ -279,7 +311,7 @@ static void expect_check_error(const og_tile_params *p, const og_limits *lim, co
 Test(gen, params_check_rules)
 {
     og_limits lim = generous_limits();
-    og_tile_params def = og_params_default(), p;
+    og_params def = og_params_default(), p;
     char why[256] = "";
     cr_assert_eq(og_params_check(&def, &lim, why, sizeof why), 0, "the default fails: %s", why);
     cr_assert_eq(og_params_check(&def, NULL, why, sizeof why), 0, "the default fails: %s", why);
@@ -305,7 +337,7 @@ Test(gen, params_check_rules)
 
 Test(gen, params_check_limits)
 {
-    og_tile_params def = og_params_default();
+    og_params def = og_params_default();
     uint32_t shared = og_params_shared_bytes(&def);
     char why[256] = "";
     cr_assert_gt(shared, 0, "staged default declares no workgroup memory");
@@ -324,7 +356,7 @@ Test(gen, params_check_limits)
     expect_check_error(&def, &lim, "bytes of workgroup memory exceed");
 
     /* Direct loads declare no workgroup memory, so no shared limit binds them. */
-    og_tile_params direct = def;
+    og_params direct = def;
     direct.load = OG_LOAD_DIRECT;
     cr_expect_eq(og_params_shared_bytes(&direct), 0u);
     cr_expect_eq(og_params_check(&direct, &lim, why, sizeof why), 0, "direct: %s", why);
@@ -349,7 +381,7 @@ static void expect_build_refused(const og_limits *lim, const char *reason)
 
 Test(gen, build_kernel_refuses_beyond_limits)
 {
-    og_tile_params def = og_params_default();
+    og_params def = og_params_default();
     const og_limits gen = generous_limits();
     og_limits lim = gen;
     lim.max_invocations = (uint32_t)(def.wgx * def.wgy) / 2;

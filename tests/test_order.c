@@ -1,7 +1,7 @@
 /* The blocked summation order (docs/accumulation-order.md) is a function of
  * the shape only: every acc=blocked configuration, loaded staged, direct or
  * with vector loads, in GLSL or HLSL, gives exactly the bits of the host
- * implementation of that order (og_reference_blocked), with the device's own
+ * implementation of that order (og_reference_ordered), with the device's own
  * rounding of a shader fma (fused or not, found by a probe). */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -20,11 +20,12 @@ typedef struct order_case {
 
 /* The blocked candidates of the quick space: staged and direct, storage and
  * texel buffers, element and vector loads. */
-static size_t blocked_candidates(const og_limits *lim, og_tile_params *out, size_t cap)
+static size_t blocked_candidates(const og_limits *lim, og_params *out, size_t cap)
 {
-    og_tile_params *space;
+    og_params *space;
     size_t n, count = 0;
-    cr_assert_eq(og_space(lim, OG_PRESET_QUICK, &space, &n), OG_OK);
+    og_shape shape = {64, 64, 64, 1};
+    cr_assert_eq(og_space(lim, OG_PRESET_QUICK, OG_F32, 0, 0, &shape, &space, &n), OG_OK);
     for (size_t i = 0; i < n && count < cap; i++)
         if (space[i].acc == OG_ACC_BLOCKED)
             out[count++] = space[i];
@@ -88,15 +89,15 @@ static void check_case(const order_case *oc)
     og_fill_random(oc->dtype, a, na, &seed);
     og_fill_random(oc->dtype, b, nb, &seed);
     og_fill_random(OG_F32, c0, nc, &seed);
-    og_reference_blocked(oc->dtype, &g, a, b, c0, fused, want);
     cr_assert_eq(og_buffer_create(ctx, na * eb, &g.a), OG_OK);
     cr_assert_eq(og_buffer_create(ctx, nb * eb, &g.b), OG_OK);
     cr_assert_eq(og_buffer_create(ctx, nc * sizeof(float), &g.c), OG_OK);
     og_buffer_write(g.a, 0, a, na * eb);
     og_buffer_write(g.b, 0, b, nb * eb);
 
-    og_tile_params cands[32];
+    og_params cands[32];
     size_t n = blocked_candidates(&ctx->limits, cands, 32);
+    og_order order;
     og_gemm *gemm;
     cr_assert_eq(og_gemm_create(ctx, oc->dtype, OG_MODE_FAST, &gemm), OG_OK);
     for (int dialect = OG_GLSL; dialect <= OG_HLSL; dialect++) {
@@ -105,6 +106,8 @@ static void check_case(const order_case *oc)
          * the default in the others, keeps the suite short. */
         size_t last = dialect == OG_HLSL && !oc->hlsl_all ? 1 : n;
         for (size_t i = 0; i < last; i++) {
+            og_gemm_order(gemm, &g, &cands[i], &order);
+            og_reference_ordered(oc->dtype, &g, a, b, c0, NULL, fused, &order, want);
             og_buffer_write(g.c, 0, c0, nc * sizeof(float));
             VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
             cr_assert_eq(ctx->vk.vkBeginCommandBuffer(ctx->cmd, &begin), VK_SUCCESS);

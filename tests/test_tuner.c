@@ -38,7 +38,7 @@ static og_choice select_f32(og_context *ctx, og_mode mode, int64_t m, int64_t n,
     return c;
 }
 
-static void format_params(const og_tile_params *p, char *buf)
+static void format_params(const og_params *p, char *buf)
 {
     og_params_format(p, buf, OG_PARAMS_MAX);
 }
@@ -101,12 +101,14 @@ static og_shape tuned_shapes[] = {{64, 64, 64, 1}, {48, 40, 72, 2}};
  * are within the float32 bound and have a speed. */
 static void check_stored(og_context *ctx, const records *rs)
 {
-    og_tile_params *space;
-    size_t n;
-    cr_assert_eq(og_space(&ctx->limits, OG_PRESET_QUICK, &space, &n), OG_OK);
-    cr_expect_eq(rs->n, n * N_TUNED, "%zu records for %zu candidates x %zu shapes", rs->n, n,
-                 N_TUNED);
-    for (size_t s = 0; s < N_TUNED; s++)
+    size_t total = 0;
+    for (size_t s = 0; s < N_TUNED; s++) {
+        og_params *space;
+        size_t n;
+        cr_assert_eq(
+            og_space(&ctx->limits, OG_PRESET_QUICK, OG_F32, 0, 0, &tuned_shapes[s], &space, &n),
+            OG_OK);
+        total += n;
         for (size_t i = 0; i < n; i++) {
             char params[OG_PARAMS_MAX];
             format_params(&space[i], params);
@@ -117,7 +119,10 @@ static void check_stored(og_context *ctx, const records *rs)
             cr_expect_eq(found, (size_t)1, "candidate %s stored %zu times for shape %zu", params,
                          found, s);
         }
-    free(space);
+        free(space);
+    }
+    cr_expect_eq(rs->n, total, "%zu records for %zu candidates of %zu shapes", rs->n, total,
+                 N_TUNED);
     uint64_t hash = og_template_hash(OG_TEMPLATE_TILE);
     for (size_t j = 0; j < rs->n; j++) {
         const og_record *r = &rs->r[j];
@@ -188,7 +193,7 @@ Test(tuner, tune_store_select, .timeout = 240)
     cr_expect_str_eq(params, best_record(&rs, &tuned_shapes[0])->params);
 
     /* Deterministic mode and an untuned dtype take the default. */
-    og_tile_params def = og_params_default();
+    og_params def = og_params_default();
     format_params(&def, def_params);
     c = select_f32(ctx, OG_MODE_DETERMINISTIC, 64, 64, 64, 1);
     format_params(&c.params, params);
@@ -212,7 +217,7 @@ static void expect_fallback(const char *path)
     og_context *ctx = open_context(path);
     og_choice c = select_f32(ctx, OG_MODE_FAST, 64, 64, 64, 1);
     char params[OG_PARAMS_MAX], def_params[OG_PARAMS_MAX];
-    og_tile_params def = og_params_default();
+    og_params def = og_params_default();
     format_params(&c.params, params);
     format_params(&def, def_params);
     cr_expect_eq(c.source, OG_SOURCE_DEFAULT, "source %d", c.source);
@@ -279,9 +284,10 @@ Test(tuner, fallback_garbage_file)
  * (not the default, so its selection is visible). Returns its params. */
 static void insert_record(og_context *ctx, const char *path, char *params)
 {
-    og_tile_params *space;
+    og_params *space;
     size_t n;
-    cr_assert_eq(og_space(&ctx->limits, OG_PRESET_QUICK, &space, &n), OG_OK);
+    og_shape shape = {64, 64, 64, 1};
+    cr_assert_eq(og_space(&ctx->limits, OG_PRESET_QUICK, OG_F32, 0, 0, &shape, &space, &n), OG_OK);
     cr_assert_gt(n, 1);
     og_record r;
     memset(&r, 0, sizeof r);

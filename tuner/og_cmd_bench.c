@@ -12,8 +12,8 @@ static int cmp_double(const void *a, const void *b)
 
 /* Alternates the two kernels for `rounds` rounds so both see the same
  * machine load; each round's time is a median of timestamps. */
-static og_status bench_pair(og_gemm *g, og_problem *pr, const og_tile_params *a,
-                            const og_tile_params *b, double *us_a, double *us_b)
+static og_status bench_pair(og_gemm *g, og_problem *pr, const og_params *a, const og_params *b,
+                            double *us_a, double *us_b)
 {
     enum { rounds = 5 };
     double ta[rounds], tb[rounds];
@@ -68,7 +68,7 @@ int og_cmd_bench(const og_cli *o)
             const og_shape *s = &shapes[i];
             og_problem *pr;
             og_choice c;
-            og_tile_params def = og_params_default();
+            og_params def = og_params_default();
             double us_def = 0, us_sel = 0, metric;
             int accepted = 0;
             char why[256] = "";

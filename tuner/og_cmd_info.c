@@ -50,7 +50,8 @@ static void print_choice_json(FILE *f, og_context *ctx, og_dtype t, og_mode mode
             "\"source\":\"%s\"",
             og_dtype_name(t), mode == OG_MODE_DETERMINISTIC ? "deterministic" : "fast",
             ta ? "true" : "false", tb ? "true" : "false", (long long)s->m, (long long)s->n,
-            (long long)s->k, (long long)s->batch, OG_TEMPLATE_TILE, params, source_name(c->source));
+            (long long)s->k, (long long)s->batch, og_params_template(&c->params), params,
+            source_name(c->source));
     if (c->source != OG_SOURCE_DEFAULT) {
         fprintf(f,
                 ",\"match\":\"%s\",\"tuned_shape\":[%lld,%lld,%lld,%lld],\"tuned_gflops\":%.3f,"
@@ -173,7 +174,7 @@ int og_cmd_select(const og_cli *o)
         } else {
             char params[OG_PARAMS_MAX];
             og_params_format(&c.params, params, sizeof params);
-            printf("%s %s (%s%s)\n", OG_TEMPLATE_TILE, params, source_name(c.source),
+            printf("%s %s (%s%s)\n", og_params_template(&c.params), params, source_name(c.source),
                    c.source == OG_SOURCE_DB_NEAREST ? ", nearest tuned shape" : "");
         }
         rc = 0;

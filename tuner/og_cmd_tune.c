@@ -26,6 +26,12 @@ int og_cmd_tune(const og_cli *o)
     }
     t.preset =
         o->preset && strcmp(o->preset, "standard") == 0 ? OG_PRESET_STANDARD : OG_PRESET_QUICK;
+    if (o->mode && strcmp(o->mode, "fast") != 0 && strcmp(o->mode, "deterministic") != 0) {
+        fprintf(stderr, "ogtune tune: --mode takes fast or deterministic\n");
+        return 2;
+    }
+    t.mode =
+        o->mode && strcmp(o->mode, "deterministic") == 0 ? OG_MODE_DETERMINISTIC : OG_MODE_FAST;
     if (og_cli_dtypes(o, t.dtypes, &t.n_dtypes) != 0)
         return 2;
     if (og_parse_shapes(o->shapes ? o->shapes : default_shapes, &t.shapes, &t.n_shapes) != 0) {

@@ -86,7 +86,7 @@ void og_problem_destroy(og_problem *pr)
     free(pr);
 }
 
-og_status og_problem_verify(og_gemm *g, og_problem *pr, const og_tile_params *p, int *accepted,
+og_status og_problem_verify(og_gemm *g, og_problem *pr, const og_params *p, int *accepted,
                             double *metric, char *why, size_t len)
 {
     og_context *ctx = g->ctx;
@@ -96,7 +96,7 @@ og_status og_problem_verify(og_gemm *g, og_problem *pr, const og_tile_params *p,
     if (st != OG_OK)
         return st;
     if (p) {
-        og_tile_params params = *p;
+        og_params params = *p;
         VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                           .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
         VkResult r = ctx->vk.vkBeginCommandBuffer(ctx->cmd, &begin);
@@ -128,14 +128,20 @@ og_status og_problem_verify(og_gemm *g, og_problem *pr, const og_tile_params *p,
     return OG_OK;
 }
 
-og_status og_candidate_verify(og_gemm *g, og_problem *pr, const og_tile_params *p, int *accepted,
+og_status og_candidate_verify(og_gemm *g, og_problem *pr, const og_params *p, int *accepted,
                               double *metric, char *why, size_t len)
 {
     og_status st = og_problem_verify(g, pr, p, accepted, metric, why, len);
     /* Ragged shapes around the tile boundaries, batched: a record will serve
-     * nearby shapes too, so it must be right there as well. */
-    const int64_t ragged[2][4] = {{p->bm + 1, p->bn - 1, p->bk + 3, 2},
-                                  {2 * p->bm - 1, 2 * p->bn + 1, 2 * p->bk + 17, 1}};
+     * nearby shapes too, so it must be right there as well. Few-rows shapes
+     * keep M <= 4 and cut columns and k slices raggedly instead. */
+    int64_t ragged[2][4] = {{p->bm + 1, p->bn - 1, p->bk + 3, 2},
+                            {2 * p->bm - 1, 2 * p->bn + 1, 2 * p->bk + 17, 1}};
+    if (p->variant == OG_VARIANT_FEWROWS) {
+        int64_t rows[2][4] = {{1, p->cols + 1, 3 * p->slices + 5, 2},
+                              {4, 2 * p->cols - 1, p->slices - 1, 1}};
+        memcpy(ragged, rows, sizeof ragged);
+    }
     for (int i = 0; i < 2 && st == OG_OK && *accepted; i++) {
         og_problem *small;
         double m2;

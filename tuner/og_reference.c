@@ -166,28 +166,48 @@ void og_reference_gemm(og_dtype t, const og_gemm_args *g, const void *a, const v
     free(row);
 }
 
-/* One element in the documented order: chains of 16 fma, blocks of two
- * chains, groups of four blocks, groups added in increasing k. */
-static float blocked_dot(og_dtype t, const og_gemm_args *g, const void *a, const void *b, int fused,
-                         int64_t p, int64_t i, int64_t j)
+/* One product term, rounded as the device's shader fma rounds: once
+ * (fused) or product and sum apart. */
+static float fma_step(float av, float bv, float acc, int fused)
 {
-    float tot = 0.0f, grp = 0.0f, blk = 0.0f;
-    int64_t chunks = (g->k + 15) / 16;
+    if (fused)
+        return fmaf(av, bv, acc);
+    volatile float prod = av * bv; /* rounded on its own */
+    return acc + prod;
+}
+
+/* op(A)(i, k) * op(B)(k, j) of product p, both as float. */
+static void term(og_dtype t, const og_gemm_args *g, const void *a, const void *b, int64_t p,
+                 int64_t i, int64_t j, int64_t k, float *av, float *bv)
+{
+    *av = (float)og_elem(
+        t, a,
+        (size_t)(g->a_offset + p * g->stride_a + (g->trans_a ? k * g->lda + i : i * g->lda + k)));
+    *bv = (float)og_elem(
+        t, b,
+        (size_t)(g->b_offset + p * g->stride_b + (g->trans_b ? j * g->ldb + k : k * g->ldb + j)));
+}
+
+/* Terms k0 .. k1-1 in the tile's order: blocked (chains of 16 fma, blocks of
+ * two chains, groups of four blocks, groups added in increasing k, all
+ * counted from k0) or one chain. */
+static float range_dot(og_dtype t, const og_gemm_args *g, const void *a, const void *b, int fused,
+                       og_acc acc, int64_t p, int64_t i, int64_t j, int64_t k0, int64_t k1)
+{
+    float tot = 0.0f, grp = 0.0f, blk = 0.0f, av, bv;
+    if (acc == OG_ACC_CHAIN) {
+        for (int64_t k = k0; k < k1; k++) {
+            term(t, g, a, b, p, i, j, k, &av, &bv);
+            tot = fma_step(av, bv, tot, fused);
+        }
+        return tot;
+    }
+    int64_t chunks = (k1 - k0 + 15) / 16;
     for (int64_t s = 0; s < chunks; s++) {
         float ch = 0.0f;
-        for (int64_t k = 16 * s; k < g->k && k < 16 * s + 16; k++) {
-            float av = (float)og_elem(t, a,
-                                      (size_t)(g->a_offset + p * g->stride_a +
-                                               (g->trans_a ? k * g->lda + i : i * g->lda + k)));
-            float bv = (float)og_elem(t, b,
-                                      (size_t)(g->b_offset + p * g->stride_b +
-                                               (g->trans_b ? j * g->ldb + k : k * g->ldb + j)));
-            if (fused) {
-                ch = fmaf(av, bv, ch);
-            } else {
-                volatile float prod = av * bv; /* rounded on its own */
-                ch = ch + prod;
-            }
+        for (int64_t k = k0 + 16 * s; k < k1 && k < k0 + 16 * s + 16; k++) {
+            term(t, g, a, b, p, i, j, k, &av, &bv);
+            ch = fma_step(av, bv, ch, fused);
         }
         int last = s == chunks - 1;
         blk = s % 2 == 0 ? ch : blk + ch;
@@ -199,8 +219,53 @@ static float blocked_dot(og_dtype t, const og_gemm_args *g, const void *a, const
     return tot;
 }
 
-void og_reference_blocked(og_dtype t, const og_gemm_args *g, const void *a, const void *b,
-                          const float *c_in, int fused, float *out)
+/* One element's sum in the order o. */
+static float ordered_dot(og_dtype t, const og_gemm_args *g, const void *a, const void *b, int fused,
+                         const og_order *o, int64_t p, int64_t i, int64_t j)
+{
+    float av, bv;
+    if (o->variant == OG_VARIANT_FEWROWS) {
+        /* Slice s chains k = s, s + S, ...; the slice sums are added in order. */
+        float tot = 0.0f;
+        for (int64_t s = 0; s < o->slices; s++) {
+            float part = 0.0f;
+            for (int64_t k = s; k < g->k; k += o->slices) {
+                term(t, g, a, b, p, i, j, k, &av, &bv);
+                part = fma_step(av, bv, part, fused);
+            }
+            tot = s == 0 ? part : tot + part;
+        }
+        return tot;
+    }
+    /* Split-k: range sums added in range order (one range: the whole k). */
+    float tot = 0.0f;
+    for (uint32_t r = 0; r < o->ranges; r++) {
+        int64_t k0 = (int64_t)r * o->range_len;
+        int64_t k1 = o->ranges == 1 || k0 + o->range_len > g->k ? g->k : k0 + o->range_len;
+        float part = range_dot(t, g, a, b, fused, o->acc, p, i, j, k0, k1);
+        tot = r == 0 ? part : tot + part;
+    }
+    return tot;
+}
+
+float og_reference_activation(og_activation act, float x)
+{
+    if (act == OG_ACTIVATION_RELU)
+        return x < 0.0f ? 0.0f : x;
+    if (act != OG_ACTIVATION_GELU_ERF && act != OG_ACTIVATION_GELU_TANH)
+        return x;
+    if (isinf(x))
+        return x > 0 ? x : -0.0f;
+    double d = x;
+    if (act == OG_ACTIVATION_GELU_ERF)
+        return (float)(0.5 * d * erfc(-d / sqrt(2.0)));
+    /* sqrt(2 / pi) */
+    return (float)(0.5 * d * (1.0 + tanh(0.7978845608028654 * (d + 0.044715 * d * d * d))));
+}
+
+void og_reference_ordered(og_dtype t, const og_gemm_args *g, const void *a, const void *b,
+                          const float *c_in, const float *bias, int fused, const og_order *o,
+                          float *out)
 {
     size_t na, nb, nc;
     og_gemm_extents(g, &na, &nb, &nc);
@@ -210,14 +275,30 @@ void og_reference_blocked(og_dtype t, const og_gemm_args *g, const void *a, cons
         for (int64_t i = 0; i < g->m; i++)
             for (int64_t j = 0; j < g->n; j++) {
                 size_t ci = (size_t)(g->c_offset + p * g->stride_c + i * g->ldc + j);
-                /* Two roundings, no contraction: alpha * sum, then + beta * C. */
-                volatile float r = g->alpha * blocked_dot(t, g, a, b, fused, p, i, j);
+                /* Each operation rounds on its own, none contracted:
+                 * alpha * sum, + beta * C, + bias, then the activation. */
+                volatile float r = g->alpha * ordered_dot(t, g, a, b, fused, o, p, i, j);
                 if (g->beta != 0.0f) {
                     volatile float old = g->beta * c_in[ci];
                     r = r + old;
                 }
-                out[ci] = r;
+                if (bias)
+                    r = r + bias[g->bias_offset + j];
+                out[ci] = og_reference_activation(g->activation, r);
             }
+}
+
+void og_gemm_order(const og_gemm *gemm, const og_gemm_args *args, const og_params *p, og_order *out)
+{
+    int64_t batch = args->batch ? args->batch : 1;
+    *out = (og_order){.variant = p->variant,
+                      .acc = p->acc,
+                      .ranges = 1,
+                      .range_len = (uint32_t)args->k,
+                      .slices = p->slices};
+    if (p->variant == OG_VARIANT_TILE)
+        og_split_ranges(p->split, args->m, args->n, args->k, batch, gemm->scratch_bytes / 4,
+                        &out->ranges, &out->range_len);
 }
 
 /* Marks the written region of C (nc elements): 1 inside, 0 outside. */

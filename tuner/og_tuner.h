@@ -42,14 +42,33 @@ void og_gemm_extents(const og_gemm_args *args, size_t *a, size_t *b, size_t *c);
 void og_reference_gemm(og_dtype t, const og_gemm_args *args, const void *a, const void *b,
                        const float *c_in, double *ref);
 
-/* The documented blocked summation order (docs/accumulation-order.md) in
- * float32: what every acc=blocked kernel must give bit for bit. fused: the
- * chain's fma rounds once (fmaf), as IEEE 754 fusedMultiplyAdd; otherwise the
- * product and the sum round separately, as drivers may implement a shader's
- * fma (GLSL.std.450 Fma leaves it to them; lavapipe does this). out holds the
- * whole C buffer, like og_reference_gemm's ref. */
-void og_reference_blocked(og_dtype t, const og_gemm_args *args, const void *a, const void *b,
-                          const float *c_in, int fused, float *out);
+/* The order in which a call adds the terms of one element of C
+ * (docs/accumulation-order.md). */
+typedef struct og_order {
+    og_variant variant;
+    og_acc acc;                 /* tile: blocked or one chain */
+    uint32_t ranges, range_len; /* tile: split-k ranges, added in range order */
+    int slices;                 /* few rows: interleaved k slices (lanes) */
+} og_order;
+
+/* The order og_gemm_encode_params(g, cmd, args, p) will use. */
+void og_gemm_order(const og_gemm *g, const og_gemm_args *args, const og_params *p, og_order *out);
+
+/* The order o in float32, then alpha * sum, + beta * C (when beta != 0),
+ * + bias[bias_offset + j] (when bias is not NULL) and args->activation, each
+ * rounded on its own: what the kernels must give bit for bit (the GELUs
+ * excepted: they are computed here in double, so they agree to a few ulp).
+ * fused: the chain's fma rounds once (fmaf), as IEEE 754 fusedMultiplyAdd;
+ * otherwise the product and the sum round separately, as drivers may
+ * implement a shader's fma (GLSL.std.450 Fma leaves it to them; lavapipe does
+ * this). out holds the whole C buffer, like og_reference_gemm's ref. */
+void og_reference_ordered(og_dtype t, const og_gemm_args *args, const void *a, const void *b,
+                          const float *c_in, const float *bias, int fused, const og_order *o,
+                          float *out);
+
+/* An activation on the host: ReLU exactly as the kernels do it, the GELUs
+ * in double (reference design, "Bias and activation epilogue"). */
+float og_reference_activation(og_activation act, float x);
 
 /* The design's metric over the written region: max|got - ref| / max|ref|
  * (max|got - ref| when the reference is all zero); *max_rel is the largest
@@ -79,12 +98,12 @@ void og_problem_destroy(og_problem *p);
 
 /* Runs the GEMM with params p (NULL: the selected kernel), reads C back and
  * checks it. Returns OG_OK with *accepted and, when rejected, a reason. */
-og_status og_problem_verify(og_gemm *g, og_problem *pr, const og_tile_params *p, int *accepted,
+og_status og_problem_verify(og_gemm *g, og_problem *pr, const og_params *p, int *accepted,
                             double *metric, char *why, size_t len);
 
 /* Verifies params p on the tuning problem and on ragged shapes around its
  * tile boundaries (DESIGN.md invariant 3). */
-og_status og_candidate_verify(og_gemm *g, og_problem *pr, const og_tile_params *p, int *accepted,
+og_status og_candidate_verify(og_gemm *g, og_problem *pr, const og_params *p, int *accepted,
                               double *metric, char *why, size_t len);
 
 /* GFLOP/s of one call that took us microseconds. */
@@ -106,14 +125,18 @@ typedef struct og_tune_opts {
     size_t n_shapes;
     int trans_a, trans_b;
     og_preset preset;
+    og_mode mode;    /* Deterministic: the rule's kernel only, recorded under its own key */
     double budget_s; /* 0: no limit */
     int json;
     FILE *out; /* progress and results */
 } og_tune_opts;
 
-/* The candidates of a preset that the device's limits allow, the default
- * first. *out is malloc'ed. */
-og_status og_space(const og_limits *lim, og_preset preset, og_tile_params **out, size_t *n);
+/* The candidates of a preset for one shape that the device's limits allow,
+ * what the runtime would choose without a database first: few-rows shapes
+ * for float32 products with M <= 4 and A not transposed, else tiles (with
+ * split-k counts where K >= 128). *out is malloc'ed. */
+og_status og_space(const og_limits *lim, og_preset preset, og_dtype dtype, int trans_a, int trans_b,
+                   const og_shape *s, og_params **out, size_t *n);
 
 /* Tunes every (dtype, shape) and stores every candidate, accepted or
  * rejected, in the database. */

@@ -12,7 +12,7 @@ static const char usage[] =
     "  devices                      list Vulkan devices and their limits\n"
     "  tune                         measure candidates into the tuning database\n"
     "       [--shapes MxNxK[xB],...] [--dtype f32,f16,bf16] [--preset quick|standard]\n"
-    "       [--budget SECONDS] [--trans-a] [--trans-b]\n"
+    "       [--budget SECONDS] [--trans-a] [--trans-b] [--mode fast|deterministic]\n"
     "  select --shape MxNxK[xB]     show the kernel chosen for one call\n"
     "       [--dtype T] [--trans-a] [--trans-b] [--mode fast|deterministic]\n"
     "  show                         list the records of the database\n"
