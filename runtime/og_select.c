@@ -7,14 +7,16 @@
 #include "og_internal.h"
 
 /* The databases to search, ':'-separated: the context's, else OG_TUNING_DB,
- * else the user's cache. */
-static char *search_path(const og_context *ctx)
+ * else the user's cache (*implicit set: a missing file there is no news). */
+static char *search_path(const og_context *ctx, int *implicit)
 {
     const char *env = getenv("OG_TUNING_DB");
+    *implicit = 0;
     if (ctx->db_paths)
         return strdup(ctx->db_paths);
     if (env && *env)
         return strdup(env);
+    *implicit = 1;
     char buf[1024];
     const char *cache = getenv("XDG_CACHE_HOME");
     const char *home = getenv("HOME");
@@ -26,11 +28,13 @@ static char *search_path(const og_context *ctx)
 }
 
 /* Opens every database on the search path once; a missing, empty, corrupt
- * or newer-version file is skipped with a warning and never fails a GEMM. */
+ * or newer-version file is skipped with a warning (none for a user cache
+ * that was never tuned) and never fails a GEMM. */
 static void load_databases(og_context *ctx)
 {
     ctx->dbs_loaded = 1;
-    char *paths = search_path(ctx);
+    int implicit;
+    char *paths = search_path(ctx, &implicit);
     if (!paths)
         return;
     size_t n = 1;
@@ -42,8 +46,10 @@ static void load_databases(og_context *ctx)
          path = strtok_r(NULL, ":", &save)) {
         og_db *db;
         char err[1024];
-        if (og_db_open(path, 0, &db, err, sizeof err) != OG_OK) {
-            fprintf(stderr, "onegpu: warning: %s; using the built-in defaults\n", err);
+        og_status st = og_db_open(path, 0, &db, err, sizeof err);
+        if (st != OG_OK) {
+            if (!(implicit && st == OG_ERROR_NOT_FOUND))
+                fprintf(stderr, "onegpu: warning: %s; using the built-in defaults\n", err);
             continue;
         }
         ctx->dbs[ctx->n_dbs].db = db;

@@ -4,6 +4,8 @@
 
 #include <criterion/criterion.h>
 #include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "og_tuner.h"
 
@@ -23,6 +25,93 @@ static inline void close_context(og_context *ctx)
     uint32_t errors = og_context_validation_errors(ctx);
     og_context_destroy(ctx);
     cr_assert_eq(errors, 0, "%" PRIu32 " Vulkan validation errors", errors);
+}
+
+/* A buffer holding `bytes` bytes of data (none when bytes is 0). */
+static inline og_buffer *make_buffer(og_context *ctx, const void *data, size_t bytes)
+{
+    og_buffer *buf = NULL;
+    cr_assert_eq(og_buffer_create(ctx, bytes, &buf), OG_OK, "og_buffer_create: %s",
+                 og_context_last_error(ctx));
+    if (bytes)
+        cr_assert_eq(og_buffer_write(buf, 0, data, bytes), OG_OK);
+    return buf;
+}
+
+/* Runs the GEMM with parameters p (not the selected ones) and waits. */
+static inline og_status run_params(og_gemm *g, og_context *ctx, const og_gemm_args *args,
+                                   const og_params *p)
+{
+    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    cr_assert_eq(ctx->vk.vkBeginCommandBuffer(ctx->cmd, &begin), VK_SUCCESS);
+    og_status st = og_gemm_encode_params(g, ctx->cmd, args, p);
+    cr_assert_eq(ctx->vk.vkEndCommandBuffer(ctx->cmd), VK_SUCCESS);
+    return st != OG_OK ? st : og_submit_wait(ctx, ctx->cmd);
+}
+
+/* Whether the device's shader fma rounds once. With A = [-1, 1 + 2^-12] and
+ * B = [1, 1 + 2^-12] the exact sum is 2^-11 + 2^-24: a fused fma keeps it,
+ * a rounded product (1 + 2^-11) loses the 2^-24. */
+static inline int device_fuses(og_context *ctx)
+{
+    const float a[2] = {-1.0f, 1.0f + 0x1p-12f}, b[2] = {1.0f, 1.0f + 0x1p-12f};
+    og_gemm_args g = {.m = 1, .n = 1, .k = 2, .alpha = 1.0f, .lda = 2, .ldb = 1, .ldc = 1};
+    og_gemm *gemm;
+    float c = 0;
+    cr_assert_eq(og_buffer_create(ctx, sizeof a, &g.a), OG_OK);
+    cr_assert_eq(og_buffer_create(ctx, sizeof b, &g.b), OG_OK);
+    cr_assert_eq(og_buffer_create(ctx, sizeof c, &g.c), OG_OK);
+    og_buffer_write(g.a, 0, a, sizeof a);
+    og_buffer_write(g.b, 0, b, sizeof b);
+    cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &gemm), OG_OK);
+    cr_assert_eq(og_gemm_run(gemm, &g), OG_OK, "%s", og_context_last_error(ctx));
+    og_buffer_read(g.c, 0, &c, sizeof c);
+    og_gemm_destroy(gemm);
+    og_buffer_destroy(g.a);
+    og_buffer_destroy(g.b);
+    og_buffer_destroy(g.c);
+    cr_assert(c == 0x1p-11f + 0x1p-24f || c == 0x1p-11f, "fma probe gave %a", (double)c);
+    return c != 0x1p-11f;
+}
+
+/* Sets alpha and beta of a tuning problem and recomputes its reference. */
+static inline void problem_scalars(og_problem *pr, float alpha, float beta)
+{
+    pr->args.alpha = alpha;
+    pr->args.beta = beta;
+    og_reference_gemm(pr->dtype, &pr->args, pr->a, pr->b, pr->c0, pr->ref);
+}
+
+/* Runs pr with parameters p (NULL: the selected kernel) and checks C: within
+ * the design's bound of the float64 reference, untouched outside its region,
+ * and bit for bit the host emulation of the order the call used
+ * (og_reference_ordered; fused: the device's shader fma rounds once). */
+static inline void check_problem(og_gemm *g, og_problem *pr, const og_params *p, int fused,
+                                 const char *what)
+{
+    int accepted;
+    double metric;
+    char why[512] = "";
+    og_status st = og_problem_verify(g, pr, p, &accepted, &metric, why, sizeof why);
+    cr_assert_eq(st, OG_OK, "%s: %s", what, og_context_last_error(g->ctx));
+    cr_expect(accepted, "%s: %s", what, why);
+    og_params q;
+    if (p)
+        q = *p;
+    else
+        cr_assert_eq(og_gemm_choose(g, &pr->args, &q), OG_OK);
+    og_order order;
+    og_gemm_order(g, &pr->args, &q, &order);
+    float *want = malloc(pr->nc * sizeof *want);
+    cr_assert_not_null(want);
+    og_reference_ordered(pr->dtype, &pr->args, pr->a, pr->b, pr->c0, NULL, fused, &order, want);
+    for (size_t e = 0; e < pr->nc; e++)
+        cr_assert(memcmp(&pr->c[e], &want[e], sizeof *want) == 0,
+                  "%s: element %zu is %a, the documented order (%u ranges of %u, %d slices) "
+                  "gives %a",
+                  what, e, (double)pr->c[e], order.ranges, order.range_len, order.slices,
+                  (double)want[e]);
+    free(want);
 }
 
 #endif /* OG_TEST_H */

@@ -26,16 +26,6 @@ static uint32_t float_to_bits(float f)
     return u;
 }
 
-static og_buffer *make_buffer(og_context *ctx, const void *data, size_t bytes)
-{
-    og_buffer *buf = NULL;
-    cr_assert_eq(og_buffer_create(ctx, bytes, &buf), OG_OK, "og_buffer_create: %s",
-                 og_context_last_error(ctx));
-    if (bytes)
-        cr_assert_eq(og_buffer_write(buf, 0, data, bytes), OG_OK);
-    return buf;
-}
-
 /* An operand of n ones in type t. */
 static og_buffer *ones(og_context *ctx, og_dtype t, size_t n)
 {

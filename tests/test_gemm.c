@@ -81,16 +81,6 @@ static int in_region(const og_gemm_args *g, size_t idx)
     return 0;
 }
 
-static og_buffer *make_buffer(og_context *ctx, const void *data, size_t bytes)
-{
-    og_buffer *buf = NULL;
-    cr_assert_eq(og_buffer_create(ctx, bytes, &buf), OG_OK, "og_buffer_create: %s",
-                 og_context_last_error(ctx));
-    cr_assert_eq(og_buffer_write(buf, 0, data, bytes), OG_OK, "og_buffer_write: %s",
-                 og_context_last_error(ctx));
-    return buf;
-}
-
 /* Random A and B, random C with sentinels outside the written region, the
  * buffers, and the reference. */
 static problem *problem_make(og_context *ctx, og_dtype t, const og_gemm_args *args, uint64_t seed)
