@@ -1,0 +1,153 @@
+/* The few-rows kernel (reference design, "Small grids and few rows"):
+ * float32, M <= 4, A not transposed, both layouts of B, the rule's shapes,
+ * tuned shapes, and the operand too large for one binding. */
+#include <criterion/criterion.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "og_test.h"
+
+/* M = 1..4 against the float64 reference and, bit for bit, the host
+ * emulation (slices chained in increasing k, slice sums added in order). */
+static void check_rows(og_mode mode, int trans_b, int64_t n, const og_params *p)
+{
+    og_context *ctx = open_context();
+    int fused = device_fuses(ctx);
+    og_gemm *g;
+    cr_assert_eq(og_gemm_create(ctx, OG_F32, mode, &g), OG_OK);
+    for (int64_t m = 1; m <= 4; m++) {
+        /* The widest N only for one and four rows: the host reference is slow. */
+        if (n > 10000 && m != 1 && m != 4)
+            continue;
+        og_problem *pr;
+        cr_assert_eq(og_problem_create(ctx, OG_F32, 0, trans_b, m, n, 256, 1, 40 + (uint64_t)m,
+                                       &pr),
+                     OG_OK);
+        problem_scalars(pr, 1.25f, 0.5f);
+        og_params chosen;
+        cr_assert_eq(og_gemm_choose(g, &pr->args, &chosen), OG_OK);
+        cr_expect_eq(chosen.variant, OG_VARIANT_FEWROWS, "M = %lld runs the tile", (long long)m);
+        char what[96];
+        snprintf(what, sizeof what, "%s %lldx%lldx256 B %s", mode ? "deterministic" : "fast",
+                 (long long)m, (long long)n, trans_b ? "N x K" : "K x N");
+        check_problem(g, pr, p, fused, what);
+        og_problem_destroy(pr);
+    }
+    og_gemm_destroy(g);
+    close_context(ctx);
+}
+
+Test(fewrows, b_k_by_n, .timeout = 300)
+{
+    check_rows(OG_MODE_DETERMINISTIC, 0, 45, NULL);
+    check_rows(OG_MODE_DETERMINISTIC, 0, 8192, NULL);
+    check_rows(OG_MODE_FAST, 0, 51865, NULL);
+}
+
+Test(fewrows, b_n_by_k, .timeout = 300)
+{
+    check_rows(OG_MODE_DETERMINISTIC, 1, 45, NULL);
+    check_rows(OG_MODE_FAST, 1, 8192, NULL);
+    check_rows(OG_MODE_DETERMINISTIC, 1, 51865, NULL);
+}
+
+/* Fast mode may run other shapes of the kernel (the tuner's candidates). */
+Test(fewrows, tuned_shapes, .timeout = 300)
+{
+    og_params kn = {.variant = OG_VARIANT_FEWROWS, .cols = 64, .slices = 4};
+    og_params nk = {.variant = OG_VARIANT_FEWROWS, .cols = 4, .slices = 64};
+    check_rows(OG_MODE_FAST, 0, 300, &kn);
+    check_rows(OG_MODE_FAST, 1, 300, &nk);
+}
+
+/* The rule: 16 columns and 16 slices, 32 and 8 from N = 8192; B stored
+ * N x K: 8 columns of 32 lanes. Deterministic mode ignores any database. */
+Test(fewrows, rule)
+{
+    og_context *ctx = open_context();
+    const struct {
+        int trans_b;
+        int64_t m, n;
+        int cols, slices;
+    } cases[] = {{0, 1, 768, 16, 16}, {0, 4, 8191, 16, 16}, {0, 2, 8192, 32, 8},
+                 {1, 1, 768, 8, 32},  {1, 4, 51865, 8, 32}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        og_choice c;
+        cr_assert_eq(og_select(ctx, OG_F32, OG_MODE_DETERMINISTIC, 0, cases[i].trans_b, cases[i].m,
+                               cases[i].n, 768, 1, &c),
+                     OG_OK);
+        cr_expect(c.params.variant == OG_VARIANT_FEWROWS && c.params.cols == cases[i].cols &&
+                      c.params.slices == cases[i].slices,
+                  "case %zu: variant %d, %d columns, %d slices", i, c.params.variant,
+                  c.params.cols, c.params.slices);
+    }
+    /* Not few rows: five rows, A transposed, float16. */
+    og_choice c;
+    og_select(ctx, OG_F32, OG_MODE_DETERMINISTIC, 0, 0, 5, 768, 768, 1, &c);
+    cr_expect_eq(c.params.variant, OG_VARIANT_TILE);
+    og_select(ctx, OG_F32, OG_MODE_DETERMINISTIC, 1, 0, 1, 768, 768, 1, &c);
+    cr_expect_eq(c.params.variant, OG_VARIANT_TILE);
+    og_select(ctx, OG_F16, OG_MODE_DETERMINISTIC, 0, 0, 1, 768, 768, 1, &c);
+    cr_expect_eq(c.params.variant, OG_VARIANT_TILE);
+    close_context(ctx);
+}
+
+/* A float32 B of 51865 x 768 is 159 MB, over lavapipe's 128 MiB binding
+ * limit: refused as unsupported, naming B, with C untouched. */
+Test(fewrows, decoder_logits_over_the_binding_limit, .timeout = 300)
+{
+    og_context *ctx = open_context();
+    const int64_t n = 51865, k = 768;
+    uint64_t b_bytes = (uint64_t)n * k * 4;
+    if (b_bytes <= ctx->limits.max_storage_range) {
+        close_context(ctx);
+        cr_skip_test("maxStorageBufferRange %llu holds B here",
+                     (unsigned long long)ctx->limits.max_storage_range);
+    }
+    og_gemm *g;
+    float *c0 = calloc((size_t)n, 4), *c = malloc((size_t)n * 4);
+    cr_assert(c0 && c);
+    for (int64_t j = 0; j < n; j++)
+        c0[j] = (float)j;
+    og_gemm_args args = {.m = 1, .n = n, .k = k, .alpha = 1, .lda = k, .ldc = n};
+    args.a = make_buffer(ctx, c0, (size_t)k * 4);
+    cr_assert_eq(og_buffer_create(ctx, b_bytes, &args.b), OG_OK, "%s",
+                 og_context_last_error(ctx));
+    args.c = make_buffer(ctx, c0, (size_t)n * 4);
+    cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &g), OG_OK);
+    for (int trans_b = 0; trans_b < 2; trans_b++) {
+        args.trans_b = trans_b;
+        args.ldb = trans_b ? k : n;
+        cr_expect_eq(og_gemm_run(g, &args), OG_ERROR_UNSUPPORTED);
+        const char *msg = og_context_last_error(ctx);
+        cr_expect(strstr(msg, "gemm: B needs") && strstr(msg, "maxStorageBufferRange"),
+                  "message: %s", msg);
+    }
+    og_buffer_read(args.c, 0, c, (size_t)n * 4);
+    cr_expect(memcmp(c, c0, (size_t)n * 4) == 0, "a refused call wrote C");
+    og_gemm_destroy(g);
+    og_buffer_destroy(args.a);
+    og_buffer_destroy(args.b);
+    og_buffer_destroy(args.c);
+    close_context(ctx);
+    free(c0);
+    free(c);
+}
+
+/* Forcing the few-rows kernel on a shape it does not take is unsupported. */
+Test(fewrows, forced_on_five_rows)
+{
+    og_context *ctx = open_context();
+    og_gemm *g;
+    og_problem *pr;
+    cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &g), OG_OK);
+    cr_assert_eq(og_problem_create(ctx, OG_F32, 0, 0, 5, 40, 40, 1, 3, &pr), OG_OK);
+    og_params p = og_params_fewrows(0, 40);
+    cr_expect_eq(run_params(g, ctx, &pr->args, &p), OG_ERROR_UNSUPPORTED);
+    cr_expect(strstr(og_context_last_error(ctx), "few-rows") != NULL, "message: %s",
+              og_context_last_error(ctx));
+    og_problem_destroy(pr);
+    og_gemm_destroy(g);
+    close_context(ctx);
+}
