@@ -21,7 +21,7 @@ og_status og_buffer_create(og_context *ctx, uint64_t bytes, og_buffer **out)
     if (bytes > UINT64_MAX - 3)
         return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT, "buffer: size %llu bytes is too large",
                        (unsigned long long)bytes);
-    og_buffer *buf = calloc(1, sizeof *buf);
+    og_buffer *buf = og_mem_alloc(&ctx->allocator, sizeof *buf);
     if (!buf)
         return og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "buffer: out of memory");
     static atomic_uint_fast64_t next_serial = 1;
@@ -73,7 +73,7 @@ void og_buffer_destroy(og_buffer *buf)
         ctx->vk.vkDestroyBufferView(ctx->device, buf->texels[i], NULL);
     ctx->vk.vkDestroyBuffer(ctx->device, buf->buffer, NULL);
     ctx->vk.vkFreeMemory(ctx->device, buf->memory, NULL); /* unmaps too */
-    free(buf);
+    og_mem_free(&ctx->allocator, buf);
 }
 
 og_status og_buffer_texels(og_buffer *buf, uint32_t words, VkBufferView *out)

@@ -86,12 +86,12 @@ static og_status create_instance(og_context *ctx, int validation)
     if (validation) {
         uint32_t n = 0;
         vkEnumerateInstanceLayerProperties(&n, NULL);
-        VkLayerProperties *layers = calloc(n ? n : 1, sizeof *layers);
+        VkLayerProperties *layers = og_mem_alloc(&ctx->allocator, (n ? n : 1) * sizeof *layers);
         int found = 0;
         if (layers && vkEnumerateInstanceLayerProperties(&n, layers) == VK_SUCCESS)
             for (uint32_t i = 0; i < n; i++)
                 found |= strcmp(layers[i].layerName, layer) == 0;
-        free(layers);
+        og_mem_free(&ctx->allocator, layers);
         if (!found)
             return og_fail(NULL, OG_ERROR_NOT_FOUND,
                            "context: validation asked for, but %s is not installed", layer);
@@ -150,7 +150,7 @@ static og_status pick_device(og_context *ctx, const char *want)
     if (r != VK_SUCCESS || n == 0)
         return og_fail(NULL, OG_ERROR_NOT_FOUND,
                        "context: no Vulkan device (install mesa-vulkan-drivers for lavapipe)");
-    VkPhysicalDevice *devs = calloc(n, sizeof *devs);
+    VkPhysicalDevice *devs = og_mem_alloc(&ctx->allocator, n * sizeof *devs);
     if (!devs)
         return og_fail(NULL, OG_ERROR_OUT_OF_MEMORY, "context: out of memory");
     vkEnumeratePhysicalDevices(ctx->instance, &n, devs);
@@ -163,7 +163,7 @@ static og_status pick_device(og_context *ctx, const char *want)
         if (by_index ? (long)i == index : contains_nocase(p.deviceName, want))
             ctx->physical = devs[i];
     }
-    free(devs);
+    og_mem_free(&ctx->allocator, devs);
     if (!ctx->physical)
         return og_fail(NULL, OG_ERROR_NOT_FOUND,
                        "context: OG_DEVICE=%s matches none of the %u devices", want, n);
@@ -223,7 +223,7 @@ static og_status create_device(og_context *ctx)
 {
     uint32_t n = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical, &n, NULL);
-    VkQueueFamilyProperties *fams = calloc(n ? n : 1, sizeof *fams);
+    VkQueueFamilyProperties *fams = og_mem_alloc(&ctx->allocator, (n ? n : 1) * sizeof *fams);
     if (!fams)
         return og_fail(NULL, OG_ERROR_OUT_OF_MEMORY, "context: out of memory");
     vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical, &n, fams);
@@ -233,7 +233,7 @@ static og_status create_device(og_context *ctx)
             family = i;
     ctx->has_timestamps = family != UINT32_MAX && fams[family].timestampValidBits > 0 &&
                           ctx->props.limits.timestampPeriod > 0;
-    free(fams);
+    og_mem_free(&ctx->allocator, fams);
     if (family == UINT32_MAX)
         return og_fail(NULL, OG_ERROR_NOT_FOUND, "context: %s has no compute queue",
                        ctx->props.deviceName);
@@ -321,9 +321,12 @@ og_status og_context_create(const og_context_desc *desc, og_context **out)
     create_error[0] = '\0';
     if (volkInitialize() != VK_SUCCESS)
         return og_fail(NULL, OG_ERROR_NOT_FOUND, "context: no Vulkan loader (install libvulkan1)");
-    og_context *ctx = calloc(1, sizeof *ctx);
+    const og_allocator *alloc = desc ? desc->allocator : NULL;
+    og_context *ctx = og_mem_alloc(alloc, sizeof *ctx);
     if (!ctx)
         return og_fail(NULL, OG_ERROR_OUT_OF_MEMORY, "context: out of memory");
+    if (alloc)
+        ctx->allocator = *alloc;
     const char *want = desc && desc->device ? desc->device : getenv("OG_DEVICE");
     const char *dbs = desc && desc->tuning_db ? desc->tuning_db : NULL;
     og_status st = create_instance(ctx, validation_wanted(desc));
@@ -335,7 +338,7 @@ og_status og_context_create(const og_context_desc *desc, og_context **out)
     }
     if (st == OG_OK)
         st = create_shared_objects(ctx);
-    if (st == OG_OK && dbs && !(ctx->db_paths = strdup(dbs)))
+    if (st == OG_OK && dbs && !(ctx->db_paths = og_mem_strdup(&ctx->allocator, dbs)))
         st = og_fail(NULL, OG_ERROR_OUT_OF_MEMORY, "context: out of memory");
     if (st == OG_OK && og_buffer_create(ctx, 4, &ctx->placeholder) != OG_OK)
         st = og_fail(NULL, OG_ERROR_OUT_OF_MEMORY, "context: %s", ctx->error);
@@ -365,13 +368,14 @@ void og_context_destroy(og_context *ctx)
     }
     for (size_t i = 0; i < ctx->n_dbs; i++)
         og_db_close(ctx->dbs[i].db);
-    free(ctx->dbs);
-    free(ctx->db_paths);
+    og_mem_free(&ctx->allocator, ctx->dbs);
+    og_mem_free(&ctx->allocator, ctx->db_paths);
     if (ctx->messenger)
         vkDestroyDebugUtilsMessengerEXT(ctx->instance, ctx->messenger, NULL);
     if (ctx->instance)
         vkDestroyInstance(ctx->instance, NULL);
-    free(ctx);
+    og_allocator alloc = ctx->allocator;
+    og_mem_free(&alloc, ctx);
 }
 
 og_status og_submit_wait(og_context *ctx, VkCommandBuffer cmd)

@@ -19,11 +19,11 @@ og_status og_gemm_create(og_context *ctx, og_dtype input, og_mode mode, og_gemm 
     if (mode != OG_MODE_FAST && mode != OG_MODE_DETERMINISTIC)
         return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT, "gemm: mode %d is not Fast or Deterministic",
                        (int)mode);
-    og_gemm *g = calloc(1, sizeof *g);
-    og_binding *bindings = calloc(OG_BINDINGS_MAX, sizeof *bindings);
+    og_gemm *g = og_mem_alloc(&ctx->allocator, sizeof *g);
+    og_binding *bindings = og_mem_alloc(&ctx->allocator, OG_BINDINGS_MAX * sizeof *bindings);
     if (!g || !bindings) {
-        free(g);
-        free(bindings);
+        og_mem_free(&ctx->allocator, g);
+        og_mem_free(&ctx->allocator, bindings);
         return og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "gemm: out of memory");
     }
     g->ctx = ctx;
@@ -55,9 +55,9 @@ void og_gemm_destroy(og_gemm *g)
         return;
     g->ctx->vk.vkDestroyDescriptorPool(g->ctx->device, g->pool, NULL);
     og_buffer_destroy(g->scratch);
-    free(g->bindings);
-    free(g->choices);
-    free(g);
+    og_mem_free(&g->ctx->allocator, g->bindings);
+    og_mem_free(&g->ctx->allocator, g->choices);
+    og_mem_free(&g->ctx->allocator, g);
 }
 
 void og_gemm_release_bindings(og_gemm *g)
@@ -164,7 +164,8 @@ og_status og_gemm_choose(og_gemm *g, const og_gemm_args *args, og_params *p)
         return st;
     if (g->n_choices == g->cap_choices) {
         size_t cap = g->cap_choices ? 2 * g->cap_choices : 8;
-        og_shape_choice *grown = realloc(g->choices, cap * sizeof *grown);
+        og_shape_choice *grown =
+            og_mem_realloc(&g->ctx->allocator, g->choices, cap * sizeof *grown);
         if (!grown)
             return og_fail(g->ctx, OG_ERROR_OUT_OF_MEMORY, "gemm: out of memory");
         g->choices = grown;

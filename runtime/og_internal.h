@@ -31,6 +31,7 @@ typedef struct og_pipeline {
 } og_pipeline;
 
 struct og_context {
+    og_allocator allocator; /* the runtime's host memory */
     VkInstance instance;
     VkPhysicalDevice physical;
     VkDevice device;
@@ -83,6 +84,13 @@ struct og_buffer {
 /* The buffer's view with texels of `words` 32-bit words (1, 2 or 4:
  * R32_UINT, R32G32_UINT, R32G32B32A32_UINT), created on first use. */
 og_status og_buffer_texels(og_buffer *buf, uint32_t words, VkBufferView *out);
+
+/* The runtime's host memory (og_alloc.c): og_mem_alloc zeroes what it
+ * returns; a NULL allocator, or one with NULL functions, is the C library's. */
+void *og_mem_alloc(const og_allocator *a, size_t bytes);
+void *og_mem_realloc(const og_allocator *a, void *ptr, size_t bytes);
+void og_mem_free(const og_allocator *a, void *ptr);
+char *og_mem_strdup(const og_allocator *a, const char *s);
 
 /* Records the message on the context and returns st. */
 og_status og_fail(og_context *ctx, og_status st, const char *fmt, ...)

@@ -57,7 +57,7 @@ og_status og_pipeline_get(og_context *ctx, const og_kernel_key *key, VkPipeline 
         }
     if (ctx->n_pipelines == ctx->cap_pipelines) {
         size_t cap = ctx->cap_pipelines ? 2 * ctx->cap_pipelines : 16;
-        og_pipeline *grown = realloc(ctx->pipelines, cap * sizeof *grown);
+        og_pipeline *grown = og_mem_realloc(&ctx->allocator, ctx->pipelines, cap * sizeof *grown);
         if (!grown)
             return og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "pipeline: out of memory");
         ctx->pipelines = grown;
@@ -75,7 +75,7 @@ void og_pipelines_destroy(og_context *ctx)
 {
     for (size_t i = 0; i < ctx->n_pipelines; i++)
         ctx->vk.vkDestroyPipeline(ctx->device, ctx->pipelines[i].pipeline, NULL);
-    free(ctx->pipelines);
+    og_mem_free(&ctx->allocator, ctx->pipelines);
     ctx->pipelines = NULL;
     ctx->n_pipelines = ctx->cap_pipelines = 0;
 }

@@ -13,9 +13,9 @@ static char *search_path(const og_context *ctx, int *implicit)
     const char *env = getenv("OG_TUNING_DB");
     *implicit = 0;
     if (ctx->db_paths)
-        return strdup(ctx->db_paths);
+        return og_mem_strdup(&ctx->allocator, ctx->db_paths);
     if (env && *env)
-        return strdup(env);
+        return og_mem_strdup(&ctx->allocator, env);
     *implicit = 1;
     char buf[1024];
     const char *cache = getenv("XDG_CACHE_HOME");
@@ -24,7 +24,7 @@ static char *search_path(const og_context *ctx, int *implicit)
         snprintf(buf, sizeof buf, "%s/onegpu/tuning.db", cache);
     else
         snprintf(buf, sizeof buf, "%s/.cache/onegpu/tuning.db", home ? home : ".");
-    return strdup(buf);
+    return og_mem_strdup(&ctx->allocator, buf);
 }
 
 /* Opens every database on the search path once; a missing, empty, corrupt
@@ -40,7 +40,7 @@ static void load_databases(og_context *ctx)
     size_t n = 1;
     for (const char *s = paths; *s; s++)
         n += *s == ':';
-    ctx->dbs = calloc(n, sizeof *ctx->dbs);
+    ctx->dbs = og_mem_alloc(&ctx->allocator, n * sizeof *ctx->dbs);
     char *save = NULL;
     for (char *path = strtok_r(paths, ":", &save); path && ctx->dbs;
          path = strtok_r(NULL, ":", &save)) {
@@ -55,7 +55,7 @@ static void load_databases(og_context *ctx)
         ctx->dbs[ctx->n_dbs].db = db;
         snprintf(ctx->dbs[ctx->n_dbs++].path, sizeof ctx->dbs[0].path, "%s", path);
     }
-    free(paths);
+    og_mem_free(&ctx->allocator, paths);
 }
 
 og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, int trans_b,

@@ -31,8 +31,8 @@ og_status og_gemm_time(og_gemm *g, const og_gemm_args *args, const og_params *p,
     VkResult r = ctx->vk.vkCreateQueryPool(ctx->device, &qi, NULL, &pool);
     if (r != VK_SUCCESS)
         return og_vk_fail(ctx, r, "timer: vkCreateQueryPool");
-    uint64_t *stamps = calloc(2 * (size_t)reps, sizeof *stamps);
-    double *times = calloc((size_t)reps, sizeof *times);
+    uint64_t *stamps = og_mem_alloc(&ctx->allocator, 2 * (size_t)reps * sizeof *stamps);
+    double *times = og_mem_alloc(&ctx->allocator, (size_t)reps * sizeof *times);
     VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
     if (!stamps || !times)
@@ -70,8 +70,8 @@ og_status og_gemm_time(og_gemm *g, const og_gemm_args *args, const og_params *p,
         qsort(times, (size_t)reps, sizeof *times, cmp_double);
         *median_us = reps % 2 ? times[reps / 2] : 0.5 * (times[reps / 2 - 1] + times[reps / 2]);
     }
-    free(stamps);
-    free(times);
+    og_mem_free(&ctx->allocator, stamps);
+    og_mem_free(&ctx->allocator, times);
     ctx->vk.vkDestroyQueryPool(ctx->device, pool, NULL);
     return st;
 }

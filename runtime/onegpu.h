@@ -83,6 +83,18 @@ typedef struct og_context og_context;
 typedef struct og_buffer og_buffer;
 typedef struct og_gemm og_gemm;
 
+/* Host memory for the runtime's own allocations (contexts, buffers' and GEMM
+ * objects' bookkeeping, pipeline and descriptor-set caches), like Vulkan's
+ * VkAllocationCallbacks. The shader compiler, SQLite and the Vulkan driver
+ * allocate on their own. alloc returns NULL on failure (the call then fails
+ * with OG_ERROR_OUT_OF_MEMORY); free takes NULL. All three or none. */
+typedef struct og_allocator {
+    void *user;
+    void *(*alloc)(void *user, size_t bytes);
+    void *(*realloc)(void *user, void *ptr, size_t bytes);
+    void (*free)(void *user, void *ptr);
+} og_allocator;
+
 /* Context creation. A NULL desc, or zeroed fields, take the defaults. */
 typedef struct og_context_desc {
     /* Device by index or by a substring of its name; NULL reads the
@@ -96,6 +108,8 @@ typedef struct og_context_desc {
     /* Non-zero enables VK_LAYER_KHRONOS_validation and counts the errors it
      * reports (og_context_validation_errors). OG_VALIDATION=1 does the same. */
     int validation;
+    /* NULL: malloc, realloc and free. Copied; used until og_context_destroy. */
+    const og_allocator *allocator;
 } og_context_desc;
 
 /* Creates a Vulkan instance and a logical device with one compute queue.

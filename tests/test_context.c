@@ -4,9 +4,10 @@
 #include <criterion/criterion.h>
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "og_internal.h"
+#include "og_tuner.h"
 
 static og_context *create(const og_context_desc *desc)
 {
@@ -128,4 +129,105 @@ Test(context, binding_cache_wraps_and_forgets_destroyed_buffers)
     cr_expect_eq(og_context_validation_errors(ctx), 0);
     og_gemm_destroy(gemm);
     og_context_destroy(ctx);
+}
+
+/* ---- the runtime's host memory goes through the caller's allocator ---- */
+
+typedef struct counting {
+    size_t calls; /* alloc and realloc calls */
+    size_t live;  /* blocks not yet freed */
+} counting;
+
+static void *count_alloc(void *user, size_t bytes)
+{
+    counting *c = user;
+    c->calls++;
+    c->live++;
+    return malloc(bytes);
+}
+
+static void *count_realloc(void *user, void *ptr, size_t bytes)
+{
+    counting *c = user;
+    c->calls++;
+    c->live += ptr == NULL;
+    return realloc(ptr, bytes);
+}
+
+static void count_free(void *user, void *ptr)
+{
+    counting *c = user;
+    c->live -= ptr != NULL;
+    free(ptr);
+}
+
+/* Records into a command buffer of the test's own and submits it. */
+static void record_and_submit(og_context *ctx, VkCommandBuffer cmd, VkFence fence, og_gemm *g,
+                              const og_gemm_args *args, size_t *allocations, counting *c)
+{
+    VkDevice dev = og_context_vk_device(ctx);
+    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    cr_assert_eq(ctx->vk.vkBeginCommandBuffer(cmd, &begin), VK_SUCCESS);
+    size_t before = c->calls;
+    cr_assert_eq(og_gemm_encode(g, cmd, args), OG_OK, "%s", og_context_last_error(ctx));
+    *allocations = c->calls - before;
+    cr_assert_eq(ctx->vk.vkEndCommandBuffer(cmd), VK_SUCCESS);
+    VkSubmitInfo submit = {
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};
+    cr_assert_eq(ctx->vk.vkQueueSubmit(og_context_vk_queue(ctx), 1, &submit, fence), VK_SUCCESS);
+    cr_assert_eq(ctx->vk.vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX), VK_SUCCESS);
+    cr_assert_eq(ctx->vk.vkResetFences(dev, 1, &fence), VK_SUCCESS);
+}
+
+/* Recording a call whose descriptor set, pipeline, selection and scratch are
+ * cached allocates nothing (reference design, "Limits and errors"), on the
+ * tile, split-k and few-rows paths; everything is freed at the end. */
+Test(context, cached_recording_allocates_nothing)
+{
+    counting c = {0};
+    og_allocator alloc = {&c, count_alloc, count_realloc, count_free};
+    og_context *ctx = create(&(og_context_desc){.allocator = &alloc});
+    cr_expect_gt(c.calls, 0, "the context allocated nothing through the hook");
+    VkDevice dev = og_context_vk_device(ctx);
+    VkCommandPoolCreateInfo pool_info = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                         .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                         .queueFamilyIndex = og_context_queue_family(ctx)};
+    VkCommandPool pool;
+    cr_assert_eq(ctx->vk.vkCreateCommandPool(dev, &pool_info, NULL, &pool), VK_SUCCESS);
+    VkCommandBufferAllocateInfo cb = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                      .commandPool = pool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                      .commandBufferCount = 1};
+    VkCommandBuffer cmd;
+    cr_assert_eq(ctx->vk.vkAllocateCommandBuffers(dev, &cb, &cmd), VK_SUCCESS);
+    VkFenceCreateInfo fence_info = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkFence fence;
+    cr_assert_eq(ctx->vk.vkCreateFence(dev, &fence_info, NULL, &fence), VK_SUCCESS);
+
+    const struct {
+        const char *name;
+        int64_t m, n, k;
+    } paths[] = {{"tile", 70, 70, 40}, {"split-k", 70, 70, 512}, {"few rows", 2, 70, 512}};
+    og_gemm *g;
+    cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &g), OG_OK);
+    for (size_t i = 0; i < 3; i++) {
+        og_problem *pr;
+        cr_assert_eq(
+            og_problem_create(ctx, OG_F32, 0, 0, paths[i].m, paths[i].n, paths[i].k, 1, 3, &pr),
+            OG_OK);
+        size_t first, second;
+        record_and_submit(ctx, cmd, fence, g, &pr->args, &first, &c);
+        record_and_submit(ctx, cmd, fence, g, &pr->args, &second, &c);
+        /* The first call of the object fills its caches: the hook sees that. */
+        if (i == 0)
+            cr_expect_gt(first, 0, "%s: the first recording allocated nothing", paths[i].name);
+        cr_expect_eq(second, 0, "%s: a cached recording allocated %zu times", paths[i].name,
+                     second);
+        og_problem_destroy(pr);
+    }
+    og_gemm_destroy(g);
+    ctx->vk.vkDestroyFence(dev, fence, NULL);
+    ctx->vk.vkDestroyCommandPool(dev, pool, NULL);
+    og_context_destroy(ctx);
+    cr_expect_eq(c.live, 0, "%zu blocks never freed", c.live);
 }

@@ -48,13 +48,12 @@ static void check_paths(og_dtype t)
             if (p == SPLIT && ks[i] >= 128)
                 cr_expect_gt(order.ranges, 1u, "K = %lld is not split", (long long)ks[i]);
             if (p != SPLIT)
-                cr_expect_eq(order.ranges, 1u, "K = %lld is split on the %s path",
-                             (long long)ks[i], path_name((path)p));
+                cr_expect_eq(order.ranges, 1u, "K = %lld is split on the %s path", (long long)ks[i],
+                             path_name((path)p));
             cr_expect_eq(chosen.variant, p == FEWROWS ? OG_VARIANT_FEWROWS : OG_VARIANT_TILE);
             char what[96];
-            snprintf(what, sizeof what, "%s %s K = %lld %c%c", og_dtype_name(t),
-                     path_name((path)p), (long long)ks[i], pr->args.trans_a ? 'T' : 'N',
-                     pr->args.trans_b ? 'T' : 'N');
+            snprintf(what, sizeof what, "%s %s K = %lld %c%c", og_dtype_name(t), path_name((path)p),
+                     (long long)ks[i], pr->args.trans_a ? 'T' : 'N', pr->args.trans_b ? 'T' : 'N');
             check_problem(g, pr, NULL, fused, what);
             og_problem_destroy(pr);
         }

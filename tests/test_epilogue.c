@@ -24,8 +24,8 @@ static void fused_row(og_context *ctx, og_mode mode, const float *b, const float
 {
     og_gemm *g;
     float one = 1.0f;
-    og_gemm_args args = {.m = 1, .n = n, .k = 1, .alpha = alpha, .lda = 1, .ldb = n, .ldc = n,
-                         .activation = act};
+    og_gemm_args args = {
+        .m = 1, .n = n, .k = 1, .alpha = alpha, .lda = 1, .ldb = n, .ldc = n, .activation = act};
     args.a = make_buffer(ctx, &one, sizeof one);
     args.b = make_buffer(ctx, b, (size_t)n * sizeof *b);
     args.c = make_buffer(ctx, b, (size_t)n * sizeof *b);
@@ -150,10 +150,10 @@ static og_params texel_chain_split2(void)
 }
 
 /* The selected kernel or the forced one, with the epilogue of args. */
-static void run_variant(og_context *ctx, og_gemm *g, const variant_case *v, const og_gemm_args *args)
+static void run_variant(og_context *ctx, og_gemm *g, const variant_case *v,
+                        const og_gemm_args *args)
 {
-    og_status st =
-        v->fast_params ? run_params(g, ctx, args, &v->params) : og_gemm_run(g, args);
+    og_status st = v->fast_params ? run_params(g, ctx, args, &v->params) : og_gemm_run(g, args);
     cr_assert_eq(st, OG_OK, "%s: %s", v->name, og_context_last_error(ctx));
 }
 
@@ -162,8 +162,14 @@ static void check_fused_equals_separate(og_dtype t, const variant_case *v)
     og_context *ctx = open_context();
     og_gemm *g;
     cr_assert_eq(og_gemm_create(ctx, t, v->mode, &g), OG_OK);
-    og_gemm_args args = {.trans_b = v->trans_b, .m = v->m, .n = v->n, .k = v->k, .batch = 2,
-                         .alpha = 0.75f, .beta = -1.25f, .bias_offset = 3};
+    og_gemm_args args = {.trans_b = v->trans_b,
+                         .m = v->m,
+                         .n = v->n,
+                         .k = v->k,
+                         .batch = 2,
+                         .alpha = 0.75f,
+                         .beta = -1.25f,
+                         .bias_offset = 3};
     args.lda = v->k + 4;
     args.ldb = (v->trans_b ? v->k : v->n) + 4;
     args.ldc = v->n + 1;
@@ -201,8 +207,8 @@ static void check_fused_equals_separate(og_dtype t, const variant_case *v)
                 cr_assert_eq(og_gemm_run_elementwise(g, OG_ELEMENTWISE_BIAS, &e), OG_OK, "%s",
                              og_context_last_error(ctx));
             if (act != OG_ACTIVATION_NONE)
-                cr_assert_eq(og_gemm_run_elementwise(g, OG_ELEMENTWISE_ACTIVATION, &e), OG_OK,
-                             "%s", og_context_last_error(ctx));
+                cr_assert_eq(og_gemm_run_elementwise(g, OG_ELEMENTWISE_ACTIVATION, &e), OG_OK, "%s",
+                             og_context_last_error(ctx));
             og_buffer_read(args.c, 0, separate, nc * 4);
             for (size_t i = 0; i < nc; i++)
                 cr_assert_eq(bits(fused[i]), bits(separate[i]),
@@ -262,8 +268,8 @@ Test(epilogue, short_bias_refused)
     og_context *ctx = open_context();
     og_gemm *g;
     float data[8] = {0};
-    og_gemm_args args = {.m = 1, .n = 8, .k = 1, .lda = 1, .ldb = 8, .ldc = 8, .alpha = 1,
-                         .bias_offset = 1};
+    og_gemm_args args = {
+        .m = 1, .n = 8, .k = 1, .lda = 1, .ldb = 8, .ldc = 8, .alpha = 1, .bias_offset = 1};
     args.a = make_buffer(ctx, data, 4);
     args.b = make_buffer(ctx, data, sizeof data);
     args.c = make_buffer(ctx, data, sizeof data);

@@ -21,9 +21,8 @@ static void check_rows(og_mode mode, int trans_b, int64_t n, const og_params *p)
         if (n > 10000 && m != 1 && m != 4)
             continue;
         og_problem *pr;
-        cr_assert_eq(og_problem_create(ctx, OG_F32, 0, trans_b, m, n, 256, 1, 40 + (uint64_t)m,
-                                       &pr),
-                     OG_OK);
+        cr_assert_eq(
+            og_problem_create(ctx, OG_F32, 0, trans_b, m, n, 256, 1, 40 + (uint64_t)m, &pr), OG_OK);
         problem_scalars(pr, 1.25f, 0.5f);
         og_params chosen;
         cr_assert_eq(og_gemm_choose(g, &pr->args, &chosen), OG_OK);
@@ -70,8 +69,11 @@ Test(fewrows, rule)
         int trans_b;
         int64_t m, n;
         int cols, slices;
-    } cases[] = {{0, 1, 768, 16, 16}, {0, 4, 8191, 16, 16}, {0, 2, 8192, 32, 8},
-                 {1, 1, 768, 8, 32},  {1, 4, 51865, 8, 32}};
+    } cases[] = {{0, 1, 768, 16, 16},
+                 {0, 4, 8191, 16, 16},
+                 {0, 2, 8192, 32, 8},
+                 {1, 1, 768, 8, 32},
+                 {1, 4, 51865, 8, 32}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         og_choice c;
         cr_assert_eq(og_select(ctx, OG_F32, OG_MODE_DETERMINISTIC, 0, cases[i].trans_b, cases[i].m,
@@ -79,8 +81,8 @@ Test(fewrows, rule)
                      OG_OK);
         cr_expect(c.params.variant == OG_VARIANT_FEWROWS && c.params.cols == cases[i].cols &&
                       c.params.slices == cases[i].slices,
-                  "case %zu: variant %d, %d columns, %d slices", i, c.params.variant,
-                  c.params.cols, c.params.slices);
+                  "case %zu: variant %d, %d columns, %d slices", i, c.params.variant, c.params.cols,
+                  c.params.slices);
     }
     /* Not few rows: five rows, A transposed, float16. */
     og_choice c;
@@ -112,8 +114,7 @@ Test(fewrows, decoder_logits_over_the_binding_limit, .timeout = 300)
         c0[j] = (float)j;
     og_gemm_args args = {.m = 1, .n = n, .k = k, .alpha = 1, .lda = k, .ldc = n};
     args.a = make_buffer(ctx, c0, (size_t)k * 4);
-    cr_assert_eq(og_buffer_create(ctx, b_bytes, &args.b), OG_OK, "%s",
-                 og_context_last_error(ctx));
+    cr_assert_eq(og_buffer_create(ctx, b_bytes, &args.b), OG_OK, "%s", og_context_last_error(ctx));
     args.c = make_buffer(ctx, c0, (size_t)n * 4);
     cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &g), OG_OK);
     for (int trans_b = 0; trans_b < 2; trans_b++) {

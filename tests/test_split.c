@@ -17,8 +17,8 @@ static float split_dot(const float *a, int k, float alpha, float beta, float c)
     og_context *ctx = open_context();
     og_gemm *g;
     const float ones[8] = {1, 1, 1, 1, 1, 1, 1, 1};
-    og_gemm_args args = {.m = 1, .n = 1, .k = k, .alpha = alpha, .beta = beta, .lda = k,
-                         .ldb = 1, .ldc = 1};
+    og_gemm_args args = {
+        .m = 1, .n = 1, .k = k, .alpha = alpha, .beta = beta, .lda = k, .ldb = 1, .ldc = 1};
     args.a = make_buffer(ctx, a, (size_t)k * 4);
     args.b = make_buffer(ctx, ones, (size_t)k * 4);
     args.c = make_buffer(ctx, &c, 4);
@@ -68,8 +68,8 @@ Test(split, rule)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         uint32_t ranges, len;
-        og_split_ranges(OG_SPLIT_RULE, cases[i].m, cases[i].n, cases[i].k, 1,
-                        OG_SCRATCH_BYTES / 4, &ranges, &len);
+        og_split_ranges(OG_SPLIT_RULE, cases[i].m, cases[i].n, cases[i].k, 1, OG_SCRATCH_BYTES / 4,
+                        &ranges, &len);
         cr_expect(ranges == cases[i].ranges && (ranges == 1 || len == cases[i].len),
                   "%lldx%lldx%lld: %u ranges of %u, want %u of %u", (long long)cases[i].m,
                   (long long)cases[i].n, (long long)cases[i].k, ranges, len, cases[i].ranges,
@@ -195,8 +195,8 @@ static void run_cut_and_uncut(og_dtype t, int64_t m, int64_t n, int64_t k, int64
     og_limits saved = ctx->limits;
     ctx->limits.max_count[1] = max_y;
     ctx->limits.max_count[2] = max_z;
-    cr_assert_eq(og_problem_verify(g, pr, NULL, &accepted, &metric, why, sizeof why), OG_OK,
-                 "%s", og_context_last_error(ctx));
+    cr_assert_eq(og_problem_verify(g, pr, NULL, &accepted, &metric, why, sizeof why), OG_OK, "%s",
+                 og_context_last_error(ctx));
     ctx->limits = saved;
     cr_expect(accepted, "cut: %s", why);
     cr_expect(memcmp(uncut, pr->c, pr->nc * 4) == 0,

@@ -379,9 +379,9 @@ Test(validation, beyond_storage_range)
     close_context(ctx);
 }
 
-/* A batch with more products than maxComputeWorkGroupCount[2] cannot be
- * dispatched in one grid: refused as unsupported. */
-Test(validation, batch_beyond_grid)
+/* A batch with more products than maxComputeWorkGroupCount[2] is cut into
+ * batch pieces (reference design, "Limits and errors"): every product right. */
+Test(validation, batch_beyond_grid_is_cut)
 {
     og_context *ctx = open_context();
     uint32_t max_z = ctx->limits.max_count[2];
@@ -395,22 +395,60 @@ Test(validation, batch_beyond_grid)
     og_gemm_args args = {.m = 1,
                          .n = 1,
                          .k = 1,
-                         .batch = (int64_t)max_z + 1,
+                         .batch = (int64_t)max_z + 3,
                          .alpha = 1.0f,
                          .beta = 0.5f,
                          .lda = 1,
                          .ldb = 1,
                          .ldc = 1,
                          .stride_c = 1};
-    size_t elems[3] = {1, 1, (size_t)max_z + 1};
+    size_t elems[3] = {1, 1, (size_t)max_z + 3};
     og_gemm *g = NULL;
     cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &g), OG_OK);
     operands o = operands_make(ctx, OG_F32, elems, 40);
     args.a = o.buf[0];
     args.b = o.buf[1];
     args.c = o.buf[2];
-    expect_refused(g, &r, &args, &o, OG_ERROR_UNSUPPORTED, "grid", "batch past the grid");
-    cr_assert_not_null(strstr(og_context_last_error(ctx), "batch"));
+    cr_assert_eq(encode_submit(&r, g, &args), OG_OK, "%s", og_context_last_error(ctx));
+    float *c = malloc(elems[2] * sizeof *c);
+    cr_assert_not_null(c);
+    og_buffer_read(args.c, 0, c, elems[2] * sizeof *c);
+    const float *a = o.before[0], *b = o.before[1], *c0 = o.before[2];
+    size_t wrong = 0;
+    for (size_t i = 0; i < elems[2]; i++) {
+        volatile float prod = a[0] * b[0], old = 0.5f * c0[i];
+        wrong += c[i] != prod + old;
+    }
+    cr_expect_eq(wrong, (size_t)0, "%zu of %zu products wrong", wrong, elems[2]);
+    free(c);
+    operands_free(g, &o);
+    og_gemm_destroy(g);
+    recorder_free(&r);
+    close_context(ctx);
+}
+
+/* Columns past maxComputeWorkGroupCount[0] tiles cannot be cut: refused as
+ * unsupported, naming N (limit lowered for the test). */
+Test(validation, columns_beyond_grid)
+{
+    og_context *ctx = open_context();
+    recorder r = recorder_make(ctx);
+    og_gemm_args args = base_args();
+    args.n = 130; /* three 64-wide tiles */
+    args.ldb = args.ldc = 130;
+    args.stride_b = 7 * 130;
+    args.stride_c = 5 * 130;
+    size_t elems[3];
+    og_gemm_extents(&args, &elems[0], &elems[1], &elems[2]);
+    og_gemm *g = NULL;
+    cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &g), OG_OK);
+    operands o = operands_make(ctx, OG_F32, elems, 41);
+    args.a = o.buf[0];
+    args.b = o.buf[1];
+    args.c = o.buf[2];
+    ctx->limits.max_count[0] = 1;
+    expect_refused(g, &r, &args, &o, OG_ERROR_UNSUPPORTED, "N", "N past the grid");
+    cr_assert_not_null(strstr(og_context_last_error(ctx), "maxComputeWorkGroupCount"));
     operands_free(g, &o);
     og_gemm_destroy(g);
     recorder_free(&r);
