@@ -16,7 +16,8 @@ static const char usage[] =
     "  select --shape MxNxK[xB]     show the kernel chosen for one call\n"
     "       [--dtype T] [--trans-a] [--trans-b] [--mode fast|deterministic]\n"
     "  show                         list the records of the database\n"
-    "  bench --shapes ...           GFLOP/s of the default and the selected kernel\n"
+    "  bench [--shapes ...]         GFLOP/s of the 64x64 tile alone and of the selected\n"
+    "                               kernels (default: the reference design's table shapes)\n"
     "  gen --emit glsl|hlsl|spirv|msl [--params P] [--dtype T] [--trans-a] [--trans-b]\n"
     "common options: --json (machine-readable output), --db FILE (default: the user's cache)\n"
     "environment: OG_DEVICE (index or name substring), OG_TUNING_DB (databases to search)\n";
