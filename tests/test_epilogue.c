@@ -157,9 +157,10 @@ static void run_variant(og_context *ctx, og_gemm *g, const variant_case *v,
     cr_assert_eq(st, OG_OK, "%s: %s", v->name, og_context_last_error(ctx));
 }
 
-static void check_fused_equals_separate(og_dtype t, const variant_case *v)
+static void check_fused_equals_separate(og_dialect dialect, og_dtype t, const variant_case *v)
 {
     og_context *ctx = open_context();
+    ctx->dialect = dialect;
     og_gemm *g;
     cr_assert_eq(og_gemm_create(ctx, t, v->mode, &g), OG_OK);
     og_gemm_args args = {.trans_b = v->trans_b,
@@ -244,7 +245,7 @@ static void check_all_variants(og_dtype t)
     };
     size_t n = t == OG_F32 ? 5 : 3; /* few rows takes float32 only */
     for (size_t i = 0; i < n; i++)
-        check_fused_equals_separate(t, &cases[i]);
+        check_fused_equals_separate(OG_GLSL, t, &cases[i]);
 }
 
 Test(epilogue, fused_equals_separate_f32, .timeout = 600)
@@ -260,6 +261,17 @@ Test(epilogue, fused_equals_separate_f16, .timeout = 600)
 Test(epilogue, fused_equals_separate_bf16, .timeout = 600)
 {
     check_all_variants(OG_BF16);
+}
+
+/* The HLSL kernels (split-k reduction, elementwise, few rows) from the same
+ * templates keep the equality. */
+Test(epilogue, fused_equals_separate_hlsl, .timeout = 600)
+{
+    variant_case split = {"deterministic split-k", OG_MODE_DETERMINISTIC, 37, 45, 300, 0, 0, {0}};
+    variant_case rows = {"few rows, B N x K", OG_MODE_FAST, 4, 45, 300, 1, 0, {0}};
+    check_fused_equals_separate(OG_HLSL, OG_F32, &split);
+    check_fused_equals_separate(OG_HLSL, OG_F32, &rows);
+    check_fused_equals_separate(OG_HLSL, OG_BF16, &split);
 }
 
 /* A bias shorter than bias_offset + N is refused, naming the bias. */

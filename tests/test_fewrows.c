@@ -9,10 +9,13 @@
 #include "og_test.h"
 
 /* M = 1..4 against the float64 reference and, bit for bit, the host
- * emulation (slices chained in increasing k, slice sums added in order). */
-static void check_rows(og_mode mode, int trans_b, int64_t n, const og_params *p)
+ * emulation (slices chained in increasing k, slice sums added in order),
+ * with kernels generated as GLSL or HLSL. */
+static void check_rows_in(og_dialect dialect, og_mode mode, int trans_b, int64_t n,
+                          const og_params *p)
 {
     og_context *ctx = open_context();
+    ctx->dialect = dialect;
     int fused = device_fuses(ctx);
     og_gemm *g;
     cr_assert_eq(og_gemm_create(ctx, OG_F32, mode, &g), OG_OK);
@@ -28,13 +31,26 @@ static void check_rows(og_mode mode, int trans_b, int64_t n, const og_params *p)
         cr_assert_eq(og_gemm_choose(g, &pr->args, &chosen), OG_OK);
         cr_expect_eq(chosen.variant, OG_VARIANT_FEWROWS, "M = %lld runs the tile", (long long)m);
         char what[96];
-        snprintf(what, sizeof what, "%s %lldx%lldx256 B %s", mode ? "deterministic" : "fast",
+        snprintf(what, sizeof what, "%s %s %lldx%lldx256 B %s",
+                 dialect == OG_HLSL ? "HLSL" : "GLSL", mode ? "deterministic" : "fast",
                  (long long)m, (long long)n, trans_b ? "N x K" : "K x N");
         check_problem(g, pr, p, fused, what);
         og_problem_destroy(pr);
     }
     og_gemm_destroy(g);
     close_context(ctx);
+}
+
+static void check_rows(og_mode mode, int trans_b, int64_t n, const og_params *p)
+{
+    check_rows_in(OG_GLSL, mode, trans_b, n, p);
+}
+
+/* The HLSL kernels come from the same template. */
+Test(fewrows, hlsl_both_layouts)
+{
+    check_rows_in(OG_HLSL, OG_MODE_DETERMINISTIC, 0, 45, NULL);
+    check_rows_in(OG_HLSL, OG_MODE_DETERMINISTIC, 1, 45, NULL);
 }
 
 Test(fewrows, b_k_by_n, .timeout = 300)

@@ -94,7 +94,7 @@ static og_kernel_key combo_key(const og_params *p, size_t combo)
     return key;
 }
 
-#define SAMPLE_STRIDE 14
+#define SAMPLE_STRIDE 20
 
 ParameterizedTestParameters(gen, module)
 {
@@ -276,12 +276,17 @@ Test(gen, params_parse_errors)
     char good[OG_PARAMS_MAX], text[2 * OG_PARAMS_MAX];
     og_params_format(&def, good, sizeof good);
 
-    /* Missing keys: drop the last item, or the first. */
+    /* Missing keys: drop src (the item before the optional split), or the first. */
     snprintf(text, sizeof text, "%s", good);
-    *strrchr(text, ',') = '\0';
-    expect_parse_error(text, "lacks");
-    expect_parse_error(strchr(good, ',') + 1, "lacks");
-    expect_parse_error("", "lacks");
+    char *src = strstr(text, ",src=");
+    memmove(src, strstr(src + 1, ","), strlen(strstr(src + 1, ",")) + 1);
+    expect_parse_error(text, "needs exactly");
+    expect_parse_error(strchr(good, ',') + 1, "needs exactly");
+    expect_parse_error("", "needs exactly");
+    expect_parse_error("variant=fewrows,cols=16", "needs exactly cols and slices");
+    expect_parse_error("variant=fewrows,cols=16,slices=16,bm=64", "needs exactly cols and slices");
+    default_with("split", "17", text, sizeof text);
+    expect_parse_error(text, "split=17 is not 'rule' or 1..16");
     snprintf(text, sizeof text, "%s,foo=1", good);
     expect_parse_error(text, "unknown item foo=1");
     default_with("load", "sideways", text, sizeof text);
@@ -296,6 +301,24 @@ Test(gen, params_parse_errors)
     expect_parse_error(text, "tm=-4 is not a small integer");
     expect_parse_error("bm=64,,bn=64", "malformed item");
     expect_parse_error("bm64,bn=64", "has no '='");
+}
+
+/* split is optional (records written before split-k existed name no split)
+ * and means the rule; few-rows parameters round-trip. */
+Test(gen, params_split_optional_and_fewrows)
+{
+    og_params p, def = og_params_default();
+    char good[OG_PARAMS_MAX], why[256] = "";
+    og_params_format(&def, good, sizeof good);
+    *strstr(good, ",split=") = '\0';
+    cr_assert_eq(og_params_parse(good, &p, why, sizeof why), 0, "'%s': %s", good, why);
+    cr_expect_eq(p.split, OG_SPLIT_RULE);
+    og_params rows = og_params_fewrows(1, 100), back;
+    og_params_format(&rows, good, sizeof good);
+    cr_expect_str_eq(good, "variant=fewrows,cols=8,slices=32");
+    cr_assert_eq(og_params_parse(good, &back, why, sizeof why), 0, "'%s': %s", good, why);
+    cr_expect(memcmp(&back, &rows, sizeof rows) == 0, "'%s' does not round-trip", good);
+    cr_expect_eq(og_params_check(&back, NULL, why, sizeof why), 0, "%s", why);
 }
 
 /* ---- checks against the template's rules and the device's limits ---- */

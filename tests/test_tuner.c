@@ -78,12 +78,12 @@ static int same_shape(const og_record *r, const og_shape *s)
     return r->m == s->m && r->n == s->n && r->k == s->k && r->batch == s->batch;
 }
 
-/* The accepted record of shape s with the highest GFLOP/s. */
+/* The accepted Fast-mode record of shape s with the highest GFLOP/s. */
 static const og_record *best_record(const records *rs, const og_shape *s)
 {
     const og_record *best = NULL;
     for (size_t i = 0; i < rs->n; i++)
-        if (rs->r[i].accepted && same_shape(&rs->r[i], s) &&
+        if (rs->r[i].accepted && rs->r[i].key.mode == OG_MODE_FAST && same_shape(&rs->r[i], s) &&
             (!best || rs->r[i].gflops > best->gflops))
             best = &rs->r[i];
     cr_assert_not_null(best, "no accepted record for %lldx%lldx%lldx%lld", (long long)s->m,
@@ -203,6 +203,70 @@ Test(tuner, tune_store_select, .timeout = 240)
     cr_assert_eq(og_select(ctx, OG_F16, OG_MODE_FAST, 0, 0, 64, 64, 64, 1, &c), OG_OK);
     cr_expect_eq(c.source, OG_SOURCE_DEFAULT, "f16 (untuned): source %d", c.source);
 
+    free(rs.r);
+    og_context_destroy(ctx);
+}
+
+/* Few rows and split-k in Fast mode: a decoder-step shape gets few-rows
+ * candidates (template gemm_fewrows) and a small grid over a long k gets
+ * split counts; Deterministic tuning records its one kernel under its own
+ * key, which selection never reads. */
+Test(tuner, fewrows_split_and_deterministic_keys, .timeout = 300)
+{
+    char db[512];
+    tmp_path(db, sizeof db, "rows.db");
+    og_context *ctx = open_context(db);
+    FILE *out = fopen("/dev/null", "w");
+    cr_assert_not_null(out);
+    og_shape shapes[] = {{2, 96, 256, 1}, {64, 64, 256, 1}};
+    og_tune_opts opts = {.db_path = db,
+                         .dtypes = {OG_F32},
+                         .n_dtypes = 1,
+                         .shapes = shapes,
+                         .n_shapes = 2,
+                         .preset = OG_PRESET_QUICK,
+                         .out = out};
+    cr_assert_eq(og_tune(ctx, &opts), OG_OK, "og_tune: %s", og_context_last_error(ctx));
+    opts.mode = OG_MODE_DETERMINISTIC;
+    cr_assert_eq(og_tune(ctx, &opts), OG_OK, "og_tune: %s", og_context_last_error(ctx));
+    fclose(out);
+
+    records rs = read_records(db);
+    size_t fewrows = 0, split = 0, deterministic = 0;
+    for (size_t i = 0; i < rs.n; i++) {
+        const og_record *r = &rs.r[i];
+        og_params p;
+        char why[256];
+        cr_assert_eq(og_params_parse(r->params, &p, why, sizeof why), 0, "%s: %s", r->params, why);
+        cr_expect_str_eq(r->template_name, og_params_template(&p));
+        cr_expect_eq(r->template_hash, og_template_hash(og_params_template(&p)));
+        if (r->key.mode == OG_MODE_DETERMINISTIC) {
+            deterministic++;
+            continue;
+        }
+        if (r->m == 2) {
+            cr_expect_eq(p.variant, OG_VARIANT_FEWROWS, "2 rows tuned with %s", r->params);
+            fewrows += r->accepted;
+        } else {
+            cr_expect_eq(p.variant, OG_VARIANT_TILE, "64 rows tuned with %s", r->params);
+            split += p.split > 1 && r->accepted;
+        }
+    }
+    cr_expect_geq(fewrows, 2, "%zu accepted few-rows candidates", fewrows);
+    cr_expect_geq(split, 4, "%zu accepted candidates with split counts", split);
+    cr_expect_eq(deterministic, 2, "%zu deterministic records for two shapes", deterministic);
+
+    /* Fast takes the best few-rows record; Deterministic keeps the rule. */
+    og_choice c = select_f32(ctx, OG_MODE_FAST, 2, 96, 256, 1);
+    char params[OG_PARAMS_MAX];
+    format_params(&c.params, params);
+    cr_expect_eq(c.source, OG_SOURCE_DB);
+    cr_expect_str_eq(params, best_record(&rs, &shapes[0])->params);
+    c = select_f32(ctx, OG_MODE_DETERMINISTIC, 2, 96, 256, 1);
+    cr_expect_eq(c.source, OG_SOURCE_DEFAULT);
+    og_params rule = og_params_fewrows(0, 96);
+    cr_expect(memcmp(&c.params, &rule, sizeof rule) == 0, "deterministic few rows: %d x %d",
+              c.params.cols, c.params.slices);
     free(rs.r);
     og_context_destroy(ctx);
 }

@@ -128,12 +128,16 @@ og_status og_space(const og_limits *lim, og_preset preset, og_dtype dtype, int t
                             if (p.wgx * p.wgy >= 32)
                                 st = add(&c, p);
                         }
-    /* Split-k in Fast mode: where k is long enough to cut, the quick tiles
-     * also run unsplit and with 2 to 16 ranges, whatever the rule says. */
-    static const int splits[] = {1, 2, 4, 8, 16};
-    for (size_t i = 0; s->k >= 128 && i < OG_QUICK_TILES && st == OG_OK; i++)
+    /* Split-k in Fast mode: where k is long enough to cut, tiles also run
+     * unsplit and with 2 to 16 ranges, whatever the rule says: the default
+     * and the vector texel tile in the quick preset, every quick tile in the
+     * standard one. */
+    static const int splits[] = {1, 2, 4, 8, 16}, quick_split_tiles[] = {0, 7};
+    size_t n_split_tiles = preset == OG_PRESET_STANDARD ? OG_QUICK_TILES : 2;
+    for (size_t i = 0; s->k >= 128 && i < n_split_tiles && st == OG_OK; i++)
         for (int j = 0; j < 5 && st == OG_OK; j++) {
-            og_params p = quick_tile(i);
+            og_params p =
+                quick_tile(preset == OG_PRESET_STANDARD ? i : (size_t)quick_split_tiles[i]);
             p.split = splits[j];
             if (s->k / splits[j] >= 32)
                 st = add(&c, p);
