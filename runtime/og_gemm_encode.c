@@ -119,6 +119,8 @@ static og_status make_plan(og_gemm *g, const og_gemm_args *args, const og_params
         .dialect = ctx->dialect};
     if (og_kernel_check(&out->key, &ctx->limits, why, sizeof why) != 0)
         return og_fail(ctx, OG_ERROR_UNSUPPORTED, "gemm: %s", why);
+    /* The ranges are push constants: one pipeline serves every split count. */
+    out->key.p.split = OG_SPLIT_RULE;
     int tile = p->variant == OG_VARIANT_TILE;
     uint64_t gx = ceil_div((uint64_t)args->n, (uint64_t)(tile ? p->bn : p->cols));
     uint64_t reduce_gx = ceil_div((uint64_t)args->n, OG_ELEMENTWISE_THREADS);

@@ -218,7 +218,7 @@ Test(tuner, fewrows_split_and_deterministic_keys, .timeout = 300)
     og_context *ctx = open_context(db);
     FILE *out = fopen("/dev/null", "w");
     cr_assert_not_null(out);
-    og_shape shapes[] = {{2, 96, 256, 1}, {64, 64, 256, 1}};
+    og_shape shapes[] = {{2, 96, 128, 1}, {32, 32, 128, 1}};
     og_tune_opts opts = {.db_path = db,
                          .dtypes = {OG_F32},
                          .n_dtypes = 1,
@@ -248,7 +248,7 @@ Test(tuner, fewrows_split_and_deterministic_keys, .timeout = 300)
             cr_expect_eq(p.variant, OG_VARIANT_FEWROWS, "2 rows tuned with %s", r->params);
             fewrows += r->accepted;
         } else {
-            cr_expect_eq(p.variant, OG_VARIANT_TILE, "64 rows tuned with %s", r->params);
+            cr_expect_eq(p.variant, OG_VARIANT_TILE, "32 rows tuned with %s", r->params);
             split += p.split > 1 && r->accepted;
         }
     }
@@ -257,12 +257,12 @@ Test(tuner, fewrows_split_and_deterministic_keys, .timeout = 300)
     cr_expect_eq(deterministic, 2, "%zu deterministic records for two shapes", deterministic);
 
     /* Fast takes the best few-rows record; Deterministic keeps the rule. */
-    og_choice c = select_f32(ctx, OG_MODE_FAST, 2, 96, 256, 1);
+    og_choice c = select_f32(ctx, OG_MODE_FAST, 2, 96, 128, 1);
     char params[OG_PARAMS_MAX];
     format_params(&c.params, params);
     cr_expect_eq(c.source, OG_SOURCE_DB);
     cr_expect_str_eq(params, best_record(&rs, &shapes[0])->params);
-    c = select_f32(ctx, OG_MODE_DETERMINISTIC, 2, 96, 256, 1);
+    c = select_f32(ctx, OG_MODE_DETERMINISTIC, 2, 96, 128, 1);
     cr_expect_eq(c.source, OG_SOURCE_DEFAULT);
     og_params rule = og_params_fewrows(0, 96);
     cr_expect(memcmp(&c.params, &rule, sizeof rule) == 0, "deterministic few rows: %d x %d",
