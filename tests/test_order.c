@@ -72,7 +72,7 @@ static void check_case(const order_case *oc)
 
     og_params cands[32];
     size_t n = blocked_candidates(&ctx->limits, cands, 32);
-    og_order order;
+    og_order order, computed = {.ranges = 0}; /* the order `want` holds */
     og_gemm *gemm;
     cr_assert_eq(og_gemm_create(ctx, oc->dtype, OG_MODE_FAST, &gemm), OG_OK);
     for (int dialect = OG_GLSL; dialect <= OG_HLSL; dialect++) {
@@ -81,8 +81,12 @@ static void check_case(const order_case *oc)
          * the default in the others, keeps the suite short. */
         size_t last = dialect == OG_HLSL && !oc->hlsl_all ? 1 : n;
         for (size_t i = 0; i < last; i++) {
+            /* Most candidates share one order: emulate each order once. */
             og_gemm_order(gemm, &g, &cands[i], &order);
-            og_reference_ordered(oc->dtype, &g, a, b, c0, NULL, fused, &order, want);
+            if (memcmp(&order, &computed, sizeof order) != 0) {
+                og_reference_ordered(oc->dtype, &g, a, b, c0, NULL, fused, &order, want);
+                computed = order;
+            }
             og_buffer_write(g.c, 0, c0, nc * sizeof(float));
             VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
             cr_assert_eq(ctx->vk.vkBeginCommandBuffer(ctx->cmd, &begin), VK_SUCCESS);
