@@ -97,6 +97,11 @@ og_status og_fail(og_context *ctx, og_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 og_status og_vk_fail(og_context *ctx, VkResult r, const char *what);
 
+/* SPIR-V of a kernel that passed og_build_kernel's checks, kept on disk
+ * (og_spirv_cache.c). load returns 1 with *words malloc'ed, or 0. */
+int og_spirv_cache_load(const og_kernel_key *key, uint32_t **words, size_t *count);
+void og_spirv_cache_store(const og_kernel_key *key, const uint32_t *words, size_t count);
+
 /* The pipeline for key, compiled and cached on first use. */
 og_status og_pipeline_get(og_context *ctx, const og_kernel_key *key, VkPipeline *out);
 void og_pipelines_destroy(og_context *ctx);

@@ -10,15 +10,22 @@ static og_status create_pipeline(og_context *ctx, const og_kernel_key *key, VkPi
     size_t count = 0;
     og_reflection refl;
     char err[1024];
-    og_status st = og_build_kernel(key, &ctx->limits, &words, &count, &refl, err, sizeof err);
-    if (st != OG_OK)
-        return og_fail(ctx, st, "%s", err);
-    /* At most A, B, C and the bias; texel layouts have A and B twice more. */
-    uint32_t bindings = key->p.src == OG_SRC_TEXEL ? 6 : 4;
-    if (refl.bindings > bindings || refl.push_bytes > sizeof(og_push)) {
-        free(words);
-        return og_fail(ctx, OG_ERROR_COMPILE, "pipeline: kernel has %u bindings and %u push bytes",
-                       refl.bindings, refl.push_bytes);
+    /* The device's limits are checked before the disk cache is read. */
+    if (og_kernel_check(key, &ctx->limits, err, sizeof err) != 0)
+        return og_fail(ctx, OG_ERROR_UNSUPPORTED, "%s", err);
+    if (!og_spirv_cache_load(key, &words, &count)) {
+        og_status st = og_build_kernel(key, &ctx->limits, &words, &count, &refl, err, sizeof err);
+        if (st != OG_OK)
+            return og_fail(ctx, st, "%s", err);
+        /* At most A, B, C and the bias; texel layouts have A and B twice more. */
+        uint32_t bindings = key->p.src == OG_SRC_TEXEL ? 6 : 4;
+        if (refl.bindings > bindings || refl.push_bytes > sizeof(og_push)) {
+            free(words);
+            return og_fail(ctx, OG_ERROR_COMPILE,
+                           "pipeline: kernel has %u bindings and %u push bytes", refl.bindings,
+                           refl.push_bytes);
+        }
+        og_spirv_cache_store(key, words, count);
     }
     VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                    .codeSize = count * 4,

@@ -1,8 +1,11 @@
 /* The Vulkan context: device choice by index or name (OG_DEVICE), the
  * validation-layer counter the other tests rely on, several contexts at once,
- * and og_gemm_describe. */
+ * og_gemm_describe, the descriptor-set cache, the allocator hook and the
+ * kernels kept on disk. */
 #include <criterion/criterion.h>
 #include <ctype.h>
+#include <dirent.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,4 +233,78 @@ Test(context, cached_recording_allocates_nothing)
     ctx->vk.vkDestroyCommandPool(dev, pool, NULL);
     og_context_destroy(ctx);
     cr_expect_eq(c.live, 0, "%zu blocks never freed", c.live);
+}
+
+/* ---- compiled kernels on disk ---- */
+
+/* Runs a 2-row GEMM (the few-rows kernel) on a fresh context and returns C[0]. */
+static float small_gemm(void)
+{
+    og_context *ctx = create(NULL);
+    og_gemm *gemm;
+    const float a[2] = {1, 2}, b[2] = {3, 4};
+    float c = 0;
+    og_gemm_args g = {.m = 1, .n = 1, .k = 2, .alpha = 1, .lda = 2, .ldb = 1, .ldc = 1};
+    cr_assert_eq(og_buffer_create(ctx, sizeof a, &g.a), OG_OK);
+    cr_assert_eq(og_buffer_create(ctx, sizeof b, &g.b), OG_OK);
+    cr_assert_eq(og_buffer_create(ctx, sizeof c, &g.c), OG_OK);
+    og_buffer_write(g.a, 0, a, sizeof a);
+    og_buffer_write(g.b, 0, b, sizeof b);
+    cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_DETERMINISTIC, &gemm), OG_OK);
+    cr_assert_eq(og_gemm_run(gemm, &g), OG_OK, "%s", og_context_last_error(ctx));
+    og_buffer_read(g.c, 0, &c, sizeof c);
+    og_gemm_destroy(gemm);
+    og_buffer_destroy(g.a);
+    og_buffer_destroy(g.b);
+    og_buffer_destroy(g.c);
+    og_context_destroy(ctx);
+    return c;
+}
+
+/* The .spv files under dir/onegpu/spirv: how many, and the path of one. */
+static int spirv_files(const char *dir, char *one, size_t len)
+{
+    char sub[512];
+    snprintf(sub, sizeof sub, "%s/onegpu/spirv", dir);
+    DIR *d = opendir(sub);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+        if (strstr(e->d_name, ".spv")) {
+            n++;
+            snprintf(one, len, "%s/%s", sub, e->d_name);
+        }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* A kernel compiled once is kept under XDG_CACHE_HOME and used by the next
+ * context; a damaged file is compiled again; OG_SPIRV_CACHE=0 keeps nothing. */
+Test(context, spirv_cache_on_disk)
+{
+    char dir[] = "/tmp/og_cache_XXXXXX", file[600] = "", cmd[600];
+    cr_assert_not_null(mkdtemp(dir));
+    setenv("XDG_CACHE_HOME", dir, 1);
+    cr_expect_eq(small_gemm(), 11.0f);
+    cr_assert_eq(spirv_files(dir, file, sizeof file), 1, "one kernel, one file");
+    struct stat st;
+    cr_assert_eq(stat(file, &st), 0);
+    time_t written = st.st_mtime;
+    cr_expect_eq(small_gemm(), 11.0f);
+    cr_expect_eq(stat(file, &st), 0);
+    cr_expect_eq(st.st_mtime, written, "a cached kernel was written again");
+    /* Damage one byte of the module: the checksum catches it. */
+    FILE *f = fopen(file, "r+b");
+    cr_assert_not_null(f);
+    fseek(f, 100, SEEK_SET);
+    fputc(0x5a ^ fgetc(f), f);
+    fclose(f);
+    cr_expect_eq(small_gemm(), 11.0f, "a damaged cache file broke the GEMM");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/onegpu'", dir);
+    cr_assert_eq(system(cmd), 0);
+    setenv("OG_SPIRV_CACHE", "0", 1);
+    cr_expect_eq(small_gemm(), 11.0f);
+    cr_expect_eq(spirv_files(dir, file, sizeof file), 0, "OG_SPIRV_CACHE=0 wrote a file");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
 }
