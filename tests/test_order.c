@@ -16,18 +16,25 @@ typedef struct order_case {
     int64_t pad;    /* added to every leading dimension */
     int64_t offset; /* element offset of every operand */
     int hlsl_all;   /* HLSL for every candidate, not only the default */
+    int standard;   /* a spread of the standard space instead of the quick one */
 } order_case;
 
-/* The blocked candidates of the quick space: staged and direct, storage and
- * texel buffers, element and vector loads. */
-static size_t blocked_candidates(const og_limits *lim, og_params *out, size_t cap)
+/* Every STANDARD_STRIDE-th candidate of the standard space past the quick ones. */
+#define STANDARD_STRIDE 61
+
+/* The blocked candidates of the quick space (staged and direct, storage and
+ * texel buffers, element and vector loads), or a spread of the standard space
+ * (every tile and register tile shape the device allows). */
+static size_t blocked_candidates(const og_limits *lim, int standard, og_params *out, size_t cap)
 {
     og_params *space;
     size_t n, count = 0;
     og_shape shape = {64, 64, 64, 1};
-    cr_assert_eq(og_space(lim, OG_PRESET_QUICK, OG_F32, 0, 0, &shape, &space, &n), OG_OK);
+    cr_assert_eq(og_space(lim, standard ? OG_PRESET_STANDARD : OG_PRESET_QUICK, OG_F32, 0, 0,
+                          &shape, &space, &n),
+                 OG_OK);
     for (size_t i = 0; i < n && count < cap; i++)
-        if (space[i].acc == OG_ACC_BLOCKED)
+        if (space[i].acc == OG_ACC_BLOCKED && (!standard || (i > 10 && i % STANDARD_STRIDE == 0)))
             out[count++] = space[i];
     free(space);
     cr_assert_gt(count, 3, "the quick space holds several blocked candidates");
@@ -71,7 +78,7 @@ static void check_case(const order_case *oc)
     og_buffer_write(g.b, 0, b, nb * eb);
 
     og_params cands[32];
-    size_t n = blocked_candidates(&ctx->limits, cands, 32);
+    size_t n = blocked_candidates(&ctx->limits, oc->standard, cands, 32);
     og_order order, computed = {.ranges = 0}; /* the order `want` holds */
     og_gemm *gemm;
     cr_assert_eq(og_gemm_create(ctx, oc->dtype, OG_MODE_FAST, &gemm), OG_OK);
@@ -121,26 +128,33 @@ static void check_case(const order_case *oc)
  * a short block); shapes ragged against every tile. */
 Test(order, f32_ragged_unaligned)
 {
-    check_case(&(order_case){OG_F32, 0, 0, 37, 45, 300, 2, 3, 1, 0});
+    check_case(&(order_case){OG_F32, 0, 0, 37, 45, 300, 2, 3, 1, 0, 0});
 }
 
 /* Aligned leading dimensions and offsets, whole tiles: the vector-load path runs. */
 Test(order, f32_aligned_transposed)
 {
-    check_case(&(order_case){OG_F32, 1, 1, 64, 64, 160, 1, 4, 4, 1});
+    check_case(&(order_case){OG_F32, 1, 1, 64, 64, 160, 1, 4, 4, 1, 0});
 }
 
 Test(order, f32_aligned_b_transposed)
 {
-    check_case(&(order_case){OG_F32, 0, 1, 128, 64, 144, 2, 0, 8, 0});
+    check_case(&(order_case){OG_F32, 0, 1, 128, 64, 144, 2, 0, 8, 0, 0});
+}
+
+/* A spread of the whole standard space (about 18 tiles) in GLSL: every
+ * configuration sums in the documented order, split-k by the rule included. */
+Test(order, f32_standard_space_spread, .timeout = 600)
+{
+    check_case(&(order_case){OG_F32, 0, 0, 37, 45, 300, 2, 3, 1, 0, 1});
 }
 
 Test(order, f16_aligned)
 {
-    check_case(&(order_case){OG_F16, 0, 0, 64, 128, 272, 1, 0, 4, 1});
+    check_case(&(order_case){OG_F16, 0, 0, 64, 128, 272, 1, 0, 4, 1, 0});
 }
 
 Test(order, bf16_ragged_a_transposed)
 {
-    check_case(&(order_case){OG_BF16, 1, 0, 70, 33, 129, 1, 1, 2, 0});
+    check_case(&(order_case){OG_BF16, 1, 0, 70, 33, 129, 1, 1, 2, 0, 0});
 }
