@@ -61,6 +61,24 @@ static og_status check_operand(og_context *ctx, const char *op, const char *name
     return OG_OK;
 }
 
+/* A named dimension of a call. */
+typedef struct og_field {
+    const char *name;
+    int64_t v;
+} og_field;
+
+/* Every field is non-negative and fits the kernels' 32-bit indexing. */
+static og_status check_fields(og_context *ctx, const char *op, const og_field *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (f[i].v < 0)
+            return bad(ctx, "%s: %s (%" PRId64 ") is negative", op, f[i].name, f[i].v);
+        if ((uint64_t)f[i].v > UINT32_MAX)
+            return bad(ctx, "%s: %s (%" PRId64 ") exceeds 32-bit indexing", op, f[i].name, f[i].v);
+    }
+    return OG_OK;
+}
+
 /* The bias and the activation: bias[bias_offset + j] for every column j < N. */
 static og_status check_epilogue(og_context *ctx, const char *op, const og_gemm_args *g)
 {
@@ -94,29 +112,22 @@ static uint32_t epilogue_bits(const og_gemm_args *g)
 og_status og_gemm_check(og_context *ctx, og_dtype dtype, const og_gemm_args *g, og_push *push)
 {
     const int64_t batch = g->batch == 0 ? 1 : g->batch;
-    const struct {
-        const char *name;
-        int64_t v;
-    } nonneg[] = {{"M", g->m},
-                  {"N", g->n},
-                  {"K", g->k},
-                  {"batch", g->batch},
-                  {"a_offset", g->a_offset},
-                  {"b_offset", g->b_offset},
-                  {"c_offset", g->c_offset},
-                  {"stride_a", g->stride_a},
-                  {"stride_b", g->stride_b},
-                  {"stride_c", g->stride_c},
-                  {"lda", g->lda},
-                  {"ldb", g->ldb},
-                  {"ldc", g->ldc}};
-    for (size_t i = 0; i < sizeof nonneg / sizeof nonneg[0]; i++) {
-        if (nonneg[i].v < 0)
-            return bad(ctx, "gemm: %s (%" PRId64 ") is negative", nonneg[i].name, nonneg[i].v);
-        if ((uint64_t)nonneg[i].v > UINT32_MAX)
-            return bad(ctx, "gemm: %s (%" PRId64 ") exceeds 32-bit indexing", nonneg[i].name,
-                       nonneg[i].v);
-    }
+    const og_field fields[] = {{"M", g->m},
+                               {"N", g->n},
+                               {"K", g->k},
+                               {"batch", g->batch},
+                               {"a_offset", g->a_offset},
+                               {"b_offset", g->b_offset},
+                               {"c_offset", g->c_offset},
+                               {"stride_a", g->stride_a},
+                               {"stride_b", g->stride_b},
+                               {"stride_c", g->stride_c},
+                               {"lda", g->lda},
+                               {"ldb", g->ldb},
+                               {"ldc", g->ldc}};
+    og_status st = check_fields(ctx, "gemm", fields, sizeof fields / sizeof fields[0]);
+    if (st != OG_OK)
+        return st;
     if (dtype != OG_F32 && dtype != OG_F16 && dtype != OG_BF16)
         return bad(ctx, "gemm: input type %d is not float32, float16 or bfloat16", (int)dtype);
 
@@ -133,7 +144,7 @@ og_status og_gemm_check(og_context *ctx, og_dtype dtype, const og_gemm_args *g, 
         return bad(ctx, "gemm: ldc (%" PRId64 ") is smaller than N (%" PRIu64 ")", g->ldc,
                    max1(g->n));
 
-    og_status st = check_epilogue(ctx, "gemm", g);
+    st = check_epilogue(ctx, "gemm", g);
     if (st != OG_OK)
         return st;
     memset(push, 0, sizeof *push);
@@ -185,27 +196,19 @@ og_status og_gemm_check(og_context *ctx, og_dtype dtype, const og_gemm_args *g, 
 og_status og_elementwise_check(og_context *ctx, const og_gemm_args *g, og_push *push)
 {
     const int64_t batch = g->batch == 0 ? 1 : g->batch;
-    const struct {
-        const char *name;
-        int64_t v;
-    } nonneg[] = {{"M", g->m},
-                  {"N", g->n},
-                  {"batch", g->batch},
-                  {"c_offset", g->c_offset},
-                  {"stride_c", g->stride_c},
-                  {"ldc", g->ldc}};
-    for (size_t i = 0; i < sizeof nonneg / sizeof nonneg[0]; i++) {
-        if (nonneg[i].v < 0)
-            return bad(ctx, "elementwise: %s (%" PRId64 ") is negative", nonneg[i].name,
-                       nonneg[i].v);
-        if ((uint64_t)nonneg[i].v > UINT32_MAX)
-            return bad(ctx, "elementwise: %s (%" PRId64 ") exceeds 32-bit indexing", nonneg[i].name,
-                       nonneg[i].v);
-    }
+    const og_field fields[] = {{"M", g->m},
+                               {"N", g->n},
+                               {"batch", g->batch},
+                               {"c_offset", g->c_offset},
+                               {"stride_c", g->stride_c},
+                               {"ldc", g->ldc}};
+    og_status st = check_fields(ctx, "elementwise", fields, sizeof fields / sizeof fields[0]);
+    if (st != OG_OK)
+        return st;
     if ((uint64_t)g->ldc < max1(g->n))
         return bad(ctx, "elementwise: ldc (%" PRId64 ") is smaller than N (%" PRIu64 ")", g->ldc,
                    max1(g->n));
-    og_status st = check_epilogue(ctx, "elementwise", g);
+    st = check_epilogue(ctx, "elementwise", g);
     if (st != OG_OK)
         return st;
     memset(push, 0, sizeof *push);

@@ -49,27 +49,32 @@ static inline og_status run_params(og_gemm *g, og_context *ctx, const og_gemm_ar
     return st != OG_OK ? st : og_submit_wait(ctx, ctx->cmd);
 }
 
-/* Whether the device's shader fma rounds once. With A = [-1, 1 + 2^-12] and
- * B = [1, 1 + 2^-12] the exact sum is 2^-11 + 2^-24: a fused fma keeps it,
- * a rounded product (1 + 2^-11) loses the 2^-24. */
-static inline int device_fuses(og_context *ctx)
+/* C = A * B for A 1 x k and B k x 1 (float32), in its own GEMM object. */
+static inline float run_dot(og_context *ctx, og_mode mode, const float *a, const float *b, int k)
 {
-    const float a[2] = {-1.0f, 1.0f + 0x1p-12f}, b[2] = {1.0f, 1.0f + 0x1p-12f};
-    og_gemm_args g = {.m = 1, .n = 1, .k = 2, .alpha = 1.0f, .lda = 2, .ldb = 1, .ldc = 1};
+    og_gemm_args g = {.m = 1, .n = 1, .k = k, .alpha = 1.0f, .lda = k, .ldb = 1, .ldc = 1};
     og_gemm *gemm;
     float c = 0;
-    cr_assert_eq(og_buffer_create(ctx, sizeof a, &g.a), OG_OK);
-    cr_assert_eq(og_buffer_create(ctx, sizeof b, &g.b), OG_OK);
-    cr_assert_eq(og_buffer_create(ctx, sizeof c, &g.c), OG_OK);
-    og_buffer_write(g.a, 0, a, sizeof a);
-    og_buffer_write(g.b, 0, b, sizeof b);
-    cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &gemm), OG_OK);
+    g.a = make_buffer(ctx, a, (size_t)k * sizeof *a);
+    g.b = make_buffer(ctx, b, (size_t)k * sizeof *b);
+    g.c = make_buffer(ctx, &c, sizeof c);
+    cr_assert_eq(og_gemm_create(ctx, OG_F32, mode, &gemm), OG_OK);
     cr_assert_eq(og_gemm_run(gemm, &g), OG_OK, "%s", og_context_last_error(ctx));
     og_buffer_read(g.c, 0, &c, sizeof c);
     og_gemm_destroy(gemm);
     og_buffer_destroy(g.a);
     og_buffer_destroy(g.b);
     og_buffer_destroy(g.c);
+    return c;
+}
+
+/* Whether the device's shader fma rounds once. With A = [-1, 1 + 2^-12] and
+ * B = [1, 1 + 2^-12] the exact sum is 2^-11 + 2^-24: a fused fma keeps it,
+ * a rounded product (1 + 2^-11) loses the 2^-24. */
+static inline int device_fuses(og_context *ctx)
+{
+    const float a[2] = {-1.0f, 1.0f + 0x1p-12f}, b[2] = {1.0f, 1.0f + 0x1p-12f};
+    float c = run_dot(ctx, OG_MODE_FAST, a, b, 2);
     cr_assert(c == 0x1p-11f + 0x1p-24f || c == 0x1p-11f, "fma probe gave %a", (double)c);
     return c != 0x1p-11f;
 }
