@@ -101,9 +101,9 @@ typedef struct og_context_desc {
      * OG_DEVICE environment variable, and when that is unset too the first
      * device is used. */
     const char *device;
-    /* Tuning databases to search, ':'-separated, first match wins. NULL
-     * reads OG_TUNING_DB, then the user's cache
-     * ($XDG_CACHE_HOME/onegpu/tuning.db or ~/.cache/onegpu/tuning.db). */
+    /* Tuning databases to search, ':'-separated, first match wins; "" for
+     * none (the built-in defaults). NULL reads OG_TUNING_DB, then the user's
+     * cache ($XDG_CACHE_HOME/onegpu/tuning.db or ~/.cache/onegpu/tuning.db). */
     const char *tuning_db;
     /* Non-zero enables VK_LAYER_KHRONOS_validation and counts the errors it
      * reports (og_context_validation_errors). OG_VALIDATION=1 does the same. */
