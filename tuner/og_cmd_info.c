@@ -42,16 +42,20 @@ static void print_choice_json(FILE *f, og_context *ctx, og_dtype t, og_mode mode
 {
     char params[OG_PARAMS_MAX];
     og_params_format(&c->params, params, sizeof params);
+    uint32_t ranges = 1, range_len = (uint32_t)s->k;
+    if (c->params.variant == OG_VARIANT_TILE)
+        og_split_ranges(c->params.split, s->m, s->n, s->k, s->batch, OG_SCRATCH_BYTES / 4, &ranges,
+                        &range_len);
     fprintf(f, "{\"op\":\"gemm\",\"device\":");
     og_json_string(f, og_context_device_name(ctx));
     fprintf(f,
             ",\"dtype\":\"%s\",\"mode\":\"%s\",\"trans_a\":%s,\"trans_b\":%s,"
             "\"shape\":[%lld,%lld,%lld,%lld],\"variant\":\"%s\",\"params\":\"%s\","
-            "\"source\":\"%s\"",
+            "\"k_ranges\":%u,\"range_len\":%u,\"source\":\"%s\"",
             og_dtype_name(t), mode == OG_MODE_DETERMINISTIC ? "deterministic" : "fast",
             ta ? "true" : "false", tb ? "true" : "false", (long long)s->m, (long long)s->n,
-            (long long)s->k, (long long)s->batch, og_params_template(&c->params), params,
-            source_name(c->source));
+            (long long)s->k, (long long)s->batch, og_params_template(&c->params), params, ranges,
+            range_len, source_name(c->source));
     if (c->source != OG_SOURCE_DEFAULT) {
         fprintf(f,
                 ",\"match\":\"%s\",\"tuned_shape\":[%lld,%lld,%lld,%lld],\"tuned_gflops\":%.3f,"
@@ -173,9 +177,16 @@ int og_cmd_select(const og_cli *o)
             putchar('\n');
         } else {
             char params[OG_PARAMS_MAX];
+            uint32_t ranges = 1, range_len = 0;
             og_params_format(&c.params, params, sizeof params);
-            printf("%s %s (%s%s)\n", og_params_template(&c.params), params, source_name(c.source),
+            if (c.params.variant == OG_VARIANT_TILE)
+                og_split_ranges(c.params.split, shapes[0].m, shapes[0].n, shapes[0].k,
+                                shapes[0].batch, OG_SCRATCH_BYTES / 4, &ranges, &range_len);
+            printf("%s %s (%s%s)", og_params_template(&c.params), params, source_name(c.source),
                    c.source == OG_SOURCE_DB_NEAREST ? ", nearest tuned shape" : "");
+            if (ranges > 1)
+                printf("; split-k: %u k ranges of %u", ranges, range_len);
+            putchar('\n');
         }
         rc = 0;
     }
