@@ -41,7 +41,36 @@ struct og_db {
 /* Created in one transaction together with PRAGMA user_version. The CHECKs
  * keep hand-edited or merged files (the .sql dumps in db/pretuned) in the shape this
  * code reads back. template_hash is TEXT because SQLite integers are signed
- * 64-bit and the hash is an unsigned 64-bit value. */
+ * 64-bit and the hash is an unsigned 64-bit value. Version 2 added the
+ * 8-bit input types ('i8', 'u8': op "int8gemm") to the dtype CHECK. */
+#define OG_DB_RECORDS_TABLE(name)                                                                  \
+    "CREATE TABLE " name " ("                                                                      \
+    " id INTEGER PRIMARY KEY,"                                                                     \
+    " device INTEGER NOT NULL REFERENCES devices(id),"                                             \
+    " op TEXT NOT NULL,"                                                                           \
+    " dtype TEXT NOT NULL CHECK (dtype IN ('f32', 'f16', 'bf16', 'i8', 'u8')),"                    \
+    " mode TEXT NOT NULL CHECK (mode IN ('fast', 'deterministic')),"                               \
+    " trans_a INTEGER NOT NULL CHECK (trans_a IN (0, 1)),"                                         \
+    " trans_b INTEGER NOT NULL CHECK (trans_b IN (0, 1)),"                                         \
+    " m INTEGER NOT NULL,"                                                                         \
+    " n INTEGER NOT NULL,"                                                                         \
+    " k INTEGER NOT NULL,"                                                                         \
+    " batch INTEGER NOT NULL,"                                                                     \
+    " template_name TEXT NOT NULL,"                                                                \
+    " template_hash TEXT NOT NULL CHECK (length(template_hash) = 16),"                             \
+    " params TEXT NOT NULL,"                                                                       \
+    " median_us REAL NOT NULL,"                                                                    \
+    " gflops REAL NOT NULL,"                                                                       \
+    " samples INTEGER NOT NULL,"                                                                   \
+    " max_error REAL NOT NULL,"                                                                    \
+    " accepted INTEGER NOT NULL CHECK (accepted IN (0, 1)),"                                       \
+    " reason TEXT NOT NULL,"                                                                       \
+    " created INTEGER NOT NULL);"
+#define OG_DB_RECORDS_INDEX                                                                        \
+    "CREATE INDEX records_select ON records"                                                       \
+    " (device, op, dtype, mode, trans_a, trans_b, template_name, template_hash, accepted);"
+#define OG_DB_SET_VERSION "PRAGMA user_version = " OG_DB_STR(OG_DB_SCHEMA_VERSION) ";"
+
 static const char og_db_schema_sql[] =
     "CREATE TABLE devices ("
     " id INTEGER PRIMARY KEY,"
@@ -51,32 +80,15 @@ static const char og_db_schema_sql[] =
     " driver_version INTEGER NOT NULL,"
     " name TEXT NOT NULL,"
     " driver_name TEXT NOT NULL,"
-    " UNIQUE (vendor_id, device_id, driver_id, driver_version));"
-    "CREATE TABLE records ("
-    " id INTEGER PRIMARY KEY,"
-    " device INTEGER NOT NULL REFERENCES devices(id),"
-    " op TEXT NOT NULL,"
-    " dtype TEXT NOT NULL CHECK (dtype IN ('f32', 'f16', 'bf16')),"
-    " mode TEXT NOT NULL CHECK (mode IN ('fast', 'deterministic')),"
-    " trans_a INTEGER NOT NULL CHECK (trans_a IN (0, 1)),"
-    " trans_b INTEGER NOT NULL CHECK (trans_b IN (0, 1)),"
-    " m INTEGER NOT NULL,"
-    " n INTEGER NOT NULL,"
-    " k INTEGER NOT NULL,"
-    " batch INTEGER NOT NULL,"
-    " template_name TEXT NOT NULL,"
-    " template_hash TEXT NOT NULL CHECK (length(template_hash) = 16),"
-    " params TEXT NOT NULL,"
-    " median_us REAL NOT NULL,"
-    " gflops REAL NOT NULL,"
-    " samples INTEGER NOT NULL,"
-    " max_error REAL NOT NULL,"
-    " accepted INTEGER NOT NULL CHECK (accepted IN (0, 1)),"
-    " reason TEXT NOT NULL,"
-    " created INTEGER NOT NULL);"
-    "CREATE INDEX records_select ON records"
-    " (device, op, dtype, mode, trans_a, trans_b, template_name, template_hash, accepted);"
-    "PRAGMA user_version = " OG_DB_STR(OG_DB_SCHEMA_VERSION) ";";
+    " UNIQUE (vendor_id, device_id, driver_id, driver_version));" OG_DB_RECORDS_TABLE("records")
+        OG_DB_RECORDS_INDEX OG_DB_SET_VERSION;
+
+/* Version 1 -> 2: SQLite cannot change a CHECK in place, so the records move
+ * to a table with the new one (same columns, same order, same ids). */
+static const char og_db_upgrade_1_sql[] = OG_DB_RECORDS_TABLE(
+    "records_v2") "INSERT INTO records_v2 SELECT * FROM records;"
+                  "DROP TABLE records;"
+                  "ALTER TABLE records_v2 RENAME TO records;" OG_DB_RECORDS_INDEX OG_DB_SET_VERSION;
 
 /* The record columns in the order og_db_read_record expects, for a query
  * that names the records table r. */
@@ -87,7 +99,7 @@ static const char og_db_schema_sql[] =
 #define OG_DB_RECORD_NCOLUMNS 19
 
 static const char *const og_db_dtype_names[] = {
-    [OG_F32] = "f32", [OG_F16] = "f16", [OG_BF16] = "bf16"};
+    [OG_F32] = "f32", [OG_F16] = "f16", [OG_BF16] = "bf16", [OG_INT8] = "i8", [OG_UINT8] = "u8"};
 static const char *const og_db_mode_names[] = {
     [OG_MODE_FAST] = "fast", [OG_MODE_DETERMINISTIC] = "deterministic"};
 
@@ -174,7 +186,7 @@ static int og_db_lookup_name(const char *const *names, int count, const unsigned
 static og_status og_db_read_record(const og_db *db, sqlite3_stmt *stmt, og_record *rec, char *err,
                                    size_t errlen)
 {
-    int dtype = og_db_lookup_name(og_db_dtype_names, 3, sqlite3_column_text(stmt, 1));
+    int dtype = og_db_lookup_name(og_db_dtype_names, 5, sqlite3_column_text(stmt, 1));
     int mode = og_db_lookup_name(og_db_mode_names, 2, sqlite3_column_text(stmt, 2));
     uint64_t hash;
     if (dtype < 0 || mode < 0 || og_db_parse_hash(sqlite3_column_text(stmt, 10), &hash) != 0)
@@ -241,12 +253,12 @@ static og_status og_db_query_int(og_db *db, const char *sql, int64_t *value, cha
     return OG_OK;
 }
 
-/* Creates the schema in a file whose user_version is 0. BEGIN IMMEDIATE
- * takes the write lock before user_version is read again, so two processes
- * creating the same new file do not both create the tables. A file with
- * user_version 0 that already holds tables is some other database, and is
- * left alone. */
-static og_status og_db_create_schema(og_db *db, char *err, size_t errlen)
+/* Creates the schema in a file whose user_version is 0, or upgrades an
+ * older one. BEGIN IMMEDIATE takes the write lock before user_version is
+ * read again, so two processes opening the same file do not both change it.
+ * A file with user_version 0 that already holds tables is some other
+ * database, and is left alone. */
+static og_status og_db_update_schema(og_db *db, char *err, size_t errlen)
 {
     int rc = sqlite3_exec(db->conn, "BEGIN IMMEDIATE", NULL, NULL, NULL);
     if (rc != SQLITE_OK)
@@ -261,10 +273,13 @@ static og_status og_db_create_schema(og_db *db, char *err, size_t errlen)
         st = og_db_fail(db->path, OG_ERROR_DATABASE, err, errlen,
                         "has no onegpu schema (user_version 0 but %" PRId64 " schema objects)",
                         tables);
-    if (st == OG_OK && version == 0) {
-        rc = sqlite3_exec(db->conn, og_db_schema_sql, NULL, NULL, NULL);
+    const char *sql = version == 0 ? og_db_schema_sql : version == 1 ? og_db_upgrade_1_sql : NULL;
+    if (st == OG_OK && sql) {
+        rc = sqlite3_exec(db->conn, sql, NULL, NULL, NULL);
         if (rc != SQLITE_OK)
-            st = og_db_fail_sqlite(db->path, db->conn, rc, "creating the schema", err, errlen);
+            st = og_db_fail_sqlite(db->path, db->conn, rc,
+                                   version == 0 ? "creating the schema" : "upgrading the schema",
+                                   err, errlen);
     }
     if (st == OG_OK) {
         rc = sqlite3_exec(db->conn, "COMMIT", NULL, NULL, NULL);
@@ -335,8 +350,8 @@ static og_status og_db_prepare_writable(og_db *db, char *err, size_t errlen)
     og_status st = og_db_user_version(db, &version, err, errlen);
     if (st != OG_OK || version > OG_DB_SCHEMA_VERSION)
         return st;
-    if (version == 0) {
-        st = og_db_create_schema(db, err, errlen);
+    if (version < OG_DB_SCHEMA_VERSION) {
+        st = og_db_update_schema(db, err, errlen);
         if (st != OG_OK)
             return st;
     }
@@ -514,7 +529,7 @@ og_status og_db_insert(og_db *db, int64_t device, const og_record *rec, char *er
     if (db == NULL || rec == NULL)
         return og_db_fail(db != NULL ? db->path : "(null)", OG_ERROR_INVALID_ARGUMENT, err, errlen,
                           "og_db_insert: NULL argument");
-    if ((unsigned)rec->key.dtype > OG_BF16 || (unsigned)rec->key.mode > OG_MODE_DETERMINISTIC)
+    if ((unsigned)rec->key.dtype > OG_UINT8 || (unsigned)rec->key.mode > OG_MODE_DETERMINISTIC)
         return og_db_fail(db->path, OG_ERROR_INVALID_ARGUMENT, err, errlen,
                           "record has dtype %d, mode %d", (int)rec->key.dtype, (int)rec->key.mode);
     if (!db->writable)
@@ -697,7 +712,7 @@ og_status og_db_select(og_db *db, const og_device_info *dev, const og_record_key
                           "og_db_select: NULL argument");
     *found = 0;
     *other_driver = 0;
-    if ((unsigned)key->dtype > OG_BF16 || (unsigned)key->mode > OG_MODE_DETERMINISTIC)
+    if ((unsigned)key->dtype > OG_UINT8 || (unsigned)key->mode > OG_MODE_DETERMINISTIC)
         return og_db_fail(db->path, OG_ERROR_INVALID_ARGUMENT, err, errlen,
                           "key has dtype %d, mode %d", (int)key->dtype, (int)key->mode);
 

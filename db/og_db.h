@@ -11,8 +11,10 @@
 
 #include "onegpu.h"
 
-/* Bumped whenever the schema changes; a file with a higher number is refused. */
-#define OG_DB_SCHEMA_VERSION 1
+/* Bumped whenever the schema changes; a file with a higher number is
+ * refused, one with a lower number is read as it is and upgraded when opened
+ * writable. */
+#define OG_DB_SCHEMA_VERSION 2
 
 typedef struct og_db og_db;
 
@@ -25,7 +27,7 @@ typedef struct og_device_info {
 
 /* What a record is about: everything selection matches on but the shape. */
 typedef struct og_record_key {
-    char op[16]; /* "gemm" */
+    char op[16]; /* "gemm" or "int8gemm" (dtype OG_INT8 for every 8-bit signedness) */
     og_dtype dtype;
     og_mode mode;
     int trans_a, trans_b;

@@ -20,14 +20,22 @@ typedef enum og_src { OG_SRC_STORAGE = 0, OG_SRC_TEXEL = 1 } og_src;
 
 /* Which template a GEMM variant runs: the portable tile, or the few-rows
  * kernel (float32, M <= 4, A not transposed; reference design "Small grids
- * and few rows"). */
-typedef enum og_variant { OG_VARIANT_TILE = 0, OG_VARIANT_FEWROWS = 1 } og_variant;
+ * and few rows"); Int8Gemm's portable tile, or its skinny kernel (M <= 16,
+ * B not transposed; reference design "8-bit products"). */
+typedef enum og_variant {
+    OG_VARIANT_TILE = 0,
+    OG_VARIANT_FEWROWS = 1,
+    OG_VARIANT_INT8_TILE = 2,
+    OG_VARIANT_INT8_SKINNY = 3
+} og_variant;
 
 /* Split-k ranges (og_params.split): the documented rule, or a fixed count. */
 #define OG_SPLIT_RULE 0
 
-/* Parameters of one GEMM variant. The tile fields serve templates/gemm_tile.tmpl,
- * cols and slices templates/gemm_fewrows.tmpl; the other variant's fields are 0. */
+/* Parameters of one GEMM variant. The tile fields serve templates/gemm_tile.tmpl
+ * (and bm..pad, dot templates/int8gemm_tile.tmpl), cols and slices
+ * templates/gemm_fewrows.tmpl (and with rows templates/int8gemm_skinny.tmpl);
+ * the other variants' fields are 0. */
 typedef struct og_params {
     og_variant variant;
     int bm, bn, bk; /* tile of C per workgroup, and k step */
@@ -40,8 +48,12 @@ typedef struct og_params {
     og_src src;
     int split; /* k ranges: OG_SPLIT_RULE, 1 (never split) or 2..16 */
     /* Few rows: columns of C per workgroup, and k slices (B stored K x N) or
-     * lanes per column (B stored N x K); cols * slices invocations. */
-    int cols, slices;
+     * lanes per column (B stored N x K); cols * slices invocations. Int8Gemm
+     * skinny: rows and cols of C per workgroup, k split into slices. */
+    int cols, slices, rows;
+    /* Int8Gemm tile: 1 multiplies with packed 4x8-bit dot products
+     * (VK_KHR_shader_integer_dot_product), 0 with 32-bit integer products. */
+    int dot;
 } og_params;
 
 /* The kernels behind one GEMM call. */
@@ -56,8 +68,9 @@ typedef enum og_kernel {
 /* Everything that selects one compiled kernel. */
 typedef struct og_kernel_key {
     og_kernel kernel;
-    og_params p; /* GEMM and PLANES; zero for the others */
-    og_dtype dtype;
+    og_params p;      /* GEMM and PLANES; zero for the others */
+    og_dtype dtype;   /* of A and B; the Int8Gemm variants take dtype_b for B */
+    og_dtype dtype_b; /* Int8Gemm variants: OG_INT8 or OG_UINT8; 0 otherwise */
     int trans_a, trans_b;
     og_dialect dialect;
 } og_kernel_key;
@@ -73,6 +86,7 @@ typedef struct og_limits {
     uint32_t subgroup_size;      /* VkPhysicalDeviceSubgroupProperties */
     uint32_t max_texel_elements; /* maxTexelBufferElements; 0: no R32, R32G32 and R32G32B32A32
                                     UINT uniform texel buffers */
+    int integer_dot; /* VK_KHR_shader_integer_dot_product's shaderIntegerDotProduct enabled */
 } og_limits;
 
 /* What SPIR-V reflection reports of a compiled kernel. */
@@ -87,9 +101,16 @@ typedef struct og_reflection {
 #define OG_TEMPLATE_FEWROWS "gemm_fewrows"
 #define OG_TEMPLATE_REDUCE "gemm_reduce"
 #define OG_TEMPLATE_ELEMENTWISE "elementwise"
+#define OG_TEMPLATE_INT8_TILE "int8gemm_tile"
+#define OG_TEMPLATE_INT8_SKINNY "int8gemm_skinny"
 /* Local size of the reduce and elementwise kernels. */
 #define OG_ELEMENTWISE_THREADS 64
 #define OG_PARAMS_MAX 160 /* bytes of a formatted parameter string */
+
+/* "f32", "f16", "bf16", "i8", "u8". */
+const char *og_dtype_name(og_dtype t);
+/* Whether t is an Int8Gemm input type (OG_INT8 or OG_UINT8). */
+int og_dtype_is_int8(og_dtype t);
 
 /* The reference design's default: 64x64x16 tile, 16x16 invocations, 4x4
  * register tile, staged loads, blocked summation, split-k by the rule. */
@@ -100,12 +121,20 @@ og_params og_params_default(void);
  * 8 columns of 32 lanes. */
 og_params og_params_fewrows(int trans_b, int64_t n);
 
-/* Template file of a variant (OG_TEMPLATE_TILE or OG_TEMPLATE_FEWROWS). */
+/* Int8Gemm's defaults: the portable tile (64x64x16, 16x16 invocations, 4x4
+ * register tile, 32-bit integer products), and the skinny kernel of the
+ * reference design (32 columns x 4 rows, k split 16 ways). */
+og_params og_params_int8_tile(void);
+og_params og_params_int8_skinny(void);
+
+/* Template file of a variant. */
 const char *og_params_template(const og_params *p);
 
 /* Tile:
  * "bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,load=staged,acc=blocked,vec=1,src=ssbo,split=rule";
- * few rows: "variant=fewrows,cols=16,slices=16". */
+ * few rows: "variant=fewrows,cols=16,slices=16"; Int8Gemm:
+ * "variant=int8tile,bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,dot=0" and
+ * "variant=int8skinny,rows=4,cols=32,slices=16". */
 void og_params_format(const og_params *p, char *buf, size_t len);
 
 /* Parses what og_params_format writes (keys in any order, all present but

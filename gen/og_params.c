@@ -1,4 +1,5 @@
-/* Parameters of the GEMM variants (tile and few rows): defaults, text form, checks. */
+/* Parameters of the GEMM variants (tile, few rows, Int8Gemm tile and skinny):
+ * defaults, text form, checks. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,15 +35,54 @@ og_params og_params_fewrows(int trans_b, int64_t n)
     return p;
 }
 
+og_params og_params_int8_tile(void)
+{
+    og_params p = {.variant = OG_VARIANT_INT8_TILE,
+                   .bm = 64,
+                   .bn = 64,
+                   .bk = 16,
+                   .tm = 4,
+                   .tn = 4,
+                   .wgx = 16,
+                   .wgy = 16};
+    return p;
+}
+
+og_params og_params_int8_skinny(void)
+{
+    og_params p = {.variant = OG_VARIANT_INT8_SKINNY, .rows = 4, .cols = 32, .slices = 16};
+    return p;
+}
+
 const char *og_params_template(const og_params *p)
 {
-    return p->variant == OG_VARIANT_FEWROWS ? OG_TEMPLATE_FEWROWS : OG_TEMPLATE_TILE;
+    switch (p->variant) {
+    case OG_VARIANT_FEWROWS:
+        return OG_TEMPLATE_FEWROWS;
+    case OG_VARIANT_INT8_TILE:
+        return OG_TEMPLATE_INT8_TILE;
+    case OG_VARIANT_INT8_SKINNY:
+        return OG_TEMPLATE_INT8_SKINNY;
+    default:
+        return OG_TEMPLATE_TILE;
+    }
 }
 
 void og_params_format(const og_params *p, char *buf, size_t len)
 {
     if (p->variant == OG_VARIANT_FEWROWS) {
         snprintf(buf, len, "variant=fewrows,cols=%d,slices=%d", p->cols, p->slices);
+        return;
+    }
+    if (p->variant == OG_VARIANT_INT8_TILE) {
+        snprintf(buf, len,
+                 "variant=int8tile,bm=%d,bn=%d,bk=%d,tm=%d,tn=%d,wgx=%d,wgy=%d,pad=%d,dot=%d",
+                 p->bm, p->bn, p->bk, p->tm, p->tn, p->wgx, p->wgy, p->pad, p->dot);
+        return;
+    }
+    if (p->variant == OG_VARIANT_INT8_SKINNY) {
+        snprintf(buf, len, "variant=int8skinny,rows=%d,cols=%d,slices=%d", p->rows, p->cols,
+                 p->slices);
         return;
     }
     char split[16];
@@ -72,7 +112,8 @@ static int *int_field(og_params *p, const char *key, unsigned *position)
         {"tn", offsetof(og_params, tn)},         {"wgx", offsetof(og_params, wgx)},
         {"wgy", offsetof(og_params, wgy)},       {"pad", offsetof(og_params, pad)},
         {"vec", offsetof(og_params, vec)},       {"cols", offsetof(og_params, cols)},
-        {"slices", offsetof(og_params, slices)},
+        {"slices", offsetof(og_params, slices)}, {"rows", offsetof(og_params, rows)},
+        {"dot", offsetof(og_params, dot)},
     };
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         if (strcmp(fields[i].key, key) == 0) {
@@ -80,6 +121,20 @@ static int *int_field(og_params *p, const char *key, unsigned *position)
             return (int *)((char *)p + fields[i].offset);
         }
     return NULL;
+}
+
+static int variant_named(const char *name, og_variant *out)
+{
+    static const char *const names[] = {[OG_VARIANT_TILE] = "tile",
+                                        [OG_VARIANT_FEWROWS] = "fewrows",
+                                        [OG_VARIANT_INT8_TILE] = "int8tile",
+                                        [OG_VARIANT_INT8_SKINNY] = "int8skinny"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(name, names[i]) == 0) {
+            *out = (og_variant)i;
+            return 1;
+        }
+    return 0;
 }
 
 int og_params_parse(const char *text, og_params *out, char *why, size_t len)
@@ -132,26 +187,31 @@ int og_params_parse(const char *text, og_params *out, char *why, size_t len)
                 return -1;
             }
             p.split = (int)v;
-        } else if (strcmp(item, "variant") == 0 &&
-                   (strcmp(value, "tile") == 0 || strcmp(value, "fewrows") == 0)) {
-            p.variant = strcmp(value, "fewrows") == 0 ? OG_VARIANT_FEWROWS : OG_VARIANT_TILE;
+        } else if (strcmp(item, "variant") == 0 && variant_named(value, &p.variant)) {
+            /* variant_named has set p.variant */
         } else if (strcmp(item, "src") == 0 &&
                    (strcmp(value, "ssbo") == 0 || strcmp(value, "texel") == 0)) {
             p.src = strcmp(value, "texel") == 0 ? OG_SRC_TEXEL : OG_SRC_STORAGE;
-            seen |= 1u << 13;
+            seen |= 1u << 15;
         } else {
             snprintf(why, len, "params: unknown item %s=%s", item, value);
             return -1;
         }
     }
     /* Bits 0 and 1 are load and acc, 2..10 the tile's integers, 11 and 12
-     * cols and slices, 13 src. */
-    unsigned want = p.variant == OG_VARIANT_FEWROWS ? 0x1800u : 0x27ffu;
-    if (seen != want) {
-        snprintf(why, len, "params: '%s' %s", text,
-                 p.variant == OG_VARIANT_FEWROWS
-                     ? "needs exactly cols and slices for variant=fewrows"
-                     : "needs exactly bm,bn,bk,tm,tn,wgx,wgy,pad,load,acc,vec,src (and split)");
+     * cols and slices, 13 rows, 14 dot, 15 src. */
+    static const struct {
+        unsigned keys;
+        const char *what;
+    } wanted[] = {
+        [OG_VARIANT_TILE] = {0x87ffu, "bm,bn,bk,tm,tn,wgx,wgy,pad,load,acc,vec,src (and split)"},
+        [OG_VARIANT_FEWROWS] = {0x1800u, "cols and slices for variant=fewrows"},
+        [OG_VARIANT_INT8_TILE] = {0x43fcu, "bm,bn,bk,tm,tn,wgx,wgy,pad,dot for variant=int8tile"},
+        [OG_VARIANT_INT8_SKINNY] = {0x3800u, "rows, cols and slices for variant=int8skinny"},
+    };
+    int integer = p.variant == OG_VARIANT_INT8_TILE || p.variant == OG_VARIANT_INT8_SKINNY;
+    if (seen != wanted[p.variant].keys || (integer && p.split != OG_SPLIT_RULE)) {
+        snprintf(why, len, "params: '%s' needs exactly %s", text, wanted[p.variant].what);
         return -1;
     }
     *out = p;
@@ -163,6 +223,12 @@ uint32_t og_params_shared_bytes(const og_params *p)
     /* Few rows: one float per row (up to 4) and invocation, for the slice sums. */
     if (p->variant == OG_VARIANT_FEWROWS)
         return (uint32_t)(16 * p->cols * p->slices);
+    /* Int8Gemm skinny: one 32-bit sum per row and invocation. */
+    if (p->variant == OG_VARIANT_INT8_SKINNY)
+        return (uint32_t)(4 * p->rows * p->cols * p->slices);
+    /* Int8Gemm tile: an int per element (dot = 0), or a word of four k (dot = 1). */
+    if (p->variant == OG_VARIANT_INT8_TILE)
+        return (uint32_t)((p->dot ? 1 : 4) * p->bk * (p->bm + p->pad + p->bn + p->pad));
     if (p->load == OG_LOAD_DIRECT)
         return 0;
     return (uint32_t)(4 * p->bk * (p->bm + p->pad + p->bn + p->pad));
@@ -176,9 +242,34 @@ static int one_of(int v, const int *set, size_t n)
     return 0;
 }
 
+/* The device's limits on a workgroup of sx x sy invocations and the
+ * parameters' workgroup memory. */
+static int limits_check(const og_params *p, const og_limits *lim, uint32_t sx, uint32_t sy,
+                        char *why, size_t len)
+{
+    if (sx * sy > lim->max_invocations) {
+        snprintf(why, len, "limits: %u invocations per workgroup exceed the device's %u", sx * sy,
+                 lim->max_invocations);
+        return -1;
+    }
+    if (sx > lim->max_size[0] || sy > lim->max_size[1]) {
+        snprintf(why, len, "limits: workgroup %ux%u exceeds the device's %ux%u", sx, sy,
+                 lim->max_size[0], lim->max_size[1]);
+        return -1;
+    }
+    uint32_t shared = og_params_shared_bytes(p);
+    if (shared > lim->max_shared_bytes) {
+        snprintf(why, len, "limits: %u bytes of workgroup memory exceed the device's %u", shared,
+                 lim->max_shared_bytes);
+        return -1;
+    }
+    return 0;
+}
+
+static const int pow2[] = {1, 2, 4, 8, 16, 32, 64, 128};
+
 static int fewrows_check(const og_params *p, const og_limits *lim, char *why, size_t len)
 {
-    static const int pow2[] = {1, 2, 4, 8, 16, 32, 64, 128};
     int threads = p->cols * p->slices;
     if (!one_of(p->cols, pow2, 8) || !one_of(p->slices, pow2, 8) || threads < 32 ||
         threads > 1024) {
@@ -188,36 +279,29 @@ static int fewrows_check(const og_params *p, const og_limits *lim, char *why, si
                  p->cols, p->slices);
         return -1;
     }
-    if (!lim)
-        return 0;
-    if ((uint32_t)threads > lim->max_invocations || (uint32_t)threads > lim->max_size[0]) {
-        snprintf(why, len, "limits: %d invocations per workgroup exceed the device's %u", threads,
-                 lim->max_invocations < lim->max_size[0] ? lim->max_invocations : lim->max_size[0]);
-        return -1;
-    }
-    if (og_params_shared_bytes(p) > lim->max_shared_bytes) {
-        snprintf(why, len, "limits: %u bytes of workgroup memory exceed the device's %u",
-                 og_params_shared_bytes(p), lim->max_shared_bytes);
-        return -1;
-    }
-    return 0;
+    return lim ? limits_check(p, lim, (uint32_t)threads, 1, why, len) : 0;
 }
 
-int og_params_check(const og_params *p, const og_limits *lim, char *why, size_t len)
+static int skinny_check(const og_params *p, const og_limits *lim, char *why, size_t len)
 {
-    if (p->variant == OG_VARIANT_FEWROWS)
-        return fewrows_check(p, lim, why, len);
-    if (p->variant != OG_VARIANT_TILE) {
-        snprintf(why, len, "params: unknown variant %d", (int)p->variant);
+    int threads = p->cols * p->slices;
+    if (!one_of(p->rows, pow2, 5) || !one_of(p->cols, pow2, 8) || !one_of(p->slices, pow2, 8) ||
+        threads < 32 || threads > 1024) {
+        snprintf(why, len,
+                 "params: skinny rows=%d, cols=%d, slices=%d must be powers of two (rows up to "
+                 "16, the others up to 128) with 32..1024 invocations",
+                 p->rows, p->cols, p->slices);
         return -1;
     }
-    if (p->split < 0 || p->split > 16) {
-        snprintf(why, len, "params: split=%d is not the rule or 1..16 ranges", p->split);
-        return -1;
-    }
+    return lim ? limits_check(p, lim, (uint32_t)threads, 1, why, len) : 0;
+}
+
+/* The tile's shape: BM x BN of 8..128, BK 16 or 32, register tile of 1..16,
+ * the workgroup times the register tile is the tile, padding 0..8. */
+static int tile_shape_check(const og_params *p, char *why, size_t len)
+{
     static const int tiles[] = {8, 16, 32, 64, 128};
     static const int steps[] = {16, 32};
-    static const int regs[] = {1, 2, 4, 8, 16};
     if (!one_of(p->bm, tiles, 5) || !one_of(p->bn, tiles, 5)) {
         snprintf(why, len, "params: tile %dx%d is not made of 8, 16, 32, 64 or 128", p->bm, p->bn);
         return -1;
@@ -227,7 +311,7 @@ int og_params_check(const og_params *p, const og_limits *lim, char *why, size_t 
         snprintf(why, len, "params: bk=%d is not 16 or 32", p->bk);
         return -1;
     }
-    if (!one_of(p->tm, regs, 5) || !one_of(p->tn, regs, 5)) {
+    if (!one_of(p->tm, pow2, 5) || !one_of(p->tn, pow2, 5)) {
         snprintf(why, len, "params: register tile %dx%d is not made of 1, 2, 4, 8 or 16", p->tm,
                  p->tn);
         return -1;
@@ -250,6 +334,49 @@ int og_params_check(const og_params *p, const og_limits *lim, char *why, size_t 
         snprintf(why, len, "params: pad=%d must be 0..8, and 0 for direct loads", p->pad);
         return -1;
     }
+    return 0;
+}
+
+static int int8_tile_check(const og_params *p, const og_limits *lim, char *why, size_t len)
+{
+    if (tile_shape_check(p, why, len) != 0)
+        return -1;
+    if (p->dot != 0 && p->dot != 1) {
+        snprintf(why, len, "params: dot=%d is not 0 or 1", p->dot);
+        return -1;
+    }
+    if (!lim)
+        return 0;
+    if (p->dot && !lim->integer_dot) {
+        snprintf(why, len,
+                 "limits: dot=1 needs VK_KHR_shader_integer_dot_product, which the "
+                 "device does not offer");
+        return -1;
+    }
+    return limits_check(p, lim, (uint32_t)p->wgx, (uint32_t)p->wgy, why, len);
+}
+
+int og_params_check(const og_params *p, const og_limits *lim, char *why, size_t len)
+{
+    switch (p->variant) {
+    case OG_VARIANT_TILE:
+        break;
+    case OG_VARIANT_FEWROWS:
+        return fewrows_check(p, lim, why, len);
+    case OG_VARIANT_INT8_TILE:
+        return int8_tile_check(p, lim, why, len);
+    case OG_VARIANT_INT8_SKINNY:
+        return skinny_check(p, lim, why, len);
+    default:
+        snprintf(why, len, "params: unknown variant %d", (int)p->variant);
+        return -1;
+    }
+    if (p->split < 0 || p->split > 16) {
+        snprintf(why, len, "params: split=%d is not the rule or 1..16 ranges", p->split);
+        return -1;
+    }
+    if (tile_shape_check(p, why, len) != 0)
+        return -1;
     if (p->vec != 1 &&
         !(p->vec == 4 && p->load == OG_LOAD_DIRECT && p->tm % 4 == 0 && p->tn % 4 == 0)) {
         snprintf(why, len,
@@ -264,24 +391,7 @@ int og_params_check(const og_params *p, const og_limits *lim, char *why, size_t 
                  "limits: the device has no R32/R32G32/R32G32B32A32 uniform texel buffers");
         return -1;
     }
-    uint32_t inv = (uint32_t)(p->wgx * p->wgy);
-    if (inv > lim->max_invocations) {
-        snprintf(why, len, "limits: %u invocations per workgroup exceed the device's %u", inv,
-                 lim->max_invocations);
-        return -1;
-    }
-    if ((uint32_t)p->wgx > lim->max_size[0] || (uint32_t)p->wgy > lim->max_size[1]) {
-        snprintf(why, len, "limits: workgroup %dx%d exceeds the device's %ux%u", p->wgx, p->wgy,
-                 lim->max_size[0], lim->max_size[1]);
-        return -1;
-    }
-    uint32_t shared = og_params_shared_bytes(p);
-    if (shared > lim->max_shared_bytes) {
-        snprintf(why, len, "limits: %u bytes of workgroup memory exceed the device's %u", shared,
-                 lim->max_shared_bytes);
-        return -1;
-    }
-    return 0;
+    return limits_check(p, lim, (uint32_t)p->wgx, (uint32_t)p->wgy, why, len);
 }
 
 int og_params_vec_aligned(const og_gemm_args *g)

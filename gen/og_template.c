@@ -15,8 +15,12 @@ extern const char og_embed_gemm_fewrows[];
 extern const char og_embed_gemm_reduce[];
 extern const char og_embed_elementwise[];
 extern const char og_embed_common[];
+extern const char og_embed_int8gemm_tile[];
+extern const char og_embed_int8gemm_skinny[];
+extern const char og_embed_int8_common[];
 
-/* Templates by name; "common" is a part every kernel includes. */
+/* Templates by name, and the parts they include: "common" (every kernel)
+ * and "int8_common" (the Int8Gemm kernels). */
 static const struct {
     const char *name;
     const char *text;
@@ -24,7 +28,9 @@ static const struct {
                  {OG_TEMPLATE_FEWROWS, og_embed_gemm_fewrows},
                  {OG_TEMPLATE_REDUCE, og_embed_gemm_reduce},
                  {OG_TEMPLATE_ELEMENTWISE, og_embed_elementwise},
-                 {"common", og_embed_common}};
+                 {OG_TEMPLATE_INT8_TILE, og_embed_int8gemm_tile},
+                 {OG_TEMPLATE_INT8_SKINNY, og_embed_int8gemm_skinny}},
+  parts[] = {{"common", og_embed_common}, {"int8_common", og_embed_int8_common}};
 
 static const char *template_text(const char *name)
 {
@@ -32,6 +38,14 @@ static const char *template_text(const char *name)
         if (strcmp(name, templates[i].name) == 0)
             return templates[i].text;
     return NULL;
+}
+
+/* Whether a template's text includes a part: ${include("name")}. */
+static int includes_part(const char *text, const char *part)
+{
+    char call[64];
+    snprintf(call, sizeof call, "include(\"%s\")", part);
+    return text && strstr(text, call) != NULL;
 }
 
 static uint64_t fnv1a(uint64_t h, const char *text)
@@ -45,12 +59,12 @@ static uint64_t fnv1a(uint64_t h, const char *text)
 
 uint64_t og_template_hash(const char *name)
 {
-    return fnv1a(fnv1a(1469598103934665603ull, template_text(name)), og_embed_common);
-}
-
-static const char *dtype_name(og_dtype t)
-{
-    return t == OG_F16 ? "f16" : t == OG_BF16 ? "bf16" : "f32";
+    const char *text = template_text(name);
+    uint64_t h = fnv1a(1469598103934665603ull, text);
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        if (includes_part(text, parts[i].name))
+            h = fnv1a(h, parts[i].text);
+    return h;
 }
 
 static void set_int(lua_State *L, const char *k, int v)
@@ -71,21 +85,26 @@ static void push_params(lua_State *L, const og_kernel_key *key)
     const og_params *p = &key->p;
     lua_newtable(L);
     set_str(L, "KERNEL", kernels[key->kernel]);
-    set_str(L, "DTYPE", dtype_name(key->dtype));
+    set_str(L, "DTYPE", og_dtype_name(key->dtype));
+    set_str(L, "DTYPE_B", og_dtype_name(key->dtype_b));
     set_str(L, "DIALECT", key->dialect == OG_HLSL ? "hlsl" : "glsl");
     uint32_t size[3];
     og_kernel_local_size(key, size);
     set_int(L, "LOCAL_X", (int)size[0]);
     set_int(L, "LOCAL_Y", (int)size[1]);
+    lua_pushboolean(L, og_dtype_is_int8(key->dtype));
+    lua_setfield(L, -2, "INT8");
+    set_int(L, "DOT", p->dot);
     lua_pushboolean(L, key->trans_a);
     lua_setfield(L, -2, "TRANS_A");
     lua_pushboolean(L, key->trans_b);
     lua_setfield(L, -2, "TRANS_B");
     if (key->kernel != OG_KERNEL_GEMM && key->kernel != OG_KERNEL_PLANES)
         return;
-    if (p->variant == OG_VARIANT_FEWROWS) {
+    if (p->variant == OG_VARIANT_FEWROWS || p->variant == OG_VARIANT_INT8_SKINNY) {
         set_int(L, "COLS", p->cols);
         set_int(L, "SLICES", p->slices);
+        set_int(L, "ROWS", p->rows);
         return;
     }
     set_int(L, "BM", p->bm);
@@ -127,7 +146,8 @@ og_status og_gen_source(const og_kernel_key *key, char **src, char *err, size_t 
     lua_pushstring(L, template_text(name));
     push_params(L, key);
     lua_newtable(L);
-    set_str(L, "common", og_embed_common);
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        set_str(L, parts[i].name, parts[i].text);
     if (lua_pcall(L, 4, 1, 0) != LUA_OK || !lua_isstring(L, -1)) {
         snprintf(err, errlen, "gen: %s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "no text");
         st = OG_ERROR_COMPILE;

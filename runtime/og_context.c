@@ -219,6 +219,20 @@ static void read_properties(og_context *ctx)
     }
 }
 
+static int has_device_extension(og_context *ctx, const char *name)
+{
+    uint32_t n = 0;
+    if (vkEnumerateDeviceExtensionProperties(ctx->physical, NULL, &n, NULL) != VK_SUCCESS || !n)
+        return 0;
+    VkExtensionProperties *exts = og_mem_alloc(&ctx->allocator, n * sizeof *exts);
+    int found = 0;
+    if (exts && vkEnumerateDeviceExtensionProperties(ctx->physical, NULL, &n, exts) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n && !found; i++)
+            found = strcmp(exts[i].extensionName, name) == 0;
+    og_mem_free(&ctx->allocator, exts);
+    return found;
+}
+
 static og_status create_device(og_context *ctx)
 {
     uint32_t n = 0;
@@ -243,9 +257,22 @@ static og_status create_device(og_context *ctx)
                                  .queueFamilyIndex = family,
                                  .queueCount = 1,
                                  .pQueuePriorities = &priority};
+    /* Int8Gemm's dot=1 kernels need packed 4x8-bit dot products. */
+    VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR dot = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR};
+    const char *dot_ext = VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME;
+    if (has_device_extension(ctx, dot_ext)) {
+        VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                        .pNext = &dot};
+        vkGetPhysicalDeviceFeatures2(ctx->physical, &f2);
+    }
+    ctx->limits.integer_dot = dot.shaderIntegerDotProduct == VK_TRUE;
     VkDeviceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                               .pNext = ctx->limits.integer_dot ? &dot : NULL,
                                .queueCreateInfoCount = 1,
-                               .pQueueCreateInfos = &q};
+                               .pQueueCreateInfos = &q,
+                               .enabledExtensionCount = ctx->limits.integer_dot ? 1 : 0,
+                               .ppEnabledExtensionNames = &dot_ext};
     VkResult r = vkCreateDevice(ctx->physical, &info, NULL, &ctx->device);
     if (r != VK_SUCCESS)
         return og_fail(NULL, OG_ERROR_VULKAN, "context: vkCreateDevice failed (VkResult %d)",
@@ -281,17 +308,18 @@ static og_status create_shared_objects(og_context *ctx)
     for (int src = OG_SRC_STORAGE; src <= OG_SRC_TEXEL; src++) {
         VkDescriptorType operand = src == OG_SRC_TEXEL ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER
                                                        : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-        /* 0, 1: A and B; 2: C; 5: the bias; texel layouts add 3, 4: A and B
-         * with vector texels. */
-        static const uint32_t storage[] = {0, 1, 2, 5}, texel[] = {0, 1, 2, 3, 4, 5};
+        /* 0, 1: A and B; 2: C; 3: Int8Gemm's column scales; 5: the bias.
+         * Texel layouts have 3, 4: A and B with vector texels. */
+        static const uint32_t storage[] = {0, 1, 2, 3, 5}, texel[] = {0, 1, 2, 3, 4, 5};
         const uint32_t *which = src == OG_SRC_TEXEL ? texel : storage;
-        uint32_t count = src == OG_SRC_TEXEL ? 6 : 4;
+        uint32_t count = src == OG_SRC_TEXEL ? 6 : 5;
         VkDescriptorSetLayoutBinding b[6];
         for (uint32_t w = 0; w < count; w++)
             b[w] = (VkDescriptorSetLayoutBinding){
                 .binding = which[w],
-                .descriptorType =
-                    which[w] == 2 || which[w] == 5 ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER : operand,
+                .descriptorType = which[w] == 2 || which[w] == 5 || src != OG_SRC_TEXEL
+                                      ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+                                      : operand,
                 .descriptorCount = 1,
                 .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
         VkDescriptorSetLayoutCreateInfo set = {

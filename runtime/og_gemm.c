@@ -5,36 +5,20 @@
 
 #include "og_internal.h"
 
-const char *og_dtype_name(og_dtype t)
+og_status og_gemm_init(og_context *ctx, og_gemm *g, og_dtype input, og_mode mode)
 {
-    return t == OG_F16 ? "f16" : t == OG_BF16 ? "bf16" : "f32";
-}
-
-og_status og_gemm_create(og_context *ctx, og_dtype input, og_mode mode, og_gemm **out)
-{
-    *out = NULL;
-    if (input != OG_F32 && input != OG_F16 && input != OG_BF16)
-        return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT,
-                       "gemm: input type %d is not float32, float16 or bfloat16", (int)input);
-    if (mode != OG_MODE_FAST && mode != OG_MODE_DETERMINISTIC)
-        return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT, "gemm: mode %d is not Fast or Deterministic",
-                       (int)mode);
-    og_gemm *g = og_mem_alloc(&ctx->allocator, sizeof *g);
-    og_binding *bindings = og_mem_alloc(&ctx->allocator, OG_BINDINGS_MAX * sizeof *bindings);
-    if (!g || !bindings) {
-        og_mem_free(&ctx->allocator, g);
-        og_mem_free(&ctx->allocator, bindings);
-        return og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "gemm: out of memory");
-    }
     g->ctx = ctx;
     g->dtype = input;
     g->mode = mode;
-    g->bindings = bindings;
     g->scratch_bytes = OG_SCRATCH_BYTES;
-    /* A set holds A, B, C and the bias as storage buffers, or C and the
-     * bias as storage buffers and four texel views of A and B. */
+    g->bindings = og_mem_alloc(&ctx->allocator, OG_BINDINGS_MAX * sizeof *g->bindings);
+    if (!g->bindings)
+        return og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "gemm: out of memory");
+    /* A set holds A, B, C, the bias and the column scales as storage
+     * buffers, or C and the bias as storage buffers and four texel views of
+     * A and B. */
     VkDescriptorPoolSize sizes[2] = {
-        {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 4 * OG_BINDINGS_MAX},
+        {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 5 * OG_BINDINGS_MAX},
         {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, 4 * OG_BINDINGS_MAX}};
     VkDescriptorPoolCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
                                        .maxSets = OG_BINDINGS_MAX,
@@ -42,8 +26,38 @@ og_status og_gemm_create(og_context *ctx, og_dtype input, og_mode mode, og_gemm 
                                        .pPoolSizes = sizes};
     VkResult r = ctx->vk.vkCreateDescriptorPool(ctx->device, &info, NULL, &g->pool);
     if (r != VK_SUCCESS) {
-        og_gemm_destroy(g);
+        og_gemm_fini(g);
         return og_vk_fail(ctx, r, "gemm: vkCreateDescriptorPool");
+    }
+    return OG_OK;
+}
+
+void og_gemm_fini(og_gemm *g)
+{
+    g->ctx->vk.vkDestroyDescriptorPool(g->ctx->device, g->pool, NULL);
+    og_buffer_destroy(g->scratch);
+    og_mem_free(&g->ctx->allocator, g->bindings);
+    og_mem_free(&g->ctx->allocator, g->choices);
+}
+
+og_status og_gemm_create(og_context *ctx, og_dtype input, og_mode mode, og_gemm **out)
+{
+    *out = NULL;
+    if (input != OG_F32 && input != OG_F16 && input != OG_BF16)
+        return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT,
+                       "gemm: input type %d is not float32, float16 or bfloat16 (8-bit inputs "
+                       "take og_int8gemm_create)",
+                       (int)input);
+    if (mode != OG_MODE_FAST && mode != OG_MODE_DETERMINISTIC)
+        return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT, "gemm: mode %d is not Fast or Deterministic",
+                       (int)mode);
+    og_gemm *g = og_mem_alloc(&ctx->allocator, sizeof *g);
+    if (!g)
+        return og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "gemm: out of memory");
+    og_status st = og_gemm_init(ctx, g, input, mode);
+    if (st != OG_OK) {
+        og_mem_free(&ctx->allocator, g);
+        return st;
     }
     *out = g;
     return OG_OK;
@@ -53,11 +67,9 @@ void og_gemm_destroy(og_gemm *g)
 {
     if (!g)
         return;
-    g->ctx->vk.vkDestroyDescriptorPool(g->ctx->device, g->pool, NULL);
-    og_buffer_destroy(g->scratch);
-    og_mem_free(&g->ctx->allocator, g->bindings);
-    og_mem_free(&g->ctx->allocator, g->choices);
-    og_mem_free(&g->ctx->allocator, g);
+    og_context *ctx = g->ctx;
+    og_gemm_fini(g);
+    og_mem_free(&ctx->allocator, g);
 }
 
 void og_gemm_release_bindings(og_gemm *g)
@@ -67,7 +79,7 @@ void og_gemm_release_bindings(og_gemm *g)
 }
 
 og_status og_binding_set(og_gemm *g, og_src src, int vec, og_buffer *a, og_buffer *b, og_buffer *c,
-                         og_buffer *bias, VkDescriptorSet *out)
+                         og_buffer *bias, og_buffer *scales, VkDescriptorSet *out)
 {
     og_context *ctx = g->ctx;
     /* Texel kernels with vector loads read 4 elements a texel: 4 words of
@@ -76,10 +88,14 @@ og_status og_binding_set(og_gemm *g, og_src src, int vec, og_buffer *a, og_buffe
         vec = 1;
     if (!bias)
         bias = ctx->placeholder;
+    /* Texel layouts use binding 3 for A's vector view: no column scales. */
+    if (!scales || src == OG_SRC_TEXEL)
+        scales = ctx->placeholder;
     for (size_t i = 0; i < g->n_bindings; i++) {
         og_binding *e = &g->bindings[i];
         if (e->a == a->serial && e->b == b->serial && e->c == c->serial &&
-            e->bias == bias->serial && e->src == src && e->vec == vec) {
+            e->bias == bias->serial && e->scales == scales->serial && e->src == src &&
+            e->vec == vec) {
             *out = e->set;
             return OG_OK;
         }
@@ -107,11 +123,12 @@ og_status og_binding_set(og_gemm *g, og_src src, int vec, og_buffer *a, og_buffe
     VkResult r = ctx->vk.vkAllocateDescriptorSets(ctx->device, &alloc, &e->set);
     if (r != VK_SUCCESS)
         return og_vk_fail(ctx, r, "gemm: vkAllocateDescriptorSets");
-    /* Bindings 0, 1, 2 and 5 (A, B, C, bias); texel layouts add 3 and 4. */
-    og_buffer *bufs[6] = {a, b, c, NULL, NULL, bias};
-    const uint32_t storage_bindings[] = {0, 1, 2, 5}, texel_bindings[] = {0, 1, 2, 3, 4, 5};
+    /* Bindings 0, 1, 2, 3 and 5 (A, B, C, column scales, bias); texel
+     * layouts have A's and B's vector views at 3 and 4 instead. */
+    og_buffer *bufs[6] = {a, b, c, scales, NULL, bias};
+    const uint32_t storage_bindings[] = {0, 1, 2, 3, 5}, texel_bindings[] = {0, 1, 2, 3, 4, 5};
     const uint32_t *which = src == OG_SRC_TEXEL ? texel_bindings : storage_bindings;
-    uint32_t n_writes = src == OG_SRC_TEXEL ? 6 : 4;
+    uint32_t n_writes = src == OG_SRC_TEXEL ? 6 : 5;
     VkDescriptorBufferInfo infos[6];
     VkWriteDescriptorSet writes[6];
     /* A binding covers the buffer up to maxStorageBufferRange; og_gemm_check
@@ -139,6 +156,7 @@ og_status og_binding_set(og_gemm *g, og_src src, int vec, og_buffer *a, og_buffe
     e->b = b->serial;
     e->c = c->serial;
     e->bias = bias->serial;
+    e->scales = scales->serial;
     e->src = src;
     e->vec = vec;
     g->n_bindings++;

@@ -79,37 +79,46 @@ static og_status check_fields(og_context *ctx, const char *op, const og_field *f
     return OG_OK;
 }
 
+/* A float32 vector read at offset + j for every column j < N (the bias, the
+ * column scales). */
+static og_status check_columns(og_context *ctx, const char *op, const char *name,
+                               const og_buffer *buf, int64_t offset, int64_t n)
+{
+    if (offset < 0 || (uint64_t)offset > UINT32_MAX)
+        return bad(ctx, "%s: %s offset (%" PRId64 ") is negative or exceeds 32-bit indexing", op,
+                   name, offset);
+    uint64_t need = 4 * ((uint64_t)offset + (uint64_t)n);
+    if (need > ctx->limits.max_storage_range)
+        return og_fail(ctx, OG_ERROR_UNSUPPORTED,
+                       "%s: %s needs %" PRIu64 " bytes in one binding, more than the device's "
+                       "maxStorageBufferRange of %" PRIu64,
+                       op, name, need, ctx->limits.max_storage_range);
+    if (need > buf->size)
+        return bad(ctx,
+                   "%s: %s needs %" PRIu64 " elements (offset %" PRId64 " + N %" PRId64
+                   "), but its buffer holds %" PRIu64,
+                   op, name, need / 4, offset, n, buf->size / 4);
+    return OG_OK;
+}
+
 /* The bias and the activation: bias[bias_offset + j] for every column j < N. */
 static og_status check_epilogue(og_context *ctx, const char *op, const og_gemm_args *g)
 {
     if ((unsigned)g->activation > OG_ACTIVATION_GELU_TANH)
         return bad(ctx, "%s: activation %d is not none, ReLU, GELU (erf) or GELU (tanh)", op,
                    (int)g->activation);
-    if (!g->bias)
-        return OG_OK;
-    if (g->bias_offset < 0 || (uint64_t)g->bias_offset > UINT32_MAX)
-        return bad(ctx, "%s: bias_offset (%" PRId64 ") is negative or exceeds 32-bit indexing", op,
-                   g->bias_offset);
-    uint64_t need = 4 * ((uint64_t)g->bias_offset + (uint64_t)g->n);
-    if (need > ctx->limits.max_storage_range)
-        return og_fail(ctx, OG_ERROR_UNSUPPORTED,
-                       "%s: bias needs %" PRIu64 " bytes in one binding, more than the device's "
-                       "maxStorageBufferRange of %" PRIu64,
-                       op, need, ctx->limits.max_storage_range);
-    if (need > g->bias->size)
-        return bad(ctx,
-                   "%s: bias needs %" PRIu64 " elements (bias_offset %" PRId64 " + N %" PRId64
-                   "), but its buffer holds %" PRIu64,
-                   op, need / 4, g->bias_offset, g->n, g->bias->size / 4);
-    return OG_OK;
+    return g->bias ? check_columns(ctx, op, "bias", g->bias, g->bias_offset, g->n) : OG_OK;
 }
 
 static uint32_t epilogue_bits(const og_gemm_args *g)
 {
-    return (uint32_t)g->activation | (g->bias ? 4u : 0u);
+    return (uint32_t)g->activation | (g->bias ? OG_EPI_BIAS : 0u);
 }
 
-og_status og_gemm_check(og_context *ctx, og_dtype dtype, const og_gemm_args *g, og_push *push)
+/* The product's shape, layout and epilogue (everything but the input type),
+ * for operation op with in_bytes-byte elements of A and B. */
+static og_status check_product(og_context *ctx, const char *op, uint64_t in_bytes,
+                               const og_gemm_args *g, og_push *push)
 {
     const int64_t batch = g->batch == 0 ? 1 : g->batch;
     const og_field fields[] = {{"M", g->m},
@@ -125,26 +134,26 @@ og_status og_gemm_check(og_context *ctx, og_dtype dtype, const og_gemm_args *g, 
                                {"lda", g->lda},
                                {"ldb", g->ldb},
                                {"ldc", g->ldc}};
-    og_status st = check_fields(ctx, "gemm", fields, sizeof fields / sizeof fields[0]);
+    og_status st = check_fields(ctx, op, fields, sizeof fields / sizeof fields[0]);
     if (st != OG_OK)
         return st;
-    if (dtype != OG_F32 && dtype != OG_F16 && dtype != OG_BF16)
-        return bad(ctx, "gemm: input type %d is not float32, float16 or bfloat16", (int)dtype);
 
     /* Leading dimensions: the stored row length, at least 1 (as BLAS asks). */
     uint64_t need_lda = max1(g->trans_a ? g->m : g->k);
     uint64_t need_ldb = max1(g->trans_b ? g->k : g->n);
     if ((uint64_t)g->lda < need_lda)
-        return bad(ctx, "gemm: lda (%" PRId64 ") is smaller than %s (%" PRIu64 ") for A %s", g->lda,
-                   g->trans_a ? "M" : "K", need_lda, g->trans_a ? "transposed" : "not transposed");
+        return bad(ctx, "%s: lda (%" PRId64 ") is smaller than %s (%" PRIu64 ") for A %s", op,
+                   g->lda, g->trans_a ? "M" : "K", need_lda,
+                   g->trans_a ? "transposed" : "not transposed");
     if ((uint64_t)g->ldb < need_ldb)
-        return bad(ctx, "gemm: ldb (%" PRId64 ") is smaller than %s (%" PRIu64 ") for B %s", g->ldb,
-                   g->trans_b ? "K" : "N", need_ldb, g->trans_b ? "transposed" : "not transposed");
+        return bad(ctx, "%s: ldb (%" PRId64 ") is smaller than %s (%" PRIu64 ") for B %s", op,
+                   g->ldb, g->trans_b ? "K" : "N", need_ldb,
+                   g->trans_b ? "transposed" : "not transposed");
     if ((uint64_t)g->ldc < max1(g->n))
-        return bad(ctx, "gemm: ldc (%" PRId64 ") is smaller than N (%" PRIu64 ")", g->ldc,
+        return bad(ctx, "%s: ldc (%" PRId64 ") is smaller than N (%" PRIu64 ")", op, g->ldc,
                    max1(g->n));
 
-    st = check_epilogue(ctx, "gemm", g);
+    st = check_epilogue(ctx, op, g);
     if (st != OG_OK)
         return st;
     memset(push, 0, sizeof *push);
@@ -154,22 +163,20 @@ og_status og_gemm_check(og_context *ctx, og_dtype dtype, const og_gemm_args *g, 
     if (batch > 1 &&
         (uint64_t)g->stride_c < (uint64_t)(g->m - 1) * (uint64_t)g->ldc + (uint64_t)g->n)
         return bad(ctx,
-                   "gemm: stride_c (%" PRId64 ") makes the batch's outputs overlap (needs at least "
+                   "%s: stride_c (%" PRId64 ") makes the batch's outputs overlap (needs at least "
                    "(M-1)*ldc + N = %" PRIu64 ")",
-                   g->stride_c, (uint64_t)(g->m - 1) * (uint64_t)g->ldc + (uint64_t)g->n);
+                   op, g->stride_c, (uint64_t)(g->m - 1) * (uint64_t)g->ldc + (uint64_t)g->n);
 
-    uint64_t in_bytes = dtype == OG_F32 ? 4 : 2;
     if (g->k > 0) {
-        st = check_operand(ctx, "gemm", "A", g->a, in_bytes, g->a_offset, batch, g->stride_a,
+        st = check_operand(ctx, op, "A", g->a, in_bytes, g->a_offset, batch, g->stride_a,
                            g->trans_a ? g->k : g->m, g->lda, g->trans_a ? g->m : g->k);
         if (st == OG_OK)
-            st = check_operand(ctx, "gemm", "B", g->b, in_bytes, g->b_offset, batch, g->stride_b,
+            st = check_operand(ctx, op, "B", g->b, in_bytes, g->b_offset, batch, g->stride_b,
                                g->trans_b ? g->n : g->k, g->ldb, g->trans_b ? g->k : g->n);
         if (st != OG_OK)
             return st;
     }
-    st = check_operand(ctx, "gemm", "C", g->c, 4, g->c_offset, batch, g->stride_c, g->m, g->ldc,
-                       g->n);
+    st = check_operand(ctx, op, "C", g->c, 4, g->c_offset, batch, g->stride_c, g->m, g->ldc, g->n);
     if (st != OG_OK)
         return st;
     *push = (og_push){.m = (uint32_t)g->m,
@@ -190,6 +197,71 @@ og_status og_gemm_check(og_context *ctx, og_dtype dtype, const og_gemm_args *g, 
                       .ranges = 1,
                       .bias_off = (uint32_t)g->bias_offset,
                       .epi = epilogue_bits(g)};
+    return OG_OK;
+}
+
+og_status og_gemm_check(og_context *ctx, og_dtype dtype, const og_gemm_args *g, og_push *push)
+{
+    if (dtype != OG_F32 && dtype != OG_F16 && dtype != OG_BF16)
+        return bad(ctx, "gemm: input type %d is not float32, float16 or bfloat16", (int)dtype);
+    return check_product(ctx, "gemm", dtype == OG_F32 ? 4 : 2, g, push);
+}
+
+og_status og_int8gemm_check(og_context *ctx, const og_int8gemm_args *g, og_push *push)
+{
+    const og_dtype types[2] = {g->type_a, g->type_b};
+    const int32_t zeros[2] = {g->zero_a, g->zero_b};
+    for (int i = 0; i < 2; i++) {
+        const char *name = i ? "B" : "A";
+        if (!og_dtype_is_int8(types[i]))
+            return bad(ctx, "int8gemm: type of %s (%d) is not int8 or uint8", name, (int)types[i]);
+        int32_t lo = types[i] == OG_INT8 ? -128 : 0, hi = types[i] == OG_INT8 ? 127 : 255;
+        if (zeros[i] < lo || zeros[i] > hi)
+            return bad(ctx, "int8gemm: zero point of %s (%" PRId32 ") is outside %s's %d..%d", name,
+                       zeros[i], og_dtype_name(types[i]), (int)lo, (int)hi);
+    }
+    if ((unsigned)g->output > OG_INT8_OUTPUT_FLOAT32)
+        return bad(ctx, "int8gemm: output %d is not int32, int32 added to C or float32",
+                   (int)g->output);
+    int float_out = g->output == OG_INT8_OUTPUT_FLOAT32;
+    if (!float_out && (g->bias || g->col_scales || g->activation != OG_ACTIVATION_NONE))
+        return bad(ctx, "int8gemm: bias, column scales and activation need the float32 output");
+    og_gemm_args shape = {.trans_a = g->trans_a,
+                          .trans_b = g->trans_b,
+                          .m = g->m,
+                          .n = g->n,
+                          .k = g->k,
+                          .batch = g->batch,
+                          .a = g->a,
+                          .b = g->b,
+                          .c = g->c,
+                          .lda = g->lda,
+                          .ldb = g->ldb,
+                          .ldc = g->ldc,
+                          .a_offset = g->a_offset,
+                          .b_offset = g->b_offset,
+                          .c_offset = g->c_offset,
+                          .stride_a = g->stride_a,
+                          .stride_b = g->stride_b,
+                          .stride_c = g->stride_c,
+                          .bias = g->bias,
+                          .bias_offset = g->bias_offset,
+                          .activation = g->activation};
+    og_status st = check_product(ctx, "int8gemm", 1, &shape, push);
+    if (st != OG_OK)
+        return st;
+    if (g->col_scales) {
+        st = check_columns(ctx, "int8gemm", "col_scales", g->col_scales, g->col_scale_offset, g->n);
+        if (st != OG_OK)
+            return st;
+    }
+    push->alpha = g->scale_a;
+    push->beta = g->scale_b;
+    push->zero_a = g->zero_a;
+    push->zero_b = g->zero_b;
+    push->scale_off = (uint32_t)g->col_scale_offset;
+    push->epi |= (float_out ? OG_EPI_FLOAT_OUT : 0u) | (g->col_scales ? OG_EPI_COLUMN_SCALES : 0u) |
+                 (g->output == OG_INT8_OUTPUT_INT32_ADD ? OG_EPI_ACCUMULATE : 0u);
     return OG_OK;
 }
 

@@ -166,7 +166,7 @@ static og_status record_piece(og_gemm *g, VkCommandBuffer cmd, const og_gemm_arg
     VkDescriptorSet set;
     og_status st;
     if (pl->ranges == 1) {
-        st = og_binding_set(g, p->src, p->vec, pl->a, pl->b, args->c, args->bias, &set);
+        st = og_binding_set(g, p->src, p->vec, pl->a, pl->b, args->c, args->bias, NULL, &set);
         uint32_t grid[3] = {pl->gx, gy, q->batch};
         return st != OG_OK ? st : og_record_dispatch(ctx, cmd, &pl->key, set, q, grid);
     }
@@ -178,7 +178,7 @@ static og_status record_piece(og_gemm *g, VkCommandBuffer cmd, const og_gemm_arg
     planes.plane_stride = q->batch * q->m * q->n;
     planes.range_len = pl->range_len;
     planes.ranges = pl->ranges;
-    st = og_binding_set(g, p->src, p->vec, pl->a, pl->b, g->scratch, NULL, &set);
+    st = og_binding_set(g, p->src, p->vec, pl->a, pl->b, g->scratch, NULL, NULL, &set);
     uint32_t grid[3] = {pl->gx, gy, q->batch * pl->ranges};
     if (st == OG_OK)
         st = og_record_dispatch(ctx, cmd, &pl->key, set, &planes, grid);
@@ -193,7 +193,7 @@ static og_status record_piece(og_gemm *g, VkCommandBuffer cmd, const og_gemm_arg
     reduce.step_z = min_u32(q->batch, lim[2]);
     og_kernel_key key = {.kernel = OG_KERNEL_REDUCE, .dtype = OG_F32, .dialect = ctx->dialect};
     st = og_binding_set(g, OG_SRC_STORAGE, 1, g->scratch, ctx->placeholder, args->c, args->bias,
-                        &set);
+                        NULL, &set);
     uint32_t rgrid[3] = {(uint32_t)ceil_div(q->n, OG_ELEMENTWISE_THREADS), reduce.step_y,
                          reduce.step_z};
     return st != OG_OK ? st : og_record_dispatch(ctx, cmd, &key, set, &reduce, rgrid);
@@ -238,8 +238,7 @@ og_status og_gemm_encode(og_gemm *g, VkCommandBuffer cmd, const og_gemm_args *ar
     return st != OG_OK ? st : og_gemm_encode_params(g, cmd, args, &p);
 }
 
-/* Begins the context's command buffer, records through fn, submits, waits. */
-static og_status run_recorded(og_context *ctx, og_status (*fn)(void *, VkCommandBuffer), void *user)
+og_status og_run_recorded(og_context *ctx, og_encoder fn, void *user)
 {
     VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
@@ -276,7 +275,7 @@ og_status og_gemm_run(og_gemm *g, const og_gemm_args *args)
     og_status st = og_gemm_choose(g, args, &c.p);
     if (st == OG_OK)
         st = og_gemm_check(g->ctx, g->dtype, args, &push);
-    return st != OG_OK ? st : run_recorded(g->ctx, record_gemm, &c);
+    return st != OG_OK ? st : og_run_recorded(g->ctx, record_gemm, &c);
 }
 
 og_status og_gemm_encode_elementwise(og_gemm *g, VkCommandBuffer cmd, og_elementwise op,
@@ -301,7 +300,7 @@ og_status og_gemm_encode_elementwise(og_gemm *g, VkCommandBuffer cmd, og_element
                        "of %u",
                        args->n, gx, lim[0]);
     /* Each kernel does its own part of the epilogue only. */
-    push.epi = op == OG_ELEMENTWISE_BIAS ? 4u : (uint32_t)args->activation;
+    push.epi = op == OG_ELEMENTWISE_BIAS ? OG_EPI_BIAS : (uint32_t)args->activation;
     push.step_y = min_u32(push.m, lim[1]);
     push.step_z = min_u32(push.batch, lim[2]);
     og_kernel_key key = {.kernel = op == OG_ELEMENTWISE_BIAS ? OG_KERNEL_BIAS : OG_KERNEL_ACTIVATE,
@@ -309,7 +308,7 @@ og_status og_gemm_encode_elementwise(og_gemm *g, VkCommandBuffer cmd, og_element
                          .dialect = ctx->dialect};
     VkDescriptorSet set;
     st = og_binding_set(g, OG_SRC_STORAGE, 1, ctx->placeholder, ctx->placeholder, args->c,
-                        op == OG_ELEMENTWISE_BIAS ? args->bias : NULL, &set);
+                        op == OG_ELEMENTWISE_BIAS ? args->bias : NULL, NULL, &set);
     uint32_t grid[3] = {(uint32_t)gx, push.step_y, push.step_z};
     return st != OG_OK ? st : og_record_dispatch(ctx, cmd, &key, set, &push, grid);
 }
@@ -325,7 +324,7 @@ og_status og_gemm_run_elementwise(og_gemm *g, og_elementwise op, const og_gemm_a
     run_call c = {.g = g, .args = args, .op = op};
     og_push push;
     og_status st = og_elementwise_check(g->ctx, args, &push);
-    return st != OG_OK ? st : run_recorded(g->ctx, record_elementwise, &c);
+    return st != OG_OK ? st : og_run_recorded(g->ctx, record_elementwise, &c);
 }
 
 og_status og_gemm_describe(og_gemm *g, const og_gemm_args *args, char *buf, size_t len)

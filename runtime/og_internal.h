@@ -23,7 +23,15 @@ typedef struct og_push {
     uint32_t bias_off;       /* element offset of bias[0] */
     uint32_t epi;            /* activation in bits 0-1, bit 2: bias bound */
     uint32_t step_y, step_z; /* workgroups along y and z (reduce, elementwise) */
+    int32_t zero_a, zero_b;  /* Int8Gemm: zero points of A and B */
+    uint32_t scale_off;      /* Int8Gemm: element offset of the first column scale */
 } og_push;
+
+/* og_push.epi bits above the activation (bits 0-1). */
+#define OG_EPI_BIAS 4u           /* a bias is bound */
+#define OG_EPI_FLOAT_OUT 8u      /* Int8Gemm: C is float32 */
+#define OG_EPI_COLUMN_SCALES 16u /* Int8Gemm: per-column scales bound */
+#define OG_EPI_ACCUMULATE 32u    /* Int8Gemm: C += sum */
 
 typedef struct og_pipeline {
     og_kernel_key key;
@@ -157,14 +165,10 @@ og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, 
 og_status og_record_dispatch(og_context *ctx, VkCommandBuffer cmd, const og_kernel_key *key,
                              VkDescriptorSet set, const og_push *push, const uint32_t grid[3]);
 
-const char *og_dtype_name(og_dtype t);
-
-#endif /* OG_INTERNAL_H */
-
 /* ---- GEMM objects (og_gemm.c) ---- */
 
 typedef struct og_binding {
-    uint64_t a, b, c, bias; /* og_buffer serial numbers */
+    uint64_t a, b, c, bias, scales; /* og_buffer serial numbers */
     og_src src;
     int vec;
     VkDescriptorSet set;
@@ -207,7 +211,12 @@ og_params og_params_for_call(const og_context *ctx, og_dtype dtype, const og_gem
  * recorded with an older set must have completed by then (documented on
  * og_gemm_release_bindings). Recording allocates nothing for a cached set. */
 og_status og_binding_set(og_gemm *g, og_src src, int vec, og_buffer *a, og_buffer *b, og_buffer *c,
-                         og_buffer *bias, VkDescriptorSet *out);
+                         og_buffer *bias, og_buffer *scales, VkDescriptorSet *out);
+
+/* Sets up and tears down the object's descriptor pool and binding table
+ * (og_gemm_create and og_int8gemm_create). init cleans up after itself. */
+og_status og_gemm_init(og_context *ctx, og_gemm *g, og_dtype input, og_mode mode);
+void og_gemm_fini(og_gemm *g);
 
 /* Records the GEMM with the given parameters instead of the selected ones
  * (the tuner's candidates, the tests' forced variants). */
@@ -217,7 +226,51 @@ og_status og_gemm_encode_params(og_gemm *g, VkCommandBuffer cmd, const og_gemm_a
 /* The selected parameters for a call (selection cache, then og_select). */
 og_status og_gemm_choose(og_gemm *g, const og_gemm_args *args, og_params *p);
 
+/* Records work into a command buffer (og_time_encoder's callback). */
+typedef og_status (*og_encoder)(void *user, VkCommandBuffer cmd);
+
+/* Begins the context's command buffer, records through fn, submits, waits. */
+og_status og_run_recorded(og_context *ctx, og_encoder fn, void *user);
+
+/* Times `reps` recordings of encode after `warmup` untimed ones, in one
+ * command buffer, with timestamp queries; *median_us is the median of one. */
+og_status og_time_encoder(og_context *ctx, og_encoder encode, void *user, int warmup, int reps,
+                          double *median_us);
+
 /* Times `reps` dispatches of the GEMM with parameters p after `warmup`
  * untimed ones, with timestamp queries; *median_us is the median of one call. */
 og_status og_gemm_time(og_gemm *g, const og_gemm_args *args, const og_params *p, int warmup,
                        int reps, double *median_us);
+
+/* ---- Int8Gemm objects (og_int8gemm.c) ---- */
+
+/* An Int8Gemm: a GEMM object's descriptor sets and selection cache, with
+ * input type OG_INT8 standing for both 8-bit types. */
+struct og_int8gemm {
+    og_gemm gemm;
+};
+
+/* Checks an Int8Gemm call (as og_gemm_check, plus types, zero points, output
+ * and column scales) and fills push. The message names the dimension. */
+og_status og_int8gemm_check(og_context *ctx, const og_int8gemm_args *args, og_push *push);
+
+/* Whether a product may run the skinny kernel: M <= 16, B not transposed. */
+int og_int8_skinny_eligible(const og_int8gemm_args *args);
+
+/* Selection for Int8Gemm: the skinny kernel's or the tile's record for op
+ * "int8gemm" (input type "i8", Fast mode), else its default. */
+og_status og_select_int8(og_context *ctx, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                         int64_t batch, og_choice *out);
+
+/* The selected parameters for a call (selection cache, then og_select_int8). */
+og_status og_int8gemm_choose(og_int8gemm *g, const og_int8gemm_args *args, og_params *p);
+
+/* Records Int8Gemm with the given parameters (the tuner's candidates, tests). */
+og_status og_int8gemm_encode_params(og_int8gemm *g, VkCommandBuffer cmd,
+                                    const og_int8gemm_args *args, const og_params *p);
+
+/* Times Int8Gemm with parameters p, as og_gemm_time. */
+og_status og_int8gemm_time(og_int8gemm *g, const og_int8gemm_args *args, const og_params *p,
+                           int warmup, int reps, double *median_us);
+
+#endif /* OG_INTERNAL_H */

@@ -17,8 +17,9 @@ static og_status create_pipeline(og_context *ctx, const og_kernel_key *key, VkPi
         og_status st = og_build_kernel(key, &ctx->limits, &words, &count, &refl, err, sizeof err);
         if (st != OG_OK)
             return og_fail(ctx, st, "%s", err);
-        /* At most A, B, C and the bias; texel layouts have A and B twice more. */
-        uint32_t bindings = key->p.src == OG_SRC_TEXEL ? 6 : 4;
+        /* At most A, B, C, the column scales and the bias; texel layouts have A
+         * and B twice more. */
+        uint32_t bindings = key->p.src == OG_SRC_TEXEL ? 6 : 5;
         if (refl.bindings > bindings || refl.push_bytes > sizeof(og_push)) {
             free(words);
             return og_fail(ctx, OG_ERROR_COMPILE,
@@ -54,6 +55,7 @@ og_status og_pipeline_get(og_context *ctx, const og_kernel_key *key, VkPipeline 
     k.kernel = key->kernel;
     k.p = key->p;
     k.dtype = key->dtype;
+    k.dtype_b = key->dtype_b;
     k.trans_a = !!key->trans_a;
     k.trans_b = !!key->trans_b;
     k.dialect = key->dialect;

@@ -58,39 +58,37 @@ static void load_databases(og_context *ctx)
     og_mem_free(&ctx->allocator, paths);
 }
 
-og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, int trans_b,
-                    int64_t m, int64_t n, int64_t k, int64_t batch, og_choice *out)
+/* The best record for key and the template of out->params: exact shape,
+ * else the nearest tuned shape; out keeps its default when none is usable. */
+static void search_databases(og_context *ctx, const og_record_key *key, int64_t m, int64_t n,
+                             int64_t k, int64_t batch, og_choice *out)
 {
-    memset(out, 0, sizeof *out);
-    /* Few rows is chosen from the shape; the database may only tune its shape. */
-    og_gemm_args shape = {.trans_a = trans_a, .m = m};
-    int fewrows = og_fewrows_eligible(dtype, &shape);
-    out->params = fewrows ? og_params_fewrows(trans_b, n) : og_params_default();
-    out->source = OG_SOURCE_DEFAULT;
-    /* Invariant 1: Deterministic mode never depends on the database. */
-    if (mode == OG_MODE_DETERMINISTIC)
-        return OG_OK;
     const char *template_name = og_params_template(&out->params);
     if (!ctx->dbs_loaded)
         load_databases(ctx);
-    og_record_key key = {.dtype = dtype, .mode = mode, .trans_a = trans_a, .trans_b = trans_b};
-    snprintf(key.op, sizeof key.op, "gemm");
     uint64_t hash = og_template_hash(template_name);
     int have_nearest = 0;
     for (size_t i = 0; i < ctx->n_dbs; i++) {
         og_record rec;
         int found = 0, other_driver = 0;
         char err[1024];
-        if (og_db_select(ctx->dbs[i].db, &ctx->info, &key, template_name, hash, m, n, k, batch,
-                         &rec, &found, &other_driver, err, sizeof err) != OG_OK) {
+        if (og_db_select(ctx->dbs[i].db, &ctx->info, key, template_name, hash, m, n, k, batch, &rec,
+                         &found, &other_driver, err, sizeof err) != OG_OK) {
             fprintf(stderr, "onegpu: warning: %s; using the built-in defaults\n", err);
             continue;
         }
         if (found == 0 || (found == 2 && have_nearest))
             continue;
         og_params p;
-        if (og_params_parse(rec.params, &p, err, sizeof err) != 0 ||
-            og_params_check(&p, &ctx->limits, err, sizeof err) != 0) {
+        int usable = og_params_parse(rec.params, &p, err, sizeof err) == 0 &&
+                     og_params_check(&p, &ctx->limits, err, sizeof err) == 0;
+        /* A record must name the variant the shape runs: a hostile or
+         * hand-edited database cannot swap the kernel family. */
+        if (usable && p.variant != out->params.variant) {
+            snprintf(err, sizeof err, "not the variant of template %s", template_name);
+            usable = 0;
+        }
+        if (!usable) {
             fprintf(stderr, "onegpu: warning: tuning record '%s' is unusable here (%s)\n",
                     rec.params, err);
             continue;
@@ -108,8 +106,40 @@ og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, 
         out->gflops = rec.gflops;
         snprintf(out->db_path, sizeof out->db_path, "%s", ctx->dbs[i].path);
         if (found == 1)
-            return OG_OK;
+            return;
         have_nearest = 1;
     }
+}
+
+og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, int trans_b,
+                    int64_t m, int64_t n, int64_t k, int64_t batch, og_choice *out)
+{
+    memset(out, 0, sizeof *out);
+    /* Few rows is chosen from the shape; the database may only tune its shape. */
+    og_gemm_args shape = {.trans_a = trans_a, .m = m};
+    int fewrows = og_fewrows_eligible(dtype, &shape);
+    out->params = fewrows ? og_params_fewrows(trans_b, n) : og_params_default();
+    out->source = OG_SOURCE_DEFAULT;
+    /* Invariant 1: Deterministic mode never depends on the database. */
+    if (mode == OG_MODE_DETERMINISTIC)
+        return OG_OK;
+    og_record_key key = {.dtype = dtype, .mode = mode, .trans_a = trans_a, .trans_b = trans_b};
+    snprintf(key.op, sizeof key.op, "gemm");
+    search_databases(ctx, &key, m, n, k, batch, out);
+    return OG_OK;
+}
+
+og_status og_select_int8(og_context *ctx, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                         int64_t batch, og_choice *out)
+{
+    memset(out, 0, sizeof *out);
+    og_int8gemm_args shape = {.trans_b = trans_b, .m = m};
+    out->params = og_int8_skinny_eligible(&shape) ? og_params_int8_skinny() : og_params_int8_tile();
+    out->source = OG_SOURCE_DEFAULT;
+    /* One record serves every signedness: the kernels differ only in how a byte widens. */
+    og_record_key key = {
+        .dtype = OG_INT8, .mode = OG_MODE_FAST, .trans_a = trans_a, .trans_b = trans_b};
+    snprintf(key.op, sizeof key.op, "int8gemm");
+    search_databases(ctx, &key, m, n, k, batch, out);
     return OG_OK;
 }

@@ -1,4 +1,4 @@
-/* GPU time of a GEMM from Vulkan timestamp queries. */
+/* GPU time of recorded work (a GEMM, an Int8Gemm) from Vulkan timestamp queries. */
 #include <stdlib.h>
 
 #include "og_internal.h"
@@ -9,10 +9,9 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-og_status og_gemm_time(og_gemm *g, const og_gemm_args *args, const og_params *p, int warmup,
-                       int reps, double *median_us)
+og_status og_time_encoder(og_context *ctx, og_encoder encode, void *user, int warmup, int reps,
+                          double *median_us)
 {
-    og_context *ctx = g->ctx;
     *median_us = 0;
     if (!ctx->has_timestamps)
         return og_fail(ctx, OG_ERROR_UNSUPPORTED,
@@ -20,10 +19,7 @@ og_status og_gemm_time(og_gemm *g, const og_gemm_args *args, const og_params *p,
                        ctx->props.deviceName);
     if (reps < 1 || warmup < 0)
         return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT, "timer: reps (%d) must be at least 1", reps);
-    og_push push;
-    og_status st = og_gemm_check(ctx, g->dtype, args, &push);
-    if (st != OG_OK)
-        return st;
+    og_status st = OG_OK;
     VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
                                 .queryType = VK_QUERY_TYPE_TIMESTAMP,
                                 .queryCount = 2 * (uint32_t)reps};
@@ -42,11 +38,11 @@ og_status og_gemm_time(og_gemm *g, const og_gemm_args *args, const og_params *p,
     if (st == OG_OK) {
         ctx->vk.vkCmdResetQueryPool(ctx->cmd, pool, 0, 2 * (uint32_t)reps);
         for (int i = 0; i < warmup && st == OG_OK; i++)
-            st = og_gemm_encode_params(g, ctx->cmd, args, p);
+            st = encode(user, ctx->cmd);
         for (int i = 0; i < reps && st == OG_OK; i++) {
             ctx->vk.vkCmdWriteTimestamp(ctx->cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, pool,
                                         2 * (uint32_t)i);
-            st = og_gemm_encode_params(g, ctx->cmd, args, p);
+            st = encode(user, ctx->cmd);
             ctx->vk.vkCmdWriteTimestamp(ctx->cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, pool,
                                         2 * (uint32_t)i + 1);
         }
@@ -74,4 +70,28 @@ og_status og_gemm_time(og_gemm *g, const og_gemm_args *args, const og_params *p,
     og_mem_free(&ctx->allocator, times);
     ctx->vk.vkDestroyQueryPool(ctx->device, pool, NULL);
     return st;
+}
+
+typedef struct gemm_call {
+    og_gemm *g;
+    const og_gemm_args *args;
+    const og_params *p;
+} gemm_call;
+
+static og_status encode_gemm(void *user, VkCommandBuffer cmd)
+{
+    gemm_call *c = user;
+    return og_gemm_encode_params(c->g, cmd, c->args, c->p);
+}
+
+og_status og_gemm_time(og_gemm *g, const og_gemm_args *args, const og_params *p, int warmup,
+                       int reps, double *median_us)
+{
+    og_push push;
+    *median_us = 0;
+    og_status st = og_gemm_check(g->ctx, g->dtype, args, &push);
+    if (st != OG_OK)
+        return st;
+    gemm_call call = {g, args, p};
+    return og_time_encoder(g->ctx, encode_gemm, &call, warmup, reps, median_us);
 }

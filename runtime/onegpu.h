@@ -55,11 +55,14 @@ typedef enum og_status {
     OG_ERROR_DATABASE          /* the tuning database could not be read or written */
 } og_status;
 
-/* Element type of A and B. C is always float32. */
+/* Element type of A and B. The float GEMM takes the first three (C is
+ * float32); Int8Gemm takes the last two (C is int32 or float32). */
 typedef enum og_dtype {
     OG_F32 = 0,
-    OG_F16 = 1, /* IEEE 754 binary16 */
-    OG_BF16 = 2 /* bfloat16: the high 16 bits of a binary32 */
+    OG_F16 = 1,  /* IEEE 754 binary16 */
+    OG_BF16 = 2, /* bfloat16: the high 16 bits of a binary32 */
+    OG_INT8 = 3, /* two's complement, -128..127 */
+    OG_UINT8 = 4 /* 0..255 */
 } og_dtype;
 
 /* Fast may use any tuned variant and summation order; Deterministic always
@@ -82,6 +85,7 @@ typedef enum og_activation {
 typedef struct og_context og_context;
 typedef struct og_buffer og_buffer;
 typedef struct og_gemm og_gemm;
+typedef struct og_int8gemm og_int8gemm;
 
 /* Host memory for the runtime's own allocations (contexts, buffers' and GEMM
  * objects' bookkeeping, pipeline and descriptor-set caches), like Vulkan's
@@ -221,6 +225,76 @@ void og_gemm_release_bindings(og_gemm *g);
  * ("gemm_tile bm=64,...,split=rule (default); 12 k ranges of 64"), into buf
  * of size len. */
 og_status og_gemm_describe(og_gemm *g, const og_gemm_args *args, char *buf, size_t len);
+
+/* ---- Int8Gemm: 8-bit products with 32-bit integer sums ----
+ *
+ * The reference design's Int8Gemm ("8-bit products on Apple matrix
+ * hardware"), on any Vulkan device: for every product of the batch
+ *
+ *     sum(i, j) = sum over k of (op(A)(i, k) - zero_a) * (op(B)(k, j) - zero_b)
+ *
+ * in two's-complement int32 arithmetic, wrapping modulo 2^32 as the
+ * definition does, so the result is the same integer for every summation
+ * order and every kernel (Fast and Deterministic mode are one). No
+ * intermediate is narrower than 32 bits and nothing saturates (Vulkan's
+ * saturating dot products, the AccSat forms, are never used).
+ * A and B are bytes (int8 or uint8, each with its own type and zero point);
+ * shapes, leading dimensions, offsets and batch strides are as for the float
+ * GEMM above, counted in elements (bytes for A and B, 32-bit words for C).
+ * C is int32, or float32 with the dynamic-quantisation epilogue
+ *
+ *     C(i, j) = act(float(sum(i, j)) * (scale_a * scale_b(j)) + bias[j])
+ *
+ * where scale_b(j) = col_scales[col_scale_offset + j] when col_scales is
+ * given, else scale_b; every operation is one IEEE 754 float32 rounding, in
+ * that order. */
+
+/* What Int8Gemm writes to C. */
+typedef enum og_int8_output {
+    OG_INT8_OUTPUT_INT32 = 0,     /* C(i, j) = sum(i, j) */
+    OG_INT8_OUTPUT_INT32_ADD = 1, /* C(i, j) = C(i, j) + sum(i, j), modulo 2^32 */
+    OG_INT8_OUTPUT_FLOAT32 = 2    /* the float32 epilogue above */
+} og_int8_output;
+
+typedef struct og_int8gemm_args {
+    int trans_a, trans_b;    /* non-zero: op(X) = X^T */
+    int64_t m, n, k, batch;  /* batch 0 is taken as 1 */
+    og_dtype type_a, type_b; /* OG_INT8 or OG_UINT8 */
+    int32_t zero_a, zero_b;  /* zero points, within their operand type's range */
+    og_buffer *a, *b, *c;    /* a and b may be NULL when k == 0 */
+    int64_t lda, ldb, ldc;
+    int64_t a_offset, b_offset, c_offset;
+    int64_t stride_a, stride_b, stride_c; /* stride_b 0 shares B across the batch */
+    og_int8_output output;
+    /* Float32 output only (others must leave them zero or NULL). */
+    float scale_a, scale_b;
+    og_buffer *col_scales; /* NULL: scale_b for every column; else N float32 scales */
+    int64_t col_scale_offset;
+    og_buffer *bias; /* NULL: none; else N float32 values from bias_offset */
+    int64_t bias_offset;
+    og_activation activation;
+} og_int8gemm_args;
+
+/* Creates an Int8Gemm object. Kernels are chosen per shape: M <= 16 with B
+ * not transposed runs the skinny kernel (32 columns x 4 rows a workgroup, k
+ * split 16 ways), anything else the portable tile; either with the tuned
+ * parameters of the nearest record for op "int8gemm" in the tuning database
+ * (the same search as og_gemm_create), else the reference design's defaults. */
+og_status og_int8gemm_create(og_context *ctx, og_int8gemm **out);
+void og_int8gemm_destroy(og_int8gemm *g);
+
+/* Records Int8Gemm into cmd, as og_gemm_encode does. Errors:
+ * OG_ERROR_INVALID_ARGUMENT naming the dimension (a zero point outside its
+ * type, a bias with an int32 output, ...); OG_ERROR_UNSUPPORTED for a grid
+ * beyond maxComputeWorkGroupCount or an operand beyond maxStorageBufferRange.
+ * Nothing is recorded on error. */
+og_status og_int8gemm_encode(og_int8gemm *g, VkCommandBuffer cmd, const og_int8gemm_args *args);
+
+/* Records, submits and waits. Same checks and errors as og_int8gemm_encode. */
+og_status og_int8gemm_run(og_int8gemm *g, const og_int8gemm_args *args);
+
+/* Describes the kernel og_int8gemm_run would use for args in one line. */
+og_status og_int8gemm_describe(og_int8gemm *g, const og_int8gemm_args *args, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

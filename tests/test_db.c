@@ -561,3 +561,71 @@ Test(db, two_connections_lose_no_record)
         cr_assert_eq(seen[i], 1, "record m=%d seen %d times", i, seen[i]);
     og_db_close(b);
 }
+
+/* A file of schema version 1, as the first release wrote it: the dtype
+ * CHECK knows the float types only. */
+static const char schema_v1[] =
+    "CREATE TABLE devices (id INTEGER PRIMARY KEY, vendor_id INTEGER NOT NULL,"
+    " device_id INTEGER NOT NULL, driver_id INTEGER NOT NULL, driver_version INTEGER NOT NULL,"
+    " name TEXT NOT NULL, driver_name TEXT NOT NULL,"
+    " UNIQUE (vendor_id, device_id, driver_id, driver_version));"
+    "CREATE TABLE records (id INTEGER PRIMARY KEY, device INTEGER NOT NULL REFERENCES devices(id),"
+    " op TEXT NOT NULL, dtype TEXT NOT NULL CHECK (dtype IN ('f32', 'f16', 'bf16')),"
+    " mode TEXT NOT NULL CHECK (mode IN ('fast', 'deterministic')),"
+    " trans_a INTEGER NOT NULL CHECK (trans_a IN (0, 1)),"
+    " trans_b INTEGER NOT NULL CHECK (trans_b IN (0, 1)), m INTEGER NOT NULL,"
+    " n INTEGER NOT NULL, k INTEGER NOT NULL, batch INTEGER NOT NULL,"
+    " template_name TEXT NOT NULL,"
+    " template_hash TEXT NOT NULL CHECK (length(template_hash) = 16), params TEXT NOT NULL,"
+    " median_us REAL NOT NULL, gflops REAL NOT NULL, samples INTEGER NOT NULL,"
+    " max_error REAL NOT NULL, accepted INTEGER NOT NULL CHECK (accepted IN (0, 1)),"
+    " reason TEXT NOT NULL, created INTEGER NOT NULL);"
+    "CREATE INDEX records_select ON records"
+    " (device, op, dtype, mode, trans_a, trans_b, template_name, template_hash, accepted);"
+    "INSERT INTO devices VALUES (1, 65541, 0, 13, 7, 'llvmpipe (test)', 'llvmpipe');"
+    "INSERT INTO records VALUES (5, 1, 'gemm', 'f16', 'fast', 0, 1, 64, 64, 64, 1, 'tile',"
+    " 'fedcba9876543210', 'v1 record', 12.5, 3.5, 9, 1e-6, 1, '', 1700000000);"
+    "PRAGMA user_version = 1;";
+
+Test(db, version_1_files_are_read_and_upgraded)
+{
+    char path[512];
+    tmp_path(path, sizeof path, "v1.db");
+    raw_exec(path, schema_v1);
+    /* Read-only: read as it is, nothing changes. */
+    og_db *db = open_db(path, 0);
+    selection s = select_shape(db, 7, 64, 64, 64, 1);
+    cr_expect_eq(s.found, 1);
+    cr_expect_str_eq(s.rec.params, "v1 record");
+    og_db_close(db);
+
+    /* Writable: upgraded to this version in place, the record kept with its id. */
+    db = open_db(path, 1);
+    s = select_shape(db, 7, 64, 64, 64, 1);
+    cr_expect_eq(s.found, 1);
+    cr_expect_str_eq(s.rec.params, "v1 record");
+    og_record rec = test_record(1, 768, 768, 1, 0.5);
+    snprintf(rec.key.op, sizeof rec.key.op, "int8gemm");
+    rec.key.dtype = OG_INT8;
+    insert(db, device_id(db, 7), &rec);
+    og_db_close(db);
+    sqlite3 *conn = NULL;
+    cr_assert_eq(sqlite3_open(path, &conn), SQLITE_OK);
+    sqlite3_stmt *stmt = NULL;
+    cr_assert_eq(sqlite3_prepare_v2(conn,
+                                    "SELECT (SELECT user_version FROM pragma_user_version),"
+                                    " (SELECT count(*) FROM records WHERE id = 5),"
+                                    " (SELECT count(*) FROM records WHERE dtype = 'i8')",
+                                    -1, &stmt, NULL),
+                 SQLITE_OK, "%s", sqlite3_errmsg(conn));
+    cr_assert_eq(sqlite3_step(stmt), SQLITE_ROW);
+    cr_expect_eq(sqlite3_column_int(stmt, 0), OG_DB_SCHEMA_VERSION);
+    cr_expect_eq(sqlite3_column_int(stmt, 1), 1, "the v1 record keeps its id");
+    cr_expect_eq(sqlite3_column_int(stmt, 2), 1, "the int8gemm record is stored");
+    sqlite3_finalize(stmt);
+    /* The CHECK still refuses a type nobody reads. */
+    cr_expect_neq(
+        sqlite3_exec(conn, "UPDATE records SET dtype = 'x8' WHERE id = 5", NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(conn);
+}

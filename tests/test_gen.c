@@ -72,6 +72,18 @@ static og_params *fewrows_space(int trans_b, size_t *n)
     return space;
 }
 
+/* Int8Gemm's candidates of a preset: the tile's (1024 cubed) or the skinny
+ * kernel's (M = 1, B not transposed). */
+static og_params *int8_space(og_preset preset, int skinny, size_t *n)
+{
+    og_limits lim = generous_limits();
+    og_params *space = NULL;
+    og_shape shape = {skinny ? 1 : 1024, 1024, 1024, 1};
+    if (og_space(&lim, preset, OG_INT8, 0, 0, &shape, &space, n) != OG_OK)
+        *n = 0;
+    return space;
+}
+
 /* ---- every candidate: source -> SPIR-V -> spirv-val -> reflection ---- */
 
 #define N_COMBOS 24 /* 3 dtypes x op(A) x op(B) x 2 dialects */
@@ -96,6 +108,24 @@ static og_kernel_key combo_key(const og_params *p, size_t combo)
 
 #define SAMPLE_STRIDE 20
 
+/* Int8Gemm's operand types, op(A), op(B) and dialect rotate with the index;
+ * packed dot products and the skinny kernel's B stored K x N are GLSL-only
+ * and not transposed respectively. */
+static og_kernel_key int8_key(const og_params *p, size_t combo)
+{
+    static const og_dtype types[] = {OG_INT8, OG_UINT8};
+    int skinny = p->variant == OG_VARIANT_INT8_SKINNY;
+    og_kernel_key key = {
+        .p = *p,
+        .dtype = types[combo % 2],
+        .dtype_b = types[combo / 2 % 2],
+        .trans_a = (int)(combo / 4 % 2),
+        .trans_b = skinny ? 0 : (int)(combo / 8 % 2),
+        .dialect = p->dot || combo / 16 % 2 == 0 ? OG_GLSL : OG_HLSL,
+    };
+    return key;
+}
+
 ParameterizedTestParameters(gen, module)
 {
     size_t n, n_quick = 0, count = 0, n_rows[2];
@@ -109,7 +139,13 @@ ParameterizedTestParameters(gen, module)
     const char *full = getenv("OG_TEST_FULL_SPACE");
     size_t stride = full && strcmp(full, "1") == 0 ? 1 : SAMPLE_STRIDE;
     og_params def = og_params_default();
-    module_case *cases = cr_malloc((n + n_rows[0] + n_rows[1] + 2 * N_COMBOS + 6) * sizeof *cases);
+    size_t n_int8[3];
+    og_params *int8[3] = {int8_space(OG_PRESET_QUICK, 0, &n_int8[0]),
+                          int8_space(OG_PRESET_STANDARD, 0, &n_int8[1]),
+                          int8_space(OG_PRESET_STANDARD, 1, &n_int8[2])};
+    module_case *cases = cr_malloc(
+        (n + n_rows[0] + n_rows[1] + n_int8[0] + n_int8[1] + n_int8[2] + 2 * N_COMBOS + 6) *
+        sizeof *cases);
     /* The standard space starts with the quick one. */
     for (size_t i = 0; i < n; i++)
         if (i < n_quick || i % stride == 0)
@@ -126,6 +162,14 @@ ParameterizedTestParameters(gen, module)
             cases[count++] = (module_case){
                 i,
                 {.p = rows[t][i], .dtype = OG_F32, .trans_b = t, .dialect = (og_dialect)(i % 2)}};
+    /* Int8Gemm: every quick tile and skinny shape, every 4th standard tile
+     * (the whole space with OG_TEST_FULL_SPACE=1). */
+    for (int t = 0; t < 3; t++) {
+        for (size_t i = 0; i < n_int8[t]; i++)
+            if (t != 1 || i % (stride == 1 ? 1 : 4) == 0)
+                cases[count++] = (module_case){i, int8_key(&int8[t][i], i + (size_t)t)};
+        free(int8[t]);
+    }
     /* The split-k reduction and the standalone epilogue kernels. */
     for (int k = OG_KERNEL_REDUCE; k <= OG_KERNEL_ACTIVATE; k++)
         for (int d = 0; d < 2; d++)
@@ -167,8 +211,9 @@ ParameterizedTest(module_case *c, gen, module)
 {
     char what[OG_PARAMS_MAX + 96], err[8192];
     og_params_format(&c->key.p, what, sizeof what);
-    snprintf(what + strlen(what), sizeof what - strlen(what), " %s %s %c%c %s (candidate %zd)",
-             og_kernel_template(&c->key), og_dtype_name(c->key.dtype), c->key.trans_a ? 'T' : 'N',
+    snprintf(what + strlen(what), sizeof what - strlen(what), " %s %s%s%s %c%c %s (candidate %zd)",
+             og_kernel_template(&c->key), og_dtype_name(c->key.dtype), c->key.dtype_b ? "x" : "",
+             c->key.dtype_b ? og_dtype_name(c->key.dtype_b) : "", c->key.trans_a ? 'T' : 'N',
              c->key.trans_b ? 'T' : 'N', c->key.dialect == OG_HLSL ? "hlsl" : "glsl",
              (ssize_t)c->index);
 
@@ -232,6 +277,32 @@ static void reversed_default(char *out, size_t len)
     for (char *comma; (comma = strrchr(text, ',')) != NULL; *comma = '\0')
         snprintf(out + strlen(out), len - strlen(out), "%s,", comma + 1);
     snprintf(out + strlen(out), len - strlen(out), "%s", text);
+}
+
+Test(gen, params_round_trip_int8_candidates)
+{
+    og_limits lim = generous_limits();
+    size_t total = 0;
+    for (int skinny = 0; skinny < 2; skinny++) {
+        size_t n;
+        og_params *space = int8_space(OG_PRESET_STANDARD, skinny, &n);
+        cr_assert_gt(n, 8, "the standard Int8Gemm space holds %zu candidates", n);
+        og_params first = skinny ? og_params_int8_skinny() : og_params_int8_tile();
+        cr_expect(memcmp(&space[0], &first, sizeof first) == 0, "the default comes first");
+        for (size_t i = 0; i < n; i++) {
+            char text[OG_PARAMS_MAX], again[OG_PARAMS_MAX], why[256] = "";
+            og_params p;
+            og_params_format(&space[i], text, sizeof text);
+            cr_assert_eq(og_params_parse(text, &p, why, sizeof why), 0, "'%s': %s", text, why);
+            cr_expect(memcmp(&p, &space[i], sizeof p) == 0, "'%s' parses differently", text);
+            og_params_format(&p, again, sizeof again);
+            cr_expect_str_eq(again, text);
+            cr_expect_eq(og_params_check(&p, &lim, why, sizeof why), 0, "'%s': %s", text, why);
+        }
+        total += n;
+        free(space);
+    }
+    cr_expect_gt(total, 20);
 }
 
 Test(gen, params_parse_accepts_any_key_order)
@@ -385,6 +456,72 @@ Test(gen, params_check_limits)
     cr_expect_eq(og_params_check(&direct, &lim, why, sizeof why), 0, "direct: %s", why);
 }
 
+Test(gen, int8_params_and_kernel_checks)
+{
+    og_limits lim = generous_limits();
+    og_params tile = og_params_int8_tile(), skinny = og_params_int8_skinny(), p;
+    char text[OG_PARAMS_MAX], why[256] = "";
+    og_params_format(&skinny, text, sizeof text);
+    cr_expect_str_eq(text, "variant=int8skinny,rows=4,cols=32,slices=16");
+    expect_parse_error("variant=int8skinny,rows=4,cols=32", "needs exactly rows, cols and slices");
+    expect_parse_error("variant=int8tile,bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0",
+                       "needs exactly bm,bn,bk,tm,tn,wgx,wgy,pad,dot");
+    expect_parse_error("variant=int8skinny,rows=4,cols=32,slices=16,split=2", "needs exactly");
+    expect_parse_error("variant=int8tile,bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,dot=0,"
+                       "load=direct",
+                       "needs exactly");
+
+    p = tile;
+    p.dot = 2;
+    expect_check_error(&p, NULL, "dot=2 is not 0 or 1");
+    p = tile;
+    p.dot = 1;
+    og_limits no_dot = lim;
+    no_dot.integer_dot = 0;
+    expect_check_error(&p, &no_dot, "VK_KHR_shader_integer_dot_product");
+    no_dot.integer_dot = 1;
+    cr_expect_eq(og_params_check(&p, &no_dot, why, sizeof why), 0, "%s", why);
+    p = tile;
+    p.wgx = 8;
+    expect_check_error(&p, NULL, "is not the tile");
+    p = skinny;
+    p.rows = 3;
+    expect_check_error(&p, NULL, "must be powers of two");
+    p = skinny;
+    p.slices = 64; /* 32 x 64 = 2048 invocations */
+    expect_check_error(&p, NULL, "32..1024 invocations");
+    og_limits small = lim;
+    small.max_invocations = 256;
+    expect_check_error(&skinny, &small, "invocations per workgroup exceed");
+    small = lim;
+    small.max_shared_bytes = og_params_shared_bytes(&tile) - 1;
+    expect_check_error(&tile, &small, "bytes of workgroup memory exceed");
+    cr_expect_eq(og_params_shared_bytes(&skinny), 4u * 4 * 32 * 16);
+    p = tile;
+    p.dot = 1;
+    cr_expect_eq(og_params_shared_bytes(&p), og_params_shared_bytes(&tile) / 4,
+                 "packed words take a quarter of the ints");
+
+    /* Kernel keys: the 8-bit variants take 8-bit inputs and nothing else
+     * does; the skinny kernel takes B not transposed; dot=1 is GLSL only. */
+    og_kernel_key good = {.p = tile, .dtype = OG_INT8, .dtype_b = OG_UINT8};
+    cr_expect_eq(og_kernel_check(&good, &lim, why, sizeof why), 0, "%s", why);
+    og_kernel_key key = good;
+    key.dtype = OG_F32;
+    cr_expect_eq(og_kernel_check(&key, &lim, why, sizeof why), -1);
+    cr_expect_not_null(strstr(why, "take int8 or uint8 inputs"), "%s", why);
+    key = (og_kernel_key){.p = og_params_default(), .dtype = OG_INT8, .dtype_b = OG_INT8};
+    cr_expect_eq(og_kernel_check(&key, &lim, why, sizeof why), -1, "a float tile on int8 inputs");
+    key = (og_kernel_key){.p = skinny, .dtype = OG_INT8, .dtype_b = OG_INT8, .trans_b = 1};
+    cr_expect_eq(og_kernel_check(&key, &lim, why, sizeof why), -1);
+    cr_expect_not_null(strstr(why, "B not transposed"), "%s", why);
+    key = good;
+    key.p.dot = 1;
+    key.dialect = OG_HLSL;
+    cr_expect_eq(og_kernel_check(&key, &lim, why, sizeof why), -1);
+    cr_expect_not_null(strstr(why, "GLSL only"), "%s", why);
+}
+
 /* og_build_kernel refuses parameters beyond the limits before compiling: the
  * reason is the check's, not the post-reflection one ("kernel needs"). */
 static void expect_build_refused(const og_limits *lim, const char *reason)
@@ -468,9 +605,41 @@ Test(gen, compile_assembly)
     free(text);
 }
 
+/* Int8Gemm's packed dot products are the plain OpSDot, OpUDot and OpSUDot:
+ * the AccSat forms saturate, where the definition wraps modulo 2^32. */
+Test(gen, int8_dot_products_never_saturate)
+{
+    static const og_dtype types[2] = {OG_INT8, OG_UINT8};
+    static const char *const ops[2][2] = {{"OpSDot", "OpSUDot"}, {"OpSUDot", "OpUDot"}};
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++) {
+            og_kernel_key key = {.p = og_params_int8_tile(), .dtype = types[a], .dtype_b = types[b]};
+            key.p.dot = 1;
+            char *src = NULL, err[8192] = "";
+            cr_assert_eq(og_gen_source(&key, &src, err, sizeof err), OG_OK, "%s", err);
+            char *text = NULL;
+            size_t count;
+            og_status st = og_compile(src, OG_GLSL, 1, (uint32_t **)&text, &count, err, sizeof err);
+            free(src);
+            cr_assert_eq(st, OG_OK, "%s", err);
+            cr_expect_not_null(strstr(text, ops[a][b]), "%s x %s: no %s", og_dtype_name(types[a]),
+                               og_dtype_name(types[b]), ops[a][b]);
+            cr_expect_null(strstr(text, "AccSat"), "%s x %s uses a saturating dot product",
+                           og_dtype_name(types[a]), og_dtype_name(types[b]));
+            free(text);
+        }
+}
+
 Test(gen, template_hash)
 {
     uint64_t h = og_template_hash(OG_TEMPLATE_TILE);
+    /* Every template hashes to its own version. */
+    const char *names[] = {OG_TEMPLATE_FEWROWS, OG_TEMPLATE_REDUCE, OG_TEMPLATE_ELEMENTWISE,
+                           OG_TEMPLATE_INT8_TILE, OG_TEMPLATE_INT8_SKINNY};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        cr_expect_neq(og_template_hash(names[i]), h, "%s", names[i]);
+    cr_expect_neq(og_template_hash(OG_TEMPLATE_INT8_TILE),
+                  og_template_hash(OG_TEMPLATE_INT8_SKINNY));
     cr_expect_neq(h, 0);
     cr_expect_eq(og_template_hash(OG_TEMPLATE_TILE), h, "hash changes between calls");
     /* It hashes the template's text: an unknown template (no text) differs. */

@@ -40,12 +40,16 @@ int og_cmd_bench(const og_cli *o)
     og_shape *shapes;
     size_t ns, nd;
     og_dtype dtypes[3];
+    if (og_cli_dtypes(o, dtypes, &nd) != 0)
+        return 2;
+    if (og_dtype_is_int8(dtypes[0])) {
+        og_context *ctx = og_cli_context(o);
+        int rc = ctx ? og_cmd_bench_int8(o, ctx) : 1;
+        og_context_destroy(ctx);
+        return rc;
+    }
     if (og_parse_shapes(o->shapes ? o->shapes : table_shapes, &shapes, &ns) != 0) {
         fprintf(stderr, "ogtune bench: --shapes takes MxNxK[xBATCH],... (got %s)\n", o->shapes);
-        return 2;
-    }
-    if (og_cli_dtypes(o, dtypes, &nd) != 0) {
-        free(shapes);
         return 2;
     }
     og_context *ctx = og_cli_context(o);

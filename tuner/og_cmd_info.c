@@ -17,9 +17,23 @@ og_context *og_cli_context(const og_cli *o)
 
 int og_cli_dtypes(const og_cli *o, og_dtype *out, size_t *n)
 {
+    *n = 0;
+    if (o->op && strcmp(o->op, "gemm") != 0 && strcmp(o->op, "int8gemm") != 0) {
+        fprintf(stderr, "ogtune: --op takes gemm or int8gemm (got %s)\n", o->op);
+        return -1;
+    }
+    if (o->op && strcmp(o->op, "int8gemm") == 0) {
+        /* Int8Gemm is tuned and selected with int8 operands; one record serves
+         * every signedness (og_select_int8). */
+        if (o->dtypes) {
+            fprintf(stderr, "ogtune: --dtype is for --op gemm; int8gemm takes 8-bit operands\n");
+            return -1;
+        }
+        out[(*n)++] = OG_INT8;
+        return 0;
+    }
     char buf[64];
     snprintf(buf, sizeof buf, "%s", o->dtypes ? o->dtypes : "f32");
-    *n = 0;
     char *save = NULL;
     for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (*n == 3 || og_dtype_parse(t, &out[*n]) != 0) {
@@ -30,6 +44,14 @@ int og_cli_dtypes(const og_cli *o, og_dtype *out, size_t *n)
         (*n)++;
     }
     return *n ? 0 : -1;
+}
+
+og_status og_cli_select(og_context *ctx, og_dtype t, og_mode mode, int trans_a, int trans_b,
+                        const og_shape *s, og_choice *out)
+{
+    if (og_dtype_is_int8(t))
+        return og_select_int8(ctx, trans_a, trans_b, s->m, s->n, s->k, s->batch, out);
+    return og_select(ctx, t, mode, trans_a, trans_b, s->m, s->n, s->k, s->batch, out);
 }
 
 static const char *source_name(og_source s)
@@ -46,7 +68,7 @@ static void print_choice_json(FILE *f, og_context *ctx, og_dtype t, og_mode mode
     if (c->params.variant == OG_VARIANT_TILE)
         og_split_ranges(c->params.split, s->m, s->n, s->k, s->batch, OG_SCRATCH_BYTES / 4, &ranges,
                         &range_len);
-    fprintf(f, "{\"op\":\"gemm\",\"device\":");
+    fprintf(f, "{\"op\":\"%s\",\"device\":", og_dtype_is_int8(t) ? "int8gemm" : "gemm");
     og_json_string(f, og_context_device_name(ctx));
     fprintf(f,
             ",\"dtype\":\"%s\",\"mode\":\"%s\",\"trans_a\":%s,\"trans_b\":%s,"
@@ -72,15 +94,14 @@ void og_cli_print_choice_table(og_context *ctx, const og_cli *o, const og_dtype 
 {
     if (!o->json)
         printf("\n%-5s %-22s %-8s %-72s %s\n", "dtype", "shape (MxNxKxbatch)", "source", "kernel",
-               "tuned GFLOP/s");
+               og_dtype_is_int8(dtypes[0]) ? "tuned GOP/s" : "tuned GFLOP/s");
     else
         printf("{\"chosen\":[");
     for (size_t d = 0; d < nd; d++)
         for (size_t i = 0; i < ns; i++) {
             og_choice c;
             const og_shape *s = &shapes[i];
-            if (og_select(ctx, dtypes[d], OG_MODE_FAST, o->trans_a, o->trans_b, s->m, s->n, s->k,
-                          s->batch, &c) != OG_OK)
+            if (og_cli_select(ctx, dtypes[d], OG_MODE_FAST, o->trans_a, o->trans_b, s, &c) != OG_OK)
                 continue;
             if (o->json) {
                 if (d + i > 0)
@@ -170,8 +191,8 @@ int og_cmd_select(const og_cli *o)
     og_context *ctx = og_cli_context(o);
     og_choice c;
     int rc = 1;
-    if (ctx && og_select(ctx, dtypes[0], mode, o->trans_a, o->trans_b, shapes[0].m, shapes[0].n,
-                         shapes[0].k, shapes[0].batch, &c) == OG_OK) {
+    if (ctx &&
+        og_cli_select(ctx, dtypes[0], mode, o->trans_a, o->trans_b, &shapes[0], &c) == OG_OK) {
         if (o->json) {
             print_choice_json(stdout, ctx, dtypes[0], mode, o->trans_a, o->trans_b, &shapes[0], &c);
             putchar('\n');
@@ -271,6 +292,10 @@ int og_cmd_gen(const og_cli *o)
     if (og_cli_dtypes(o, dtypes, &nd) != 0 || nd != 1)
         return 2;
     key.dtype = dtypes[0];
+    if (og_dtype_is_int8(key.dtype)) { /* --op int8gemm: int8 x int8 */
+        key.dtype_b = OG_INT8;
+        key.p = og_params_int8_tile();
+    }
     key.dialect = strcmp(emit, "hlsl") == 0 ? OG_HLSL : OG_GLSL;
     if (o->params && og_params_parse(o->params, &key.p, err, sizeof err) != 0) {
         fprintf(stderr, "ogtune gen: %s\n", err);
@@ -287,7 +312,8 @@ int og_cmd_gen(const og_cli *o)
     if (st == OG_OK) {
         const char *out = msl ? text : asm_out ? (const char *)words : src;
         if (o->json) {
-            printf("{\"emit\":\"%s\",\"template\":\"%s\",\"text\":", emit, OG_TEMPLATE_TILE);
+            printf("{\"emit\":\"%s\",\"template\":\"%s\",\"text\":", emit,
+                   og_kernel_template(&key));
             og_json_string(stdout, out);
             printf("}\n");
         } else {

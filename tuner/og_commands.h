@@ -15,6 +15,7 @@ typedef struct og_cli {
     const char *mode;   /* --mode fast|deterministic */
     const char *emit;   /* --emit glsl|hlsl|spirv|msl */
     const char *params; /* --params "bm=..,..." */
+    const char *op;     /* --op gemm|int8gemm */
 } og_cli;
 
 /* Each returns the process exit status. */
@@ -24,11 +25,18 @@ int og_cmd_select(const og_cli *o);
 int og_cmd_show(const og_cli *o);
 int og_cmd_bench(const og_cli *o);
 int og_cmd_gen(const og_cli *o);
+/* ogtune bench --op int8gemm, on an open context. */
+int og_cmd_bench_int8(const og_cli *o, og_context *ctx);
 
 /* Shared by the commands: the context (with o->db as the only database when
  * given), the dtype list, the table of chosen kernels. */
 og_context *og_cli_context(const og_cli *o);
+/* The input types of the command: --dtype's list for --op gemm, OG_INT8 alone
+ * for --op int8gemm. */
 int og_cli_dtypes(const og_cli *o, og_dtype *out, size_t *n);
+/* Selection for a dtype of og_cli_dtypes: og_select, or og_select_int8. */
+og_status og_cli_select(og_context *ctx, og_dtype t, og_mode mode, int trans_a, int trans_b,
+                        const og_shape *s, og_choice *out);
 void og_cli_print_choice_table(og_context *ctx, const og_cli *o, const og_dtype *dtypes, size_t nd,
                                const og_shape *shapes, size_t ns);
 

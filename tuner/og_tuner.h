@@ -109,6 +109,46 @@ og_status og_candidate_verify(og_gemm *g, og_problem *pr, const og_params *p, in
 /* GFLOP/s of one call that took us microseconds. */
 double og_gflops(const og_gemm_args *args, double us);
 
+/* ---- Int8Gemm on the host (og_int8.c) ---- */
+
+/* Elements (bytes of A and B, words of C) each operand of args needs. */
+void og_int8_extents(const og_int8gemm_args *args, size_t *a, size_t *b, size_t *c);
+
+/* Int8Gemm exactly: sums in 64-bit integers reduced modulo 2^32 (the
+ * definition), then the call's output (the float32 epilogue with the same
+ * roundings as the kernels; the GELUs in double, see og_reference_activation).
+ * out holds the whole C buffer as 32-bit words, c_in outside the written region. */
+void og_reference_int8(const og_int8gemm_args *args, const uint8_t *a, const uint8_t *b,
+                       const uint32_t *c_in, const float *col_scales, const float *bias,
+                       uint32_t *out);
+
+/* Elements where got differs from want; the first is described in why. */
+size_t og_int8_mismatches(const og_int8gemm_args *args, const uint32_t *want, const uint32_t *got,
+                          size_t n, char *why, size_t len);
+
+typedef struct og_int8_problem {
+    og_int8gemm_args args;
+    uint8_t *a, *b;         /* host copies of A and B */
+    uint32_t *c0, *c, *ref; /* C before the call, read back, and the reference */
+    size_t na, nb, nc;
+} og_int8_problem;
+
+/* A problem with random bytes, zero points away from 0, odd leading
+ * dimensions and batch strides, an int32 output; buffers created on ctx. */
+og_status og_int8_problem_create(og_context *ctx, og_dtype type_a, og_dtype type_b, int trans_a,
+                                 int trans_b, int64_t m, int64_t n, int64_t k, int64_t batch,
+                                 uint64_t seed, og_int8_problem **out);
+void og_int8_problem_destroy(og_int8_problem *pr);
+
+/* Runs Int8Gemm with params p (NULL: the selected kernel), reads C back and
+ * compares it bit for bit with the reference. */
+og_status og_int8_problem_verify(og_int8gemm *g, og_int8_problem *pr, const og_params *p,
+                                 int *accepted, char *why, size_t len);
+
+/* Verifies p on the problem and on ragged shapes around its tile. */
+og_status og_int8_candidate_verify(og_int8gemm *g, og_int8_problem *pr, const og_params *p,
+                                   int *accepted, char *why, size_t len);
+
 /* ---- the tuning loop (og_tune.c) ---- */
 
 typedef struct og_shape {
@@ -131,10 +171,12 @@ typedef struct og_tune_opts {
     FILE *out; /* progress and results */
 } og_tune_opts;
 
-/* The candidates of a preset for one shape that the device's limits allow,
- * what the runtime would choose without a database first: few-rows shapes
- * for float32 products with M <= 4 and A not transposed, else tiles (with
- * split-k counts where K >= 128). *out is malloc'ed. */
+/* The candidates of a preset for one shape that the device's limits allow
+ * (og_space.c), what the runtime would choose without a database first:
+ * few-rows shapes for float32 products with M <= 4 and A not transposed, else
+ * tiles (with split-k counts where K >= 128); for dtype OG_INT8 or OG_UINT8
+ * (Int8Gemm), skinny shapes for M <= 16 with B not transposed, else Int8Gemm
+ * tiles. *out is malloc'ed. */
 og_status og_space(const og_limits *lim, og_preset preset, og_dtype dtype, int trans_a, int trans_b,
                    const og_shape *s, og_params **out, size_t *n);
 

@@ -17,9 +17,13 @@ static const char usage[] =
     "       [--dtype T] [--trans-a] [--trans-b] [--mode fast|deterministic]\n"
     "  show                         list the records of the database\n"
     "  bench [--shapes ...]         GFLOP/s of the 64x64 tile alone and of the selected\n"
-    "                               kernels (default: the reference design's table shapes)\n"
+    "                               kernels (default: the reference design's table shapes);\n"
+    "                               with --op int8gemm, GOP/s of Int8Gemm next to float32\n"
+    "                               GFLOP/s (default: decoder steps, 512 and 1024 cubed)\n"
     "  gen --emit glsl|hlsl|spirv|msl [--params P] [--dtype T] [--trans-a] [--trans-b]\n"
-    "common options: --json (machine-readable output), --db FILE (default: the user's cache)\n"
+    "common options: --json (machine-readable output), --db FILE (default: the user's cache),\n"
+    "  --op gemm|int8gemm (tune, select, bench, gen: the float GEMM, or Int8Gemm's 8-bit "
+    "operands)\n"
     "environment: OG_DEVICE (index or name substring), OG_TUNING_DB (databases to search)\n";
 
 static int parse(int argc, char **argv, og_cli *o)
@@ -48,6 +52,8 @@ static int parse(int argc, char **argv, og_cli *o)
             slot = &o->emit;
         else if (strcmp(a, "--params") == 0)
             slot = &o->params;
+        else if (strcmp(a, "--op") == 0)
+            slot = &o->op;
         else if (strcmp(a, "--budget") == 0) {
             char *end;
             if (!v || (o->budget = strtod(v, &end)) < 0 || *end) {

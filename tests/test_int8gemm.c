@@ -1,0 +1,539 @@
+/* Int8Gemm (reference design, "8-bit products"): exact int32 sums modulo
+ * 2^32 for every operand type, zero point, layout and kernel; the float32
+ * output; the cases of public bug reports; argument errors. */
+#include <sys/wait.h>
+
+#include "og_test.h"
+#include "og_tmpdir.h"
+
+/* The kernels a shape can run: the default tile, a small tile with a
+ * ragged-friendly register tile and padding, the same with packed dot
+ * products where the device has them, and the skinny kernel for M <= 16
+ * with B not transposed. */
+static size_t kernels_for(const og_context *ctx, const og_int8gemm_args *g, og_params *out)
+{
+    size_t n = 0;
+    out[n++] = og_params_int8_tile();
+    og_params small = {.variant = OG_VARIANT_INT8_TILE,
+                       .bm = 32,
+                       .bn = 16,
+                       .bk = 32,
+                       .tm = 2,
+                       .tn = 2,
+                       .wgx = 8,
+                       .wgy = 16,
+                       .pad = 1};
+    out[n++] = small;
+    if (ctx->limits.integer_dot) {
+        small.dot = 1;
+        out[n++] = small;
+        og_params dot = og_params_int8_tile();
+        dot.dot = 1;
+        out[n++] = dot;
+    }
+    if (og_int8_skinny_eligible(g))
+        out[n++] = og_params_int8_skinny();
+    return n;
+}
+
+static void check_all_kernels(og_context *ctx, og_int8gemm *g, og_int8_problem *pr,
+                              const char *what)
+{
+    og_params ps[8];
+    size_t n = kernels_for(ctx, &pr->args, ps);
+    for (size_t i = 0; i < n; i++) {
+        int accepted;
+        char why[256] = "", params[OG_PARAMS_MAX];
+        og_params_format(&ps[i], params, sizeof params);
+        og_status st = og_int8_problem_verify(g, pr, &ps[i], &accepted, why, sizeof why);
+        cr_assert_eq(st, OG_OK, "%s, %s: %s", what, params, og_context_last_error(ctx));
+        cr_assert(accepted, "%s, %s: %s", what, params, why);
+    }
+}
+
+Test(int8gemm, every_type_zero_point_and_layout, .timeout = 600)
+{
+    og_context *ctx = open_context();
+    og_int8gemm *g;
+    cr_assert_eq(og_int8gemm_create(ctx, &g), OG_OK);
+    static const og_dtype types[2] = {OG_INT8, OG_UINT8};
+    /* Zero points at the extremes of each type. */
+    static const int32_t zeros[2][2] = {{-128, 127}, {0, 255}};
+    static const int64_t shapes[][4] = {{1, 1, 1, 1},   {3, 70, 45, 2},  {16, 33, 130, 1},
+                                        {67, 5, 17, 3}, {65, 65, 64, 1}, {5, 129, 300, 1}};
+    int case_no = 0;
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++)
+            for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++, case_no++) {
+                int trans_a = case_no % 2, trans_b = (case_no / 2) % 2;
+                og_int8_problem *pr;
+                cr_assert_eq(og_int8_problem_create(ctx, types[ta], types[tb], trans_a, trans_b,
+                                                    shapes[s][0], shapes[s][1], shapes[s][2],
+                                                    shapes[s][3], 1000 + (uint64_t)case_no, &pr),
+                             OG_OK);
+                pr->args.zero_a = zeros[ta][case_no % 2];
+                pr->args.zero_b = zeros[tb][(case_no / 3) % 2];
+                og_reference_int8(&pr->args, pr->a, pr->b, pr->c0, NULL, NULL, pr->ref);
+                char what[128];
+                snprintf(what, sizeof what, "%s x %s za=%d zb=%d %s%s %lldx%lldx%lldx%lld",
+                         og_dtype_name(types[ta]), og_dtype_name(types[tb]), pr->args.zero_a,
+                         pr->args.zero_b, trans_a ? "T" : "N", trans_b ? "T" : "N",
+                         (long long)shapes[s][0], (long long)shapes[s][1], (long long)shapes[s][2],
+                         (long long)shapes[s][3]);
+                check_all_kernels(ctx, g, pr, what);
+                og_int8_problem_destroy(pr);
+            }
+    og_int8gemm_destroy(g);
+    close_context(ctx);
+}
+
+/* Fills n bytes with value v. */
+static void fill(uint8_t *p, size_t n, uint8_t v)
+{
+    memset(p, v, n);
+}
+
+Test(int8gemm, extremes_at_k_4096, .timeout = 600)
+{
+    og_context *ctx = open_context();
+    og_int8gemm *g;
+    cr_assert_eq(og_int8gemm_create(ctx, &g), OG_OK);
+    /* Every value and zero point at an extreme: (a - za)(b - zb) = +-255^2 or
+     * +-128 * 255 terms, 4096 of them, well past 2^31 and wrapping. */
+    static const struct {
+        og_dtype ta, tb;
+        uint8_t va, vb;
+        int32_t za, zb;
+    } cases[] = {{OG_UINT8, OG_UINT8, 255, 0, 0, 255},
+                 {OG_INT8, OG_INT8, 0x80, 0x80, 127, 127},
+                 {OG_INT8, OG_UINT8, 0x7f, 0, -128, 255},
+                 {OG_UINT8, OG_INT8, 0, 0x7f, 255, -128},
+                 {OG_INT8, OG_INT8, 0x80, 0x7f, 0, 0}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        og_int8_problem *pr;
+        cr_assert_eq(og_int8_problem_create(ctx, cases[c].ta, cases[c].tb, 0, (int)c % 2, 9, 20,
+                                            4096, 1, 7 + c, &pr),
+                     OG_OK);
+        fill(pr->a, pr->na, cases[c].va);
+        fill(pr->b, pr->nb, cases[c].vb);
+        cr_assert_eq(og_buffer_write(pr->args.a, 0, pr->a, pr->na), OG_OK);
+        cr_assert_eq(og_buffer_write(pr->args.b, 0, pr->b, pr->nb), OG_OK);
+        pr->args.zero_a = cases[c].za;
+        pr->args.zero_b = cases[c].zb;
+        og_reference_int8(&pr->args, pr->a, pr->b, pr->c0, NULL, NULL, pr->ref);
+        check_all_kernels(ctx, g, pr, "extremes at K = 4096");
+        og_int8_problem_destroy(pr);
+    }
+    og_int8gemm_destroy(g);
+    close_context(ctx);
+}
+
+Test(int8gemm, skinny_for_every_m_up_to_16)
+{
+    og_context *ctx = open_context();
+    og_int8gemm *g;
+    cr_assert_eq(og_int8gemm_create(ctx, &g), OG_OK);
+    for (int64_t m = 1; m <= 16; m++) {
+        og_int8_problem *pr;
+        cr_assert_eq(og_int8_problem_create(ctx, m % 2 ? OG_INT8 : OG_UINT8, OG_INT8, m % 3 == 0, 0,
+                                            m, 45, 77 + m, 1 + m % 2, 300 + (uint64_t)m, &pr),
+                     OG_OK);
+        og_params p;
+        cr_assert_eq(og_int8gemm_choose(g, &pr->args, &p), OG_OK);
+        cr_assert_eq(p.variant, OG_VARIANT_INT8_SKINNY, "M = %lld takes the skinny kernel",
+                     (long long)m);
+        int accepted;
+        char why[256] = "";
+        cr_assert_eq(og_int8_problem_verify(g, pr, NULL, &accepted, why, sizeof why), OG_OK);
+        cr_assert(accepted, "skinny M = %lld: %s", (long long)m, why);
+        og_int8_problem_destroy(pr);
+    }
+    /* Past 16 rows, and with B transposed at M = 1, the portable tile. */
+    og_params p;
+    og_int8gemm_args tall = {.m = 17, .n = 8, .k = 8}, bt = {.m = 1, .n = 8, .k = 8, .trans_b = 1};
+    cr_assert_eq(og_int8gemm_choose(g, &tall, &p), OG_OK);
+    cr_assert_eq(p.variant, OG_VARIANT_INT8_TILE);
+    cr_assert_eq(og_int8gemm_choose(g, &bt, &p), OG_OK);
+    cr_assert_eq(p.variant, OG_VARIANT_INT8_TILE);
+    og_int8gemm_destroy(g);
+    close_context(ctx);
+}
+
+/* Runs a call with M = N = 1 on host data through the selected kernel and
+ * every kernel of kernels_for; returns the int32 result. */
+static int32_t run_one(og_context *ctx, og_dtype ta, og_dtype tb, int32_t za, int32_t zb,
+                       const uint8_t *a, const uint8_t *b, int64_t k)
+{
+    og_int8gemm *g;
+    cr_assert_eq(og_int8gemm_create(ctx, &g), OG_OK);
+    og_int8_problem *pr;
+    cr_assert_eq(og_int8_problem_create(ctx, ta, tb, 0, 0, 1, 1, k, 1, 1, &pr), OG_OK);
+    memcpy(pr->a, a, (size_t)k);
+    for (int64_t i = 0; i < k; i++)
+        pr->b[i * pr->args.ldb] = b[i];
+    cr_assert_eq(og_buffer_write(pr->args.a, 0, pr->a, pr->na), OG_OK);
+    cr_assert_eq(og_buffer_write(pr->args.b, 0, pr->b, pr->nb), OG_OK);
+    pr->args.zero_a = za;
+    pr->args.zero_b = zb;
+    og_reference_int8(&pr->args, pr->a, pr->b, pr->c0, NULL, NULL, pr->ref);
+    int accepted;
+    char why[256] = "";
+    cr_assert_eq(og_int8_problem_verify(g, pr, NULL, &accepted, why, sizeof why), OG_OK);
+    cr_assert(accepted, "selected kernel: %s", why);
+    check_all_kernels(ctx, g, pr, "bug report case");
+    int32_t got = (int32_t)pr->c[pr->args.c_offset];
+    og_int8_problem_destroy(pr);
+    og_int8gemm_destroy(g);
+    return got;
+}
+
+/* No 16-bit intermediate may saturate or wrap. */
+Test(int8gemm_bug_reports, no_16_bit_intermediate)
+{
+    og_context *ctx = open_context();
+    const uint8_t a2[2] = {255, 255}, b2[2] = {127, 127};
+    cr_expect_eq(run_one(ctx, OG_UINT8, OG_INT8, 0, 0, a2, b2, 2), 64770);
+    uint8_t m128[16];
+    memset(m128, 0x80, sizeof m128);
+    cr_expect_eq(run_one(ctx, OG_INT8, OG_INT8, 0, 0, m128, m128, 16), 262144);
+    uint8_t sparse[9] = {0x80, 0, 0, 0, 0, 0, 0, 0, 0x80};
+    cr_expect_eq(run_one(ctx, OG_INT8, OG_INT8, 0, 0, sparse, sparse, 9), 32768);
+    close_context(ctx);
+}
+
+/* The int32 sum wraps: 33026 * 255^2 = 2147516650 = 2^32 - 2147451646. */
+Test(int8gemm_bug_reports, int32_sum_wraps)
+{
+    og_context *ctx = open_context();
+    enum { K = 33026 };
+    uint8_t *a = malloc(K), *b = malloc(K);
+    cr_assert(a && b);
+    memset(a, 127, K);
+    memset(b, 127, K);
+    cr_expect_eq(run_one(ctx, OG_INT8, OG_INT8, -128, -128, a, b, K), -2147451646);
+    memset(a, 255, K);
+    memset(b, 255, K);
+    cr_expect_eq(run_one(ctx, OG_UINT8, OG_UINT8, 0, 0, a, b, K), -2147451646);
+    free(a);
+    free(b);
+    close_context(ctx);
+}
+
+Test(int8gemm, float_output_and_accumulation)
+{
+    og_context *ctx = open_context();
+    og_int8gemm *g;
+    cr_assert_eq(og_int8gemm_create(ctx, &g), OG_OK);
+    for (int variant = 0; variant < 2; variant++) {
+        /* M = 3 (skinny) and M = 40 (tile), per-column and per-tensor scales. */
+        og_int8_problem *pr;
+        int64_t m = variant ? 40 : 3, n = 37;
+        cr_assert_eq(og_int8_problem_create(ctx, OG_INT8, OG_UINT8, 0, 0, m, n, 200, 2, 55, &pr),
+                     OG_OK);
+        float *scales = malloc((size_t)(n + 3) * sizeof *scales);
+        float *bias = malloc((size_t)(n + 1) * sizeof *bias);
+        cr_assert(scales && bias);
+        uint64_t seed = 9;
+        og_fill_random(OG_F32, scales, (size_t)n + 3, &seed);
+        og_fill_random(OG_F32, bias, (size_t)n + 1, &seed);
+        og_buffer *sbuf = make_buffer(ctx, scales, (size_t)(n + 3) * sizeof *scales);
+        og_buffer *bbuf = make_buffer(ctx, bias, (size_t)(n + 1) * sizeof *bias);
+        og_int8gemm_args *a = &pr->args;
+        a->output = OG_INT8_OUTPUT_FLOAT32;
+        a->scale_a = 0.0123f;
+        a->scale_b = 3.5f;
+        for (int form = 0; form < 4; form++) {
+            a->col_scales = form & 1 ? sbuf : NULL;
+            a->col_scale_offset = form & 1 ? 3 : 0;
+            a->bias = form & 2 ? bbuf : NULL;
+            a->bias_offset = form & 2 ? 1 : 0;
+            a->activation = form == 3 ? OG_ACTIVATION_RELU : OG_ACTIVATION_NONE;
+            og_reference_int8(a, pr->a, pr->b, pr->c0, form & 1 ? scales : NULL,
+                              form & 2 ? bias : NULL, pr->ref);
+            int accepted;
+            char why[256] = "";
+            cr_assert_eq(og_int8_problem_verify(g, pr, NULL, &accepted, why, sizeof why), OG_OK,
+                         "%s", og_context_last_error(ctx));
+            cr_expect(accepted, "float output, M = %lld, form %d: %s", (long long)m, form, why);
+        }
+        /* C += sum, wrapping: C starts as random 32-bit words. */
+        a->output = OG_INT8_OUTPUT_INT32_ADD;
+        a->col_scales = a->bias = NULL;
+        a->activation = OG_ACTIVATION_NONE;
+        og_reference_int8(a, pr->a, pr->b, pr->c0, NULL, NULL, pr->ref);
+        int accepted;
+        char why[256] = "";
+        cr_assert_eq(og_int8_problem_verify(g, pr, NULL, &accepted, why, sizeof why), OG_OK);
+        cr_expect(accepted, "C += sum, M = %lld: %s", (long long)m, why);
+        og_buffer_destroy(sbuf);
+        og_buffer_destroy(bbuf);
+        free(scales);
+        free(bias);
+        og_int8_problem_destroy(pr);
+    }
+    og_int8gemm_destroy(g);
+    close_context(ctx);
+}
+
+Test(int8gemm, shared_b_and_empty_k)
+{
+    og_context *ctx = open_context();
+    og_int8gemm *g;
+    cr_assert_eq(og_int8gemm_create(ctx, &g), OG_OK);
+    og_int8_problem *pr;
+    cr_assert_eq(og_int8_problem_create(ctx, OG_UINT8, OG_INT8, 1, 1, 20, 30, 50, 3, 5, &pr),
+                 OG_OK);
+    pr->args.stride_b = 0; /* one B for the whole batch */
+    og_reference_int8(&pr->args, pr->a, pr->b, pr->c0, NULL, NULL, pr->ref);
+    check_all_kernels(ctx, g, pr, "stride_b = 0");
+    /* K = 0: every sum is 0, A and B may be absent. */
+    pr->args.k = 0;
+    og_buffer *a = pr->args.a, *b = pr->args.b;
+    pr->args.a = pr->args.b = NULL;
+    og_reference_int8(&pr->args, pr->a, pr->b, pr->c0, NULL, NULL, pr->ref);
+    int accepted;
+    char why[256] = "";
+    cr_assert_eq(og_int8_problem_verify(g, pr, NULL, &accepted, why, sizeof why), OG_OK, "%s",
+                 og_context_last_error(ctx));
+    cr_expect(accepted, "K = 0: %s", why);
+    pr->args.a = a;
+    pr->args.b = b;
+    og_int8_problem_destroy(pr);
+    og_int8gemm_destroy(g);
+    close_context(ctx);
+}
+
+/* A bad call fails naming what is wrong, and C is left as it was. */
+static void expect_refused(og_int8gemm *g, og_int8_problem *pr, og_status want, const char *text)
+{
+    og_context *ctx = g->gemm.ctx;
+    cr_assert_eq(og_buffer_write(pr->args.c, 0, pr->c0, pr->nc * 4), OG_OK);
+    og_status st = og_int8gemm_run(g, &pr->args);
+    cr_expect_eq(st, want, "status %d for '%s' (%s)", st, text, og_context_last_error(ctx));
+    cr_expect(strstr(og_context_last_error(ctx), text) != NULL, "'%s' not in '%s'", text,
+              og_context_last_error(ctx));
+    cr_assert_eq(og_buffer_read(pr->args.c, 0, pr->c, pr->nc * 4), OG_OK);
+    cr_expect(memcmp(pr->c, pr->c0, pr->nc * 4) == 0, "C changed by a refused call");
+}
+
+Test(int8gemm, bad_arguments)
+{
+    og_context *ctx = open_context();
+    og_int8gemm *g;
+    cr_assert_eq(og_int8gemm_create(ctx, &g), OG_OK);
+    og_int8_problem *pr;
+    cr_assert_eq(og_int8_problem_create(ctx, OG_INT8, OG_UINT8, 0, 0, 8, 8, 8, 1, 3, &pr), OG_OK);
+    og_int8gemm_args good = pr->args;
+    og_buffer *bias = make_buffer(ctx, NULL, 0);
+
+    pr->args.zero_a = 128;
+    expect_refused(g, pr, OG_ERROR_INVALID_ARGUMENT, "zero point of A (128) is outside i8");
+    pr->args = good;
+    pr->args.zero_b = -1;
+    expect_refused(g, pr, OG_ERROR_INVALID_ARGUMENT, "zero point of B (-1) is outside u8");
+    pr->args = good;
+    pr->args.type_a = OG_F16;
+    expect_refused(g, pr, OG_ERROR_INVALID_ARGUMENT, "type of A");
+    pr->args = good;
+    pr->args.lda = 7;
+    expect_refused(g, pr, OG_ERROR_INVALID_ARGUMENT, "int8gemm: lda (7) is smaller than K");
+    pr->args = good;
+    pr->args.k = -1;
+    expect_refused(g, pr, OG_ERROR_INVALID_ARGUMENT, "int8gemm: K (-1) is negative");
+    pr->args = good;
+    pr->args.bias = bias;
+    expect_refused(g, pr, OG_ERROR_INVALID_ARGUMENT, "need the float32 output");
+    pr->args = good;
+    pr->args.output = OG_INT8_OUTPUT_FLOAT32;
+    pr->args.col_scales = bias;
+    expect_refused(g, pr, OG_ERROR_INVALID_ARGUMENT, "int8gemm: col_scales needs 8 elements");
+    pr->args = good;
+    pr->args.b = NULL;
+    expect_refused(g, pr, OG_ERROR_INVALID_ARGUMENT, "int8gemm: B is NULL");
+    pr->args = good;
+    pr->args.n = 9;
+    expect_refused(g, pr, OG_ERROR_INVALID_ARGUMENT, "int8gemm: ldc (8) is smaller than N (9)");
+
+    /* Forced parameters the call cannot take: an error, never a crash. */
+    pr->args = good;
+    pr->args.trans_b = 1;
+    pr->args.ldb = pr->args.k;
+    og_params skinny = og_params_int8_skinny();
+    cr_assert_eq(og_buffer_write(pr->args.c, 0, pr->c0, pr->nc * 4), OG_OK);
+    cr_expect_eq(run_int8_params(g, ctx, &pr->args, &skinny), OG_ERROR_UNSUPPORTED);
+    cr_expect(strstr(og_context_last_error(ctx), "B not transposed"), "%s",
+              og_context_last_error(ctx));
+    og_params float_tile = og_params_default();
+    cr_expect_eq(run_int8_params(g, ctx, &pr->args, &float_tile), OG_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(og_buffer_read(pr->args.c, 0, pr->c, pr->nc * 4), OG_OK);
+    cr_expect(memcmp(pr->c, pr->c0, pr->nc * 4) == 0, "C changed by a refused call");
+
+    og_buffer_destroy(bias);
+    pr->args = good;
+    og_int8_problem_destroy(pr);
+    og_int8gemm_destroy(g);
+    close_context(ctx);
+}
+
+/* The packed dot-product kernels give the very words of the plain ones, for
+ * every pair of types and zero points, on ragged transposed shapes. */
+Test(int8gemm, dot_products_match_plain_products)
+{
+    og_context *ctx = open_context();
+    if (!ctx->limits.integer_dot) {
+        close_context(ctx);
+        cr_skip_test("the device has no VK_KHR_shader_integer_dot_product");
+    }
+    og_int8gemm *g;
+    cr_assert_eq(og_int8gemm_create(ctx, &g), OG_OK);
+    static const og_dtype types[2] = {OG_INT8, OG_UINT8};
+    for (int c = 0; c < 8; c++) {
+        og_int8_problem *pr;
+        cr_assert_eq(og_int8_problem_create(ctx, types[c & 1], types[(c >> 1) & 1], c & 4, c & 2,
+                                            35, 50, 101, 2, 40 + (uint64_t)c, &pr),
+                     OG_OK);
+        og_params plain = og_params_int8_tile(), dot = plain;
+        dot.dot = 1;
+        uint32_t *first = malloc(pr->nc * 4);
+        cr_assert_not_null(first);
+        cr_assert_eq(og_buffer_write(pr->args.c, 0, pr->c0, pr->nc * 4), OG_OK);
+        cr_assert_eq(run_int8_params(g, ctx, &pr->args, &plain), OG_OK);
+        cr_assert_eq(og_buffer_read(pr->args.c, 0, first, pr->nc * 4), OG_OK);
+        cr_assert_eq(og_buffer_write(pr->args.c, 0, pr->c0, pr->nc * 4), OG_OK);
+        cr_assert_eq(run_int8_params(g, ctx, &pr->args, &dot), OG_OK, "%s",
+                     og_context_last_error(ctx));
+        cr_assert_eq(og_buffer_read(pr->args.c, 0, pr->c, pr->nc * 4), OG_OK);
+        cr_expect(memcmp(first, pr->c, pr->nc * 4) == 0, "case %d: dot=1 differs from dot=0", c);
+        char why[256] = "";
+        cr_expect_eq(og_int8_mismatches(&pr->args, pr->ref, first, pr->nc, why, sizeof why), 0,
+                     "case %d: %s", c, why);
+        free(first);
+        og_int8_problem_destroy(pr);
+    }
+    og_int8gemm_destroy(g);
+    close_context(ctx);
+}
+
+/* ---- tuning: op "int8gemm" records, selection, ogtune ---- */
+
+TestSuite(int8gemm_tuning, .init = make_tmpdir, .fini = remove_tmpdir);
+
+/* Runs ogtune with args; returns its exit status and its standard output in *out. */
+static int ogtune(const char *args, char **out)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' %s", OG_OGTUNE, args);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p, "popen %s", cmd);
+    size_t len = 0, cap = 1 << 16;
+    char *buf = malloc(cap);
+    cr_assert_not_null(buf);
+    for (size_t got; len + 1 < cap && (got = fread(buf + len, 1, cap - len - 1, p)) > 0;)
+        len += got;
+    buf[len] = '\0';
+    int status = pclose(p);
+    *out = buf;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+Test(int8gemm_tuning, tune_store_select)
+{
+    char db[512], args[1400], *out;
+    tmp_path(db, sizeof db, "int8.db");
+    /* A skinny shape and a tile shape, the quick space of each. */
+    snprintf(args, sizeof args,
+             "tune --op int8gemm --shapes 2x40x96,40x48x64 --preset quick --json --db '%s'", db);
+    cr_assert_eq(ogtune(args, &out), 0, "ogtune tune failed:\n%s", out);
+    cr_expect_not_null(strstr(out, "\"op\":\"int8gemm\",\"dtype\":\"i8\""), "%s", out);
+    cr_expect_null(strstr(out, "\"accepted\":false"), "a candidate was rejected:\n%s", out);
+    free(out);
+
+    /* The library selects the best accepted record of each shape's template. */
+    og_context *ctx = NULL;
+    cr_assert_eq(og_context_create(&(og_context_desc){.tuning_db = db}, &ctx), OG_OK);
+    og_db *handle;
+    char err[512];
+    cr_assert_eq(og_db_open(db, 0, &handle, err, sizeof err), OG_OK, "%s", err);
+    static const int64_t shapes[2][3] = {{2, 40, 96}, {40, 48, 64}};
+    for (int i = 0; i < 2; i++) {
+        og_choice c;
+        cr_assert_eq(og_select_int8(ctx, 0, 0, shapes[i][0], shapes[i][1], shapes[i][2], 1, &c),
+                     OG_OK);
+        cr_expect_eq(c.source, OG_SOURCE_DB, "shape %d", i);
+        cr_expect_eq(c.params.variant, i == 0 ? OG_VARIANT_INT8_SKINNY : OG_VARIANT_INT8_TILE);
+        og_record_key key = {.op = "int8gemm", .dtype = OG_INT8, .mode = OG_MODE_FAST};
+        og_record rec;
+        int found, other;
+        const char *name = og_params_template(&c.params);
+        cr_assert_eq(og_db_select(handle, &ctx->info, &key, name, og_template_hash(name),
+                                  shapes[i][0], shapes[i][1], shapes[i][2], 1, &rec, &found, &other,
+                                  err, sizeof err),
+                     OG_OK, "%s", err);
+        char params[OG_PARAMS_MAX];
+        og_params_format(&c.params, params, sizeof params);
+        cr_expect_str_eq(params, rec.params, "the best record is selected");
+        /* The float GEMM of the same shape reads none of these records. */
+        cr_assert_eq(og_select(ctx, OG_F32, OG_MODE_FAST, 0, 0, 40, 48, 64, 1, &c), OG_OK);
+        cr_expect_eq(c.source, OG_SOURCE_DEFAULT);
+    }
+    og_db_close(handle);
+    og_context_destroy(ctx);
+
+    snprintf(args, sizeof args, "select --op int8gemm --shape 1x40x96 --json --db '%s'", db);
+    cr_expect_eq(ogtune(args, &out), 0);
+    cr_expect_not_null(strstr(out, "\"op\":\"int8gemm\""), "%s", out);
+    cr_expect_not_null(strstr(out, "\"variant\":\"int8gemm_skinny\""), "%s", out);
+    cr_expect_not_null(strstr(out, "\"match\":\"nearest\""), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "select --op int8gemm --shape 1x40x96 --trans-b --json --db '%s'",
+             db);
+    cr_expect_eq(ogtune(args, &out), 0);
+    cr_expect_not_null(strstr(out, "\"variant\":\"int8gemm_tile\""), "B^T at M = 1: %s", out);
+    free(out);
+    cr_expect_neq(ogtune("select --op int8gemm --dtype f16 --shape 1x2x3 2>/dev/null", &out), 0);
+    free(out);
+}
+
+/* A record naming another kernel family under int8gemm's template is never
+ * run: selection falls back to the default. */
+Test(int8gemm_tuning, foreign_params_are_ignored)
+{
+    static const char *const hostile[] = {
+        "bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,load=staged,acc=blocked,vec=1,src=ssbo",
+        "variant=int8skinny,rows=4,cols=32,slices=16",
+        "variant=int8tile,bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,dot=7",
+        "variant=int8tile,bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,dot=0;DROP TABLE "
+        "records"};
+    og_context *probe = open_context();
+    og_device_info device_info = probe->info;
+    close_context(probe);
+    for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
+        char db[512], name[32], err[512];
+        snprintf(name, sizeof name, "hostile%zu.db", i);
+        tmp_path(db, sizeof db, name);
+        og_db *handle;
+        cr_assert_eq(og_db_open(db, 1, &handle, err, sizeof err), OG_OK, "%s", err);
+        int64_t device;
+        cr_assert_eq(og_db_device(handle, &device_info, &device, err, sizeof err), OG_OK);
+        og_record r = {.key = {.op = "int8gemm", .dtype = OG_INT8, .mode = OG_MODE_FAST},
+                       .m = 64,
+                       .n = 64,
+                       .k = 64,
+                       .batch = 1,
+                       .gflops = 1e9,
+                       .accepted = 1};
+        snprintf(r.template_name, sizeof r.template_name, "%s", OG_TEMPLATE_INT8_TILE);
+        r.template_hash = og_template_hash(OG_TEMPLATE_INT8_TILE);
+        snprintf(r.params, sizeof r.params, "%s", hostile[i]);
+        cr_assert_eq(og_db_insert(handle, device, &r, err, sizeof err), OG_OK, "%s", err);
+        og_db_close(handle);
+        og_context *ctx = NULL;
+        cr_assert_eq(og_context_create(&(og_context_desc){.tuning_db = db}, &ctx), OG_OK);
+        og_choice c;
+        cr_assert_eq(og_select_int8(ctx, 0, 0, 64, 64, 64, 1, &c), OG_OK);
+        og_params def = og_params_int8_tile();
+        cr_expect_eq(c.source, OG_SOURCE_DEFAULT, "'%s' was selected", hostile[i]);
+        cr_expect(memcmp(&c.params, &def, sizeof def) == 0, "'%s' was selected", hostile[i]);
+        og_context_destroy(ctx);
+    }
+}

@@ -1,0 +1,143 @@
+/* ogtune bench --op int8gemm: Int8Gemm's GOP/s next to the float32 GEMM's
+ * GFLOP/s on the same shapes, in one run (reference design, "8-bit products"). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "og_commands.h"
+
+/* The reference design's decoder steps (M = 1: projection, feed-forward up
+ * and down, the Whisper vocabulary), then 512 and 1024 cubed. */
+static const char int8_shapes[] =
+    "1x768x768,1x3072x768,1x768x3072,1x51865x768,512x512x512,1024x1024x1024";
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The float32 GEMM's selected kernel on the same shape: verified, then
+ * timed; *why says why not when it cannot run here. */
+static og_status time_float(og_context *ctx, og_gemm *g, og_problem *pr, double *us, char *why,
+                            size_t len)
+{
+    og_params p;
+    int accepted = 0;
+    double metric;
+    og_status st = og_gemm_choose(g, &pr->args, &p);
+    if (st == OG_OK)
+        st = og_problem_verify(g, pr, &p, &accepted, &metric, why, len);
+    if (st == OG_OK && !accepted)
+        return OG_ERROR_COMPILE;
+    if (st != OG_OK) {
+        snprintf(why, len, "%s", og_context_last_error(ctx));
+        return st;
+    }
+    return og_gemm_time(g, &pr->args, &p, 1, 3, us);
+}
+
+/* One shape: Int8Gemm (int8 x int8, zero points away from 0) and float32,
+ * alternated for five rounds so both see the same machine load. Returns 0,
+ * or 1 when Int8Gemm failed (the float32 GEMM may be out of reach, e.g. a B
+ * beyond maxStorageBufferRange, and is then reported as such). */
+static int bench_shape(const og_cli *o, og_context *ctx, og_int8gemm *ig, og_gemm *fg,
+                       const og_shape *s, int first)
+{
+    enum { rounds = 5 };
+    og_int8_problem *ipr = NULL;
+    og_problem *fpr = NULL;
+    og_params ip;
+    int accepted = 0;
+    char why[256] = "", fwhy[256] = "";
+    double ti[rounds], tf[rounds];
+    og_status st = og_int8_problem_create(ctx, OG_INT8, OG_INT8, o->trans_a, o->trans_b, s->m, s->n,
+                                          s->k, s->batch, 99, &ipr);
+    if (st == OG_OK)
+        st = og_int8gemm_choose(ig, &ipr->args, &ip);
+    if (st == OG_OK) /* the selected kernel must be right before it is timed */
+        st = og_int8_problem_verify(ig, ipr, &ip, &accepted, why, sizeof why);
+    og_status fst = og_problem_create(ctx, OG_F32, o->trans_a, o->trans_b, s->m, s->n, s->k,
+                                      s->batch, 99, &fpr);
+    if (fst != OG_OK)
+        snprintf(fwhy, sizeof fwhy, "%s", og_context_last_error(ctx));
+    for (int r = 0; r < rounds && st == OG_OK && accepted; r++) {
+        st = og_int8gemm_time(ig, &ipr->args, &ip, r == 0, 3, &ti[r]);
+        if (fst == OG_OK)
+            fst = time_float(ctx, fg, fpr, &tf[r], fwhy, sizeof fwhy);
+    }
+    int rc = 0;
+    if (st != OG_OK || !accepted) {
+        fprintf(stderr, "ogtune bench: int8gemm %lldx%lldx%lld: %s\n", (long long)s->m,
+                (long long)s->n, (long long)s->k, st != OG_OK ? og_context_last_error(ctx) : why);
+        rc = 1;
+    } else {
+        qsort(ti, rounds, sizeof ti[0], cmp_double);
+        qsort(tf, rounds, sizeof tf[0], cmp_double);
+        og_gemm_args shape = {.m = s->m, .n = s->n, .k = s->k, .batch = s->batch};
+        double gops = og_gflops(&shape, ti[rounds / 2]);
+        double gflops = fst == OG_OK ? og_gflops(&shape, tf[rounds / 2]) : 0;
+        char kernel[OG_PARAMS_MAX + 64], shape_text[64];
+        og_int8gemm_describe(ig, &ipr->args, kernel, sizeof kernel);
+        snprintf(shape_text, sizeof shape_text, "%lldx%lldx%lldx%lld", (long long)s->m,
+                 (long long)s->n, (long long)s->k, (long long)s->batch);
+        if (o->json) {
+            printf("%s{\"shape\":[%lld,%lld,%lld,%lld],\"int8_gops\":%.3f,\"int8_kernel\":",
+                   first ? "" : ",", (long long)s->m, (long long)s->n, (long long)s->k,
+                   (long long)s->batch, gops);
+            og_json_string(stdout, kernel);
+            if (fst == OG_OK) {
+                printf(",\"f32_gflops\":%.3f,\"ratio\":%.3f}", gflops, gops / gflops);
+            } else {
+                printf(",\"f32_gflops\":null,\"f32_error\":");
+                og_json_string(stdout, fwhy);
+                putchar('}');
+            }
+        } else if (fst == OG_OK) {
+            printf("%-22s %9.2f GOP/s %9.2f GF/s %7.2fx  %s\n", shape_text, gops, gflops,
+                   gops / gflops, kernel);
+        } else {
+            printf("%-22s %9.2f GOP/s %14s %8s  %s\n  float32: %s\n", shape_text, gops, "n/a", "",
+                   kernel, fwhy);
+        }
+        fflush(stdout);
+    }
+    og_int8_problem_destroy(ipr);
+    og_problem_destroy(fpr);
+    return rc;
+}
+
+int og_cmd_bench_int8(const og_cli *o, og_context *ctx)
+{
+    og_shape *shapes;
+    size_t ns;
+    if (og_parse_shapes(o->shapes ? o->shapes : int8_shapes, &shapes, &ns) != 0) {
+        fprintf(stderr, "ogtune bench: --shapes takes MxNxK[xBATCH],... (got %s)\n", o->shapes);
+        return 2;
+    }
+    og_int8gemm *ig = NULL;
+    og_gemm *fg = NULL;
+    if (og_int8gemm_create(ctx, &ig) != OG_OK ||
+        og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &fg) != OG_OK) {
+        fprintf(stderr, "ogtune bench: %s\n", og_context_last_error(ctx));
+        og_int8gemm_destroy(ig);
+        free(shapes);
+        return 1;
+    }
+    if (o->json) {
+        printf("{\"device\":");
+        og_json_string(stdout, og_context_device_name(ctx));
+        printf(",\"op\":\"int8gemm\",\"results\":[");
+    } else {
+        printf("%-22s %15s %14s %8s  %s\n", "shape (MxNxKxbatch)", "Int8Gemm", "float32", "ratio",
+               "Int8Gemm kernel (source)");
+    }
+    int rc = 0;
+    for (size_t i = 0; i < ns; i++)
+        rc |= bench_shape(o, ctx, ig, fg, &shapes[i], i == 0);
+    if (o->json)
+        printf("]}\n");
+    og_gemm_destroy(fg);
+    og_int8gemm_destroy(ig);
+    free(shapes);
+    return rc;
+}

@@ -1,0 +1,231 @@
+/* The tuning spaces: which parameters ogtune measures for a shape (float
+ * GEMM tiles, split-k counts and few-rows shapes; Int8Gemm tiles and skinny
+ * shapes), filtered by the device's limits. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "og_tuner.h"
+
+/* A tile candidate (split-k by the rule); wgx and wgy follow from the tiles. */
+static og_params tile(int bm, int bn, int bk, int tm, int tn, int pad, og_load load, og_acc acc,
+                      int vec, og_src src)
+{
+    return (og_params){.variant = OG_VARIANT_TILE,
+                       .bm = bm,
+                       .bn = bn,
+                       .bk = bk,
+                       .tm = tm,
+                       .tn = tn,
+                       .wgx = bn / tn,
+                       .wgy = bm / tm,
+                       .pad = pad,
+                       .load = load,
+                       .acc = acc,
+                       .vec = vec,
+                       .src = src,
+                       .split = OG_SPLIT_RULE};
+}
+
+/* The quick preset: the default and a few of each kind the space holds
+ * (staged and direct loads, storage and texel buffers, element and vector
+ * loads, larger register tiles, padding, one fma chain) so a first run finds
+ * what suits the device in minutes. */
+static og_params quick_tile(size_t i)
+{
+    const og_load S = OG_LOAD_STAGED, D = OG_LOAD_DIRECT;
+    const og_acc B = OG_ACC_BLOCKED, C = OG_ACC_CHAIN;
+    const og_src M = OG_SRC_STORAGE, T = OG_SRC_TEXEL;
+    const og_params quick[] = {
+        tile(64, 64, 16, 4, 4, 0, S, B, 1, M), /* the default */
+        tile(64, 64, 16, 4, 4, 1, S, B, 1, M),   tile(128, 64, 16, 8, 4, 0, S, B, 1, M),
+        tile(64, 64, 16, 8, 8, 0, D, B, 1, M),   tile(64, 64, 16, 8, 8, 0, D, B, 4, M),
+        tile(64, 64, 16, 8, 8, 0, D, B, 1, T),   tile(64, 64, 16, 8, 8, 0, D, B, 4, T),
+        tile(128, 64, 16, 16, 8, 0, D, B, 4, T), tile(64, 64, 16, 8, 8, 0, D, C, 4, T),
+        tile(128, 64, 16, 16, 8, 0, D, C, 4, T),
+    };
+    return quick[i];
+}
+#define OG_QUICK_TILES 10
+
+typedef struct candidates {
+    og_params *list;
+    size_t n, cap;
+    const og_limits *lim;
+} candidates;
+
+/* Adds p when the device allows it and it is not there yet. */
+static og_status add(candidates *c, og_params p)
+{
+    char why[256];
+    if (og_params_check(&p, c->lim, why, sizeof why) != 0)
+        return OG_OK;
+    for (size_t i = 0; i < c->n; i++)
+        if (memcmp(&c->list[i], &p, sizeof p) == 0)
+            return OG_OK;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 64;
+        og_params *grown = realloc(c->list, cap * sizeof *grown);
+        if (!grown)
+            return OG_ERROR_OUT_OF_MEMORY;
+        c->list = grown;
+        c->cap = cap;
+    }
+    c->list[c->n++] = p;
+    return OG_OK;
+}
+
+/* Few rows: the rule's shape first, then the column and slice counts
+ * around it (256 invocations and half and twice that). */
+static og_status fewrows_space(candidates *c, int trans_b, const og_shape *s, og_preset preset)
+{
+    static const int counts[] = {2, 4, 8, 16, 32, 64};
+    og_status st = add(c, og_params_fewrows(trans_b, s->n));
+    for (int i = 0; i < 6 && st == OG_OK; i++)
+        for (int j = 0; j < 6 && st == OG_OK; j++) {
+            int threads = counts[i] * counts[j];
+            int keep =
+                preset == OG_PRESET_STANDARD ? threads >= 128 && threads <= 512 : threads == 256;
+            /* B stored N x K wants whole subgroups of lanes on one column. */
+            if (trans_b && counts[j] < 16)
+                keep = 0;
+            if (keep)
+                st = add(c, (og_params){.variant = OG_VARIANT_FEWROWS,
+                                        .cols = counts[i],
+                                        .slices = counts[j]});
+        }
+    return st;
+}
+
+/* Int8Gemm's skinny kernel: the reference design's shape first, then rows,
+ * columns and slices around it (the quick preset keeps 512 invocations). */
+static og_status skinny_space(candidates *c, og_preset preset)
+{
+    static const int rows[] = {1, 2, 4, 8, 16}, cols[] = {16, 32, 64}, slices[] = {4, 8, 16, 32};
+    og_status st = add(c, og_params_int8_skinny());
+    for (int r = 0; r < 5 && st == OG_OK; r++)
+        for (int i = 0; i < 3 && st == OG_OK; i++)
+            for (int j = 0; j < 4 && st == OG_OK; j++) {
+                int threads = cols[i] * slices[j];
+                int keep = preset == OG_PRESET_STANDARD
+                               ? threads >= 128
+                               : threads == 512 && (rows[r] == 2 || rows[r] == 4 || rows[r] == 8);
+                if (keep)
+                    st = add(c, (og_params){.variant = OG_VARIANT_INT8_SKINNY,
+                                            .rows = rows[r],
+                                            .cols = cols[i],
+                                            .slices = slices[j]});
+            }
+    return st;
+}
+
+/* An Int8Gemm tile; wgx and wgy follow from the tiles. */
+static og_params int8_tile(int bm, int bn, int bk, int tm, int tn, int pad, int dot)
+{
+    return (og_params){.variant = OG_VARIANT_INT8_TILE,
+                       .bm = bm,
+                       .bn = bn,
+                       .bk = bk,
+                       .tm = tm,
+                       .tn = tn,
+                       .wgx = bn / tn,
+                       .wgy = bm / tm,
+                       .pad = pad,
+                       .dot = dot};
+}
+
+/* Int8Gemm's tile: the default first; the quick preset adds larger register
+ * tiles, a longer k step, padding and the packed dot products (where the
+ * device has them: og_params_check drops them otherwise); the standard preset
+ * every tile, k step, register tile, padding and product. */
+static og_status int8_tile_space(candidates *c, og_preset preset)
+{
+    static const int tiles[] = {32, 64, 128}, steps[] = {16, 32}, regs[] = {2, 4, 8};
+    const og_params quick[] = {
+        og_params_int8_tile(),
+        int8_tile(64, 64, 16, 4, 4, 0, 1),
+        int8_tile(64, 64, 16, 4, 4, 1, 0),
+        int8_tile(64, 64, 32, 4, 4, 0, 0),
+        int8_tile(128, 64, 16, 8, 4, 0, 0),
+        int8_tile(64, 64, 16, 8, 8, 0, 0),
+        int8_tile(128, 64, 16, 8, 4, 0, 1),
+        int8_tile(32, 32, 16, 2, 2, 0, 0),
+    };
+    og_status st = OG_OK;
+    for (size_t i = 0; i < sizeof quick / sizeof quick[0] && st == OG_OK; i++)
+        st = add(c, quick[i]);
+    for (int a = 0; preset == OG_PRESET_STANDARD && a < 3; a++)
+        for (int b = 0; b < 3; b++)
+            for (int k = 0; k < 2; k++)
+                for (int x = 0; x < 3; x++)
+                    for (int y = 0; y < 3; y++)
+                        for (int v = 0; v < 4 && st == OG_OK; v++) {
+                            og_params p = int8_tile(tiles[a], tiles[b], steps[k], regs[x], regs[y],
+                                                    v & 1, v >> 1);
+                            if (p.wgx * p.wgy >= 32)
+                                st = add(c, p);
+                        }
+    return st;
+}
+
+og_status og_space(const og_limits *lim, og_preset preset, og_dtype dtype, int trans_a, int trans_b,
+                   const og_shape *s, og_params **out, size_t *n)
+{
+    static const int tiles[] = {32, 64, 128}, steps[] = {16, 32}, regs[] = {2, 4, 8, 16};
+    candidates c = {.lim = lim};
+    og_status st = OG_OK;
+    *n = 0;
+    og_gemm_args shape = {.trans_a = trans_a, .m = s->m};
+    if (og_dtype_is_int8(dtype)) {
+        og_int8gemm_args int8_shape = {.trans_b = trans_b, .m = s->m};
+        st = og_int8_skinny_eligible(&int8_shape) ? skinny_space(&c, preset)
+                                                  : int8_tile_space(&c, preset);
+        goto done;
+    }
+    if (og_fewrows_eligible(dtype, &shape)) {
+        st = fewrows_space(&c, trans_b, s, preset);
+        goto done;
+    }
+    /* The default always comes first, whatever the preset. */
+    for (size_t i = 0; i < OG_QUICK_TILES && st == OG_OK; i++)
+        st = add(&c, quick_tile(i));
+    /* The standard preset: every tile, k step and register tile, each staged
+     * (with and without padding) and direct (storage or texel buffers,
+     * element or vector loads). */
+    for (int a = 0; preset == OG_PRESET_STANDARD && a < 3; a++)
+        for (int b = 0; b < 3; b++)
+            for (int k = 0; k < 2; k++)
+                for (int x = 0; x < 4; x++)
+                    for (int y = 0; y < 4; y++)
+                        for (int v = 0; v < 6 && st == OG_OK; v++) {
+                            og_params p = tile(tiles[a], tiles[b], steps[k], regs[x], regs[y],
+                                               v == 1, v < 2 ? OG_LOAD_STAGED : OG_LOAD_DIRECT,
+                                               OG_ACC_BLOCKED, v >= 2 && v % 2 ? 4 : 1,
+                                               v >= 4 ? OG_SRC_TEXEL : OG_SRC_STORAGE);
+                            /* Fewer than 32 invocations leave most devices' lanes idle. */
+                            if (p.wgx * p.wgy >= 32)
+                                st = add(&c, p);
+                        }
+    /* Split-k in Fast mode: where k is long enough to cut, tiles also run
+     * unsplit and with 2 to 16 ranges, whatever the rule says: the default
+     * and the vector texel tile in the quick preset, every quick tile in the
+     * standard one. */
+    static const int splits[] = {1, 2, 4, 8, 16}, quick_split_tiles[] = {0, 7};
+    size_t n_split_tiles = preset == OG_PRESET_STANDARD ? OG_QUICK_TILES : 2;
+    for (size_t i = 0; s->k >= 128 && i < n_split_tiles && st == OG_OK; i++)
+        for (int j = 0; j < 5 && st == OG_OK; j++) {
+            og_params p =
+                quick_tile(preset == OG_PRESET_STANDARD ? i : (size_t)quick_split_tiles[i]);
+            p.split = splits[j];
+            if (s->k / splits[j] >= 32)
+                st = add(&c, p);
+        }
+done:
+    if (st != OG_OK) {
+        free(c.list);
+        *n = 0;
+        return st;
+    }
+    *out = c.list;
+    *n = c.n;
+    return OG_OK;
+}
