@@ -51,7 +51,7 @@ typedef struct og_params {
      * lanes per column (B stored N x K); cols * slices invocations. Int8Gemm
      * skinny: rows and cols of C per workgroup, k split into slices. */
     int cols, slices, rows;
-    /* Int8Gemm tile: 1 multiplies with packed 4x8-bit dot products
+    /* Int8Gemm: 1 multiplies with packed 4x8-bit dot products
      * (VK_KHR_shader_integer_dot_product), 0 with 32-bit integer products. */
     int dot;
 } og_params;
@@ -134,7 +134,7 @@ const char *og_params_template(const og_params *p);
  * "bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,load=staged,acc=blocked,vec=1,src=ssbo,split=rule";
  * few rows: "variant=fewrows,cols=16,slices=16"; Int8Gemm:
  * "variant=int8tile,bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,dot=0" and
- * "variant=int8skinny,rows=4,cols=32,slices=16". */
+ * "variant=int8skinny,rows=4,cols=32,slices=16,dot=0". */
 void og_params_format(const og_params *p, char *buf, size_t len);
 
 /* Parses what og_params_format writes (keys in any order, all present but

@@ -85,7 +85,7 @@ int og_kernel_check(const og_kernel_key *key, const og_limits *lim, char *why, s
         snprintf(why, len, "gen: the skinny Int8Gemm kernel takes B not transposed");
         return -1;
     }
-    if (key->p.variant == OG_VARIANT_INT8_TILE && key->p.dot && key->dialect != OG_GLSL) {
+    if (integer_variant && key->p.dot && key->dialect != OG_GLSL) {
         snprintf(why, len, "gen: dot=1 is written in GLSL only (GL_EXT_spirv_intrinsics)");
         return -1;
     }

@@ -81,8 +81,8 @@ void og_params_format(const og_params *p, char *buf, size_t len)
         return;
     }
     if (p->variant == OG_VARIANT_INT8_SKINNY) {
-        snprintf(buf, len, "variant=int8skinny,rows=%d,cols=%d,slices=%d", p->rows, p->cols,
-                 p->slices);
+        snprintf(buf, len, "variant=int8skinny,rows=%d,cols=%d,slices=%d,dot=%d", p->rows, p->cols,
+                 p->slices, p->dot);
         return;
     }
     char split[16];
@@ -207,7 +207,7 @@ int og_params_parse(const char *text, og_params *out, char *why, size_t len)
         [OG_VARIANT_TILE] = {0x87ffu, "bm,bn,bk,tm,tn,wgx,wgy,pad,load,acc,vec,src (and split)"},
         [OG_VARIANT_FEWROWS] = {0x1800u, "cols and slices for variant=fewrows"},
         [OG_VARIANT_INT8_TILE] = {0x43fcu, "bm,bn,bk,tm,tn,wgx,wgy,pad,dot for variant=int8tile"},
-        [OG_VARIANT_INT8_SKINNY] = {0x3800u, "rows, cols and slices for variant=int8skinny"},
+        [OG_VARIANT_INT8_SKINNY] = {0x7800u, "rows, cols, slices and dot for variant=int8skinny"},
     };
     int integer = p.variant == OG_VARIANT_INT8_TILE || p.variant == OG_VARIANT_INT8_SKINNY;
     if (seen != wanted[p.variant].keys || (integer && p.split != OG_SPLIT_RULE)) {
@@ -282,6 +282,22 @@ static int fewrows_check(const og_params *p, const og_limits *lim, char *why, si
     return lim ? limits_check(p, lim, (uint32_t)threads, 1, why, len) : 0;
 }
 
+/* Packed dot products: 0 or 1, and 1 only where the device has them. */
+static int dot_check(const og_params *p, const og_limits *lim, char *why, size_t len)
+{
+    if (p->dot != 0 && p->dot != 1) {
+        snprintf(why, len, "params: dot=%d is not 0 or 1", p->dot);
+        return -1;
+    }
+    if (lim && p->dot && !lim->integer_dot) {
+        snprintf(why, len,
+                 "limits: dot=1 needs VK_KHR_shader_integer_dot_product, which the "
+                 "device does not offer");
+        return -1;
+    }
+    return 0;
+}
+
 static int skinny_check(const og_params *p, const og_limits *lim, char *why, size_t len)
 {
     int threads = p->cols * p->slices;
@@ -293,6 +309,8 @@ static int skinny_check(const og_params *p, const og_limits *lim, char *why, siz
                  p->rows, p->cols, p->slices);
         return -1;
     }
+    if (dot_check(p, lim, why, len) != 0)
+        return -1;
     return lim ? limits_check(p, lim, (uint32_t)threads, 1, why, len) : 0;
 }
 
@@ -339,21 +357,9 @@ static int tile_shape_check(const og_params *p, char *why, size_t len)
 
 static int int8_tile_check(const og_params *p, const og_limits *lim, char *why, size_t len)
 {
-    if (tile_shape_check(p, why, len) != 0)
+    if (tile_shape_check(p, why, len) != 0 || dot_check(p, lim, why, len) != 0)
         return -1;
-    if (p->dot != 0 && p->dot != 1) {
-        snprintf(why, len, "params: dot=%d is not 0 or 1", p->dot);
-        return -1;
-    }
-    if (!lim)
-        return 0;
-    if (p->dot && !lim->integer_dot) {
-        snprintf(why, len,
-                 "limits: dot=1 needs VK_KHR_shader_integer_dot_product, which the "
-                 "device does not offer");
-        return -1;
-    }
-    return limits_check(p, lim, (uint32_t)p->wgx, (uint32_t)p->wgy, why, len);
+    return lim ? limits_check(p, lim, (uint32_t)p->wgx, (uint32_t)p->wgy, why, len) : 0;
 }
 
 int og_params_check(const og_params *p, const og_limits *lim, char *why, size_t len)

@@ -462,11 +462,13 @@ Test(gen, int8_params_and_kernel_checks)
     og_params tile = og_params_int8_tile(), skinny = og_params_int8_skinny(), p;
     char text[OG_PARAMS_MAX], why[256] = "";
     og_params_format(&skinny, text, sizeof text);
-    cr_expect_str_eq(text, "variant=int8skinny,rows=4,cols=32,slices=16");
-    expect_parse_error("variant=int8skinny,rows=4,cols=32", "needs exactly rows, cols and slices");
+    cr_expect_str_eq(text, "variant=int8skinny,rows=4,cols=32,slices=16,dot=0");
+    expect_parse_error("variant=int8skinny,rows=4,cols=32,dot=0",
+                       "needs exactly rows, cols, slices and dot");
     expect_parse_error("variant=int8tile,bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0",
                        "needs exactly bm,bn,bk,tm,tn,wgx,wgy,pad,dot");
-    expect_parse_error("variant=int8skinny,rows=4,cols=32,slices=16,split=2", "needs exactly");
+    expect_parse_error("variant=int8skinny,rows=4,cols=32,slices=16,dot=0,split=2",
+                       "needs exactly");
     expect_parse_error("variant=int8tile,bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,dot=0,"
                        "load=direct",
                        "needs exactly");

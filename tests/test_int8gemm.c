@@ -8,8 +8,9 @@
 
 /* The kernels a shape can run: the default tile, a small tile with a
  * ragged-friendly register tile and padding, the same with packed dot
- * products where the device has them, and the skinny kernel for M <= 16
- * with B not transposed. */
+ * products where the device has them, and for M <= 16 with B not transposed
+ * the skinny kernel and another shape of it (with packed dot products where
+ * the device has them). */
 static size_t kernels_for(const og_context *ctx, const og_int8gemm_args *g, og_params *out)
 {
     size_t n = 0;
@@ -31,8 +32,14 @@ static size_t kernels_for(const og_context *ctx, const og_int8gemm_args *g, og_p
         dot.dot = 1;
         out[n++] = dot;
     }
-    if (og_int8_skinny_eligible(g))
-        out[n++] = og_params_int8_skinny();
+    if (og_int8_skinny_eligible(g)) {
+        out[n] = og_params_int8_skinny();
+        out[n + 1] = out[n];
+        out[n + 1].rows = 8;
+        out[n + 1].slices = 8;
+        out[n + 1].dot = ctx->limits.integer_dot;
+        n += 2;
+    }
     return n;
 }
 
@@ -500,7 +507,7 @@ Test(int8gemm_tuning, foreign_params_are_ignored)
 {
     static const char *const hostile[] = {
         "bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,load=staged,acc=blocked,vec=1,src=ssbo",
-        "variant=int8skinny,rows=4,cols=32,slices=16",
+        "variant=int8skinny,rows=4,cols=32,slices=16,dot=0",
         "variant=int8tile,bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,dot=7",
         "variant=int8tile,bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,dot=0;DROP TABLE "
         "records"};

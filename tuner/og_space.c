@@ -97,24 +97,27 @@ static og_status fewrows_space(candidates *c, int trans_b, const og_shape *s, og
 }
 
 /* Int8Gemm's skinny kernel: the reference design's shape first, then rows,
- * columns and slices around it (the quick preset keeps 512 invocations). */
+ * columns and slices around it, with 32-bit or packed dot products (where the
+ * device has them: og_params_check drops them otherwise). The quick preset
+ * keeps 512 invocations and 1, 2 or 4 rows (one row: the decoder steps). */
 static og_status skinny_space(candidates *c, og_preset preset)
 {
     static const int rows[] = {1, 2, 4, 8, 16}, cols[] = {16, 32, 64}, slices[] = {4, 8, 16, 32};
     og_status st = add(c, og_params_int8_skinny());
-    for (int r = 0; r < 5 && st == OG_OK; r++)
-        for (int i = 0; i < 3 && st == OG_OK; i++)
-            for (int j = 0; j < 4 && st == OG_OK; j++) {
-                int threads = cols[i] * slices[j];
-                int keep = preset == OG_PRESET_STANDARD
-                               ? threads >= 128
-                               : threads == 512 && (rows[r] == 2 || rows[r] == 4 || rows[r] == 8);
-                if (keep)
-                    st = add(c, (og_params){.variant = OG_VARIANT_INT8_SKINNY,
-                                            .rows = rows[r],
-                                            .cols = cols[i],
-                                            .slices = slices[j]});
-            }
+    for (int dot = 0; dot < 2; dot++)
+        for (int r = 0; r < 5 && st == OG_OK; r++)
+            for (int i = 0; i < 3 && st == OG_OK; i++)
+                for (int j = 0; j < 4 && st == OG_OK; j++) {
+                    int threads = cols[i] * slices[j];
+                    int keep = preset == OG_PRESET_STANDARD ? threads >= 128
+                                                            : threads == 512 && rows[r] <= 4;
+                    if (keep)
+                        st = add(c, (og_params){.variant = OG_VARIANT_INT8_SKINNY,
+                                                .rows = rows[r],
+                                                .cols = cols[i],
+                                                .slices = slices[j],
+                                                .dot = dot});
+                }
     return st;
 }
 
