@@ -266,7 +266,8 @@ typedef struct og_int8gemm_args {
     int64_t a_offset, b_offset, c_offset;
     int64_t stride_a, stride_b, stride_c; /* stride_b 0 shares B across the batch */
     og_int8_output output;
-    /* Float32 output only (others must leave them zero or NULL). */
+    /* Read for the float32 output only; a bias, column scales or an
+     * activation with an int32 output is an error. */
     float scale_a, scale_b;
     og_buffer *col_scales; /* NULL: scale_b for every column; else N float32 scales */
     int64_t col_scale_offset;

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The main job on a fresh machine: install the packages, build, tune the
 # default Vulkan device (lavapipe when there is no GPU) with the quick preset,
-# and show the kernels chosen per shape and where the database is.
+# the float GEMM (options are passed on) and then Int8Gemm on a decoder step
+# and 512 cubed, and show the kernels chosen per shape and where the database is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh
 build/ogtune devices
 build/ogtune tune --preset quick "$@"
+build/ogtune tune --op int8gemm --preset quick --shapes 1x768x768,512x512x512
