@@ -26,7 +26,8 @@ typedef enum og_variant {
     OG_VARIANT_TILE = 0,
     OG_VARIANT_FEWROWS = 1,
     OG_VARIANT_INT8_TILE = 2,
-    OG_VARIANT_INT8_SKINNY = 3
+    OG_VARIANT_INT8_SKINNY = 3,
+    OG_VARIANT_COOPMAT = 4
 } og_variant;
 
 /* Split-k ranges (og_params.split): the documented rule, or a fixed count. */
@@ -54,6 +55,9 @@ typedef struct og_params {
     /* Int8Gemm: 1 multiplies with packed 4x8-bit dot products
      * (VK_KHR_shader_integer_dot_product), 0 with 32-bit integer products. */
     int dot;
+    /* Cooperative matrix (with bm, bn, bk, pad and load): subgroups of 32
+     * along N and M; each owns (bm/sgy) x (bn/sgx) of C as 16x16 accumulators. */
+    int sgx, sgy;
 } og_params;
 
 /* The kernels behind one GEMM call. */
@@ -75,6 +79,28 @@ typedef struct og_kernel_key {
     og_dialect dialect;
 } og_kernel_key;
 
+/* A cooperative-matrix shape a device lists (VkCooperativeMatrixPropertiesNV). */
+typedef struct og_matrix_shape {
+    uint32_t m, n, k;
+    int a_f16, b_f16; /* A and B are float16 */
+    int acc_f32;      /* C and D (the accumulators) are float32 */
+    int subgroup;     /* subgroup scope */
+} og_matrix_shape;
+
+#define OG_MATRIX_SHAPES_MAX 32
+
+/* What the cooperative-matrix kernels need of a device and its driver. */
+typedef struct og_matrix_caps {
+    uint32_t n_shapes; /* 0 without VK_NV_cooperative_matrix */
+    og_matrix_shape shapes[OG_MATRIX_SHAPES_MAX];
+    uint32_t subgroup_min, subgroup_max; /* subgroup sizes compute shaders can run with */
+    int size_control;   /* the size can be pinned (VK_EXT_subgroup_size_control, compute) */
+    int full_subgroups; /* computeFullSubgroups */
+    int float16;        /* shaderFloat16 */
+    int storage16;      /* storageBuffer16BitAccess */
+    int memory_model;   /* vulkanMemoryModel */
+} og_matrix_caps;
+
 /* What a device allows a kernel, from VkPhysicalDeviceLimits. */
 typedef struct og_limits {
     uint32_t max_invocations;    /* maxComputeWorkGroupInvocations */
@@ -86,7 +112,8 @@ typedef struct og_limits {
     uint32_t subgroup_size;      /* VkPhysicalDeviceSubgroupProperties */
     uint32_t max_texel_elements; /* maxTexelBufferElements; 0: no R32, R32G32 and R32G32B32A32
                                     UINT uniform texel buffers */
-    int integer_dot; /* VK_KHR_shader_integer_dot_product's shaderIntegerDotProduct enabled */
+    int integer_dot;       /* VK_KHR_shader_integer_dot_product's shaderIntegerDotProduct enabled */
+    og_matrix_caps matrix; /* cooperative matrices, enabled where the device has them */
 } og_limits;
 
 /* What SPIR-V reflection reports of a compiled kernel. */
@@ -103,6 +130,9 @@ typedef struct og_reflection {
 #define OG_TEMPLATE_ELEMENTWISE "elementwise"
 #define OG_TEMPLATE_INT8_TILE "int8gemm_tile"
 #define OG_TEMPLATE_INT8_SKINNY "int8gemm_skinny"
+#define OG_TEMPLATE_COOPMAT "gemm_coopmat"
+/* The subgroup size the cooperative-matrix kernels are written for. */
+#define OG_COOPMAT_SUBGROUP 32
 /* Local size of the reduce and elementwise kernels. */
 #define OG_ELEMENTWISE_THREADS 64
 #define OG_PARAMS_MAX 160 /* bytes of a formatted parameter string */
@@ -127,6 +157,11 @@ og_params og_params_fewrows(int trans_b, int64_t n);
 og_params og_params_int8_tile(void);
 og_params og_params_int8_skinny(void);
 
+/* The reference design's cooperative-matrix tiles: 64x64x16 with 8 subgroups
+ * (2x4, each 32x16 of C as two 16x16 accumulators) or 4 (2x2, each 32x32 as
+ * four), staged through padded workgroup memory. */
+og_params og_params_coopmat(int subgroups);
+
 /* Template file of a variant. */
 const char *og_params_template(const og_params *p);
 
@@ -134,7 +169,8 @@ const char *og_params_template(const og_params *p);
  * "bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,load=staged,acc=blocked,vec=1,src=ssbo,split=rule";
  * few rows: "variant=fewrows,cols=16,slices=16"; Int8Gemm:
  * "variant=int8tile,bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,dot=0" and
- * "variant=int8skinny,rows=4,cols=32,slices=16,dot=0". */
+ * "variant=int8skinny,rows=4,cols=32,slices=16,dot=0"; cooperative matrix:
+ * "variant=coopmat,bm=64,bn=64,bk=16,sgx=4,sgy=2,pad=8,load=staged". */
 void og_params_format(const og_params *p, char *buf, size_t len);
 
 /* Parses what og_params_format writes (keys in any order, all present but
@@ -184,6 +220,11 @@ og_status og_compile(const char *src, og_dialect dialect, int assembly, uint32_t
 /* Reflects a SPIR-V module through SPIRV-Cross. */
 og_status og_reflect(const uint32_t *words, size_t count, og_reflection *out, char *err,
                      size_t errlen);
+
+/* Reflection from the module's words alone: what og_reflect uses for
+ * modules with cooperative matrices, which Debian 12's SPIRV-Cross cannot
+ * parse (the tests hold it against SPIRV-Cross on the other kernels). */
+void og_reflect_raw(const uint32_t *words, size_t count, og_reflection *out);
 
 /* Translates SPIR-V to Metal Shading Language through SPIRV-Cross; *msl is malloc'ed. */
 og_status og_export_msl(const uint32_t *words, size_t count, char **msl, char *err, size_t errlen);

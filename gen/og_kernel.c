@@ -55,6 +55,8 @@ void og_kernel_local_size(const og_kernel_key *key, uint32_t size[3])
         size[0] = OG_ELEMENTWISE_THREADS;
     } else if (key->p.variant == OG_VARIANT_FEWROWS || key->p.variant == OG_VARIANT_INT8_SKINNY) {
         size[0] = (uint32_t)(key->p.cols * key->p.slices);
+    } else if (key->p.variant == OG_VARIANT_COOPMAT) {
+        size[0] = (uint32_t)(OG_COOPMAT_SUBGROUP * key->p.sgx * key->p.sgy);
     } else {
         size[0] = (uint32_t)key->p.wgx;
         size[1] = (uint32_t)key->p.wgy;
@@ -83,6 +85,12 @@ int og_kernel_check(const og_kernel_key *key, const og_limits *lim, char *why, s
     /* The skinny kernel streams rows of B stored K x N (reference design). */
     if (key->p.variant == OG_VARIANT_INT8_SKINNY && key->trans_b) {
         snprintf(why, len, "gen: the skinny Int8Gemm kernel takes B not transposed");
+        return -1;
+    }
+    /* Cooperative matrices: float16 inputs (no bfloat16 cooperative matrices
+     * in this toolchain), GLSL (GL_NV_cooperative_matrix; glslang's HLSL has none). */
+    if (key->p.variant == OG_VARIANT_COOPMAT && (key->dtype != OG_F16 || key->dialect != OG_GLSL)) {
+        snprintf(why, len, "gen: the cooperative-matrix kernel takes float16 inputs, in GLSL");
         return -1;
     }
     if (integer_variant && key->p.dot && key->dialect != OG_GLSL) {

@@ -54,9 +54,24 @@ og_params og_params_int8_skinny(void)
     return p;
 }
 
+og_params og_params_coopmat(int subgroups)
+{
+    og_params p = {.variant = OG_VARIANT_COOPMAT,
+                   .bm = 64,
+                   .bn = 64,
+                   .bk = 16,
+                   .sgx = subgroups == 4 ? 2 : 4,
+                   .sgy = 2,
+                   .pad = 8,
+                   .load = OG_LOAD_STAGED};
+    return p;
+}
+
 const char *og_params_template(const og_params *p)
 {
     switch (p->variant) {
+    case OG_VARIANT_COOPMAT:
+        return OG_TEMPLATE_COOPMAT;
     case OG_VARIANT_FEWROWS:
         return OG_TEMPLATE_FEWROWS;
     case OG_VARIANT_INT8_TILE:
@@ -78,6 +93,12 @@ void og_params_format(const og_params *p, char *buf, size_t len)
         snprintf(buf, len,
                  "variant=int8tile,bm=%d,bn=%d,bk=%d,tm=%d,tn=%d,wgx=%d,wgy=%d,pad=%d,dot=%d",
                  p->bm, p->bn, p->bk, p->tm, p->tn, p->wgx, p->wgy, p->pad, p->dot);
+        return;
+    }
+    if (p->variant == OG_VARIANT_COOPMAT) {
+        snprintf(buf, len, "variant=coopmat,bm=%d,bn=%d,bk=%d,sgx=%d,sgy=%d,pad=%d,load=%s", p->bm,
+                 p->bn, p->bk, p->sgx, p->sgy, p->pad,
+                 p->load == OG_LOAD_DIRECT ? "direct" : "staged");
         return;
     }
     if (p->variant == OG_VARIANT_INT8_SKINNY) {
@@ -113,7 +134,8 @@ static int *int_field(og_params *p, const char *key, unsigned *position)
         {"wgy", offsetof(og_params, wgy)},       {"pad", offsetof(og_params, pad)},
         {"vec", offsetof(og_params, vec)},       {"cols", offsetof(og_params, cols)},
         {"slices", offsetof(og_params, slices)}, {"rows", offsetof(og_params, rows)},
-        {"dot", offsetof(og_params, dot)},
+        {"dot", offsetof(og_params, dot)},       {"sgx", offsetof(og_params, sgx)},
+        {"sgy", offsetof(og_params, sgy)},
     };
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         if (strcmp(fields[i].key, key) == 0) {
@@ -128,7 +150,8 @@ static int variant_named(const char *name, og_variant *out)
     static const char *const names[] = {[OG_VARIANT_TILE] = "tile",
                                         [OG_VARIANT_FEWROWS] = "fewrows",
                                         [OG_VARIANT_INT8_TILE] = "int8tile",
-                                        [OG_VARIANT_INT8_SKINNY] = "int8skinny"};
+                                        [OG_VARIANT_INT8_SKINNY] = "int8skinny",
+                                        [OG_VARIANT_COOPMAT] = "coopmat"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(name, names[i]) == 0) {
             *out = (og_variant)i;
@@ -192,25 +215,27 @@ int og_params_parse(const char *text, og_params *out, char *why, size_t len)
         } else if (strcmp(item, "src") == 0 &&
                    (strcmp(value, "ssbo") == 0 || strcmp(value, "texel") == 0)) {
             p.src = strcmp(value, "texel") == 0 ? OG_SRC_TEXEL : OG_SRC_STORAGE;
-            seen |= 1u << 15;
+            seen |= 1u << 30;
         } else {
             snprintf(why, len, "params: unknown item %s=%s", item, value);
             return -1;
         }
     }
     /* Bits 0 and 1 are load and acc, 2..10 the tile's integers, 11 and 12
-     * cols and slices, 13 rows, 14 dot, 15 src. */
+     * cols and slices, 13 rows, 14 dot, 15 and 16 sgx and sgy, 30 src. */
     static const struct {
         unsigned keys;
         const char *what;
     } wanted[] = {
-        [OG_VARIANT_TILE] = {0x87ffu, "bm,bn,bk,tm,tn,wgx,wgy,pad,load,acc,vec,src (and split)"},
+        [OG_VARIANT_TILE] = {0x400007ffu,
+                             "bm,bn,bk,tm,tn,wgx,wgy,pad,load,acc,vec,src (and split)"},
         [OG_VARIANT_FEWROWS] = {0x1800u, "cols and slices for variant=fewrows"},
         [OG_VARIANT_INT8_TILE] = {0x43fcu, "bm,bn,bk,tm,tn,wgx,wgy,pad,dot for variant=int8tile"},
         [OG_VARIANT_INT8_SKINNY] = {0x7800u, "rows, cols, slices and dot for variant=int8skinny"},
+        [OG_VARIANT_COOPMAT] = {0x1821du, "bm,bn,bk,sgx,sgy,pad,load for variant=coopmat"},
     };
-    int integer = p.variant == OG_VARIANT_INT8_TILE || p.variant == OG_VARIANT_INT8_SKINNY;
-    if (seen != wanted[p.variant].keys || (integer && p.split != OG_SPLIT_RULE)) {
+    int unsplit = p.variant != OG_VARIANT_TILE;
+    if (seen != wanted[p.variant].keys || (unsplit && p.split != OG_SPLIT_RULE)) {
         snprintf(why, len, "params: '%s' needs exactly %s", text, wanted[p.variant].what);
         return -1;
     }
@@ -226,6 +251,11 @@ uint32_t og_params_shared_bytes(const og_params *p)
     /* Int8Gemm skinny: one 32-bit sum per row and invocation. */
     if (p->variant == OG_VARIANT_INT8_SKINNY)
         return (uint32_t)(4 * p->rows * p->cols * p->slices);
+    /* Cooperative matrix: the float16 A and B tiles, padded, and the float32
+     * C tile the accumulators leave through (rows of bn + 4). */
+    if (p->variant == OG_VARIANT_COOPMAT)
+        return (uint32_t)(2 * (p->bm * (p->bk + p->pad) + p->bk * (p->bn + p->pad)) +
+                          4 * p->bm * (p->bn + 4));
     /* Int8Gemm tile: an int per element (dot = 0), or a word of four k (dot = 1). */
     if (p->variant == OG_VARIANT_INT8_TILE)
         return (uint32_t)((p->dot ? 1 : 4) * p->bk * (p->bm + p->pad + p->bn + p->pad));
@@ -314,6 +344,77 @@ static int skinny_check(const og_params *p, const og_limits *lim, char *why, siz
     return lim ? limits_check(p, lim, (uint32_t)threads, 1, why, len) : 0;
 }
 
+/* Whether the device lists a 16x16x16 shape of float16 A and B with float32
+ * accumulators at subgroup scope. */
+static int has_f16_16x16x16(const og_matrix_caps *m)
+{
+    for (uint32_t i = 0; i < m->n_shapes && i < OG_MATRIX_SHAPES_MAX; i++) {
+        const og_matrix_shape *s = &m->shapes[i];
+        if (s->m == 16 && s->n == 16 && s->k == 16 && s->a_f16 && s->b_f16 && s->acc_f32 &&
+            s->subgroup)
+            return 1;
+    }
+    return 0;
+}
+
+/* The cooperative-matrix tile: its own rules, then what it needs of the
+ * device (reference design, "Which devices take the matrix kernel"). */
+static int coopmat_check(const og_params *p, const og_limits *lim, char *why, size_t len)
+{
+    static const int tiles[] = {32, 64, 128}, steps[] = {16, 32}, splits[] = {1, 2, 4, 8},
+                     pads[] = {0, 8};
+    int sg = p->sgx * p->sgy;
+    if (!one_of(p->bm, tiles, 3) || !one_of(p->bn, tiles, 3) || !one_of(p->bk, steps, 2) ||
+        !one_of(p->pad, pads, 2)) {
+        snprintf(why, len,
+                 "params: cooperative-matrix tile %dx%dx%d, pad=%d: tiles of 32, 64 or 128, k "
+                 "step 16 or 32, pad 0 or 8",
+                 p->bm, p->bn, p->bk, p->pad);
+        return -1;
+    }
+    if (!one_of(p->sgx, splits, 4) || !one_of(p->sgy, splits, 4) || sg < 2 || sg > 8 ||
+        (p->bm / p->sgy) % 16 != 0 || (p->bn / p->sgx) % 16 != 0) {
+        snprintf(why, len,
+                 "params: %dx%d subgroups must number 2 to 8 and each own a multiple of 16x16 "
+                 "of the %dx%d tile",
+                 p->sgx, p->sgy, p->bn, p->bm);
+        return -1;
+    }
+    if (!lim)
+        return 0;
+    const og_matrix_caps *m = &lim->matrix;
+    if (!has_f16_16x16x16(m)) {
+        snprintf(why, len, "the device lists no 16x16x16 float16 combination");
+        return -1;
+    }
+    int can32 = m->size_control ? m->subgroup_min <= OG_COOPMAT_SUBGROUP &&
+                                      OG_COOPMAT_SUBGROUP <= m->subgroup_max
+                                : lim->subgroup_size == OG_COOPMAT_SUBGROUP;
+    if (!can32) {
+        if (m->size_control && m->subgroup_min != m->subgroup_max)
+            snprintf(why, len, "the device runs subgroups of %u to %u, none of 32", m->subgroup_min,
+                     m->subgroup_max);
+        else
+            snprintf(why, len, "the device runs subgroups of %u only, the kernel needs 32",
+                     lim->subgroup_size);
+        return -1;
+    }
+    if (!m->full_subgroups) {
+        snprintf(why, len, "the device cannot require full subgroups (computeFullSubgroups)");
+        return -1;
+    }
+    if (!m->float16 || !m->memory_model) {
+        snprintf(why, len, "the device lacks %s",
+                 !m->float16 ? "shaderFloat16" : "the Vulkan memory model");
+        return -1;
+    }
+    if (p->load == OG_LOAD_DIRECT && !m->storage16) {
+        snprintf(why, len, "direct fragment loads need storageBuffer16BitAccess");
+        return -1;
+    }
+    return limits_check(p, lim, (uint32_t)(OG_COOPMAT_SUBGROUP * sg), 1, why, len);
+}
+
 /* The tile's shape: BM x BN of 8..128, BK 16 or 32, register tile of 1..16,
  * the workgroup times the register tile is the tile, padding 0..8. */
 static int tile_shape_check(const og_params *p, char *why, size_t len)
@@ -373,6 +474,8 @@ int og_params_check(const og_params *p, const og_limits *lim, char *why, size_t 
         return int8_tile_check(p, lim, why, len);
     case OG_VARIANT_INT8_SKINNY:
         return skinny_check(p, lim, why, len);
+    case OG_VARIANT_COOPMAT:
+        return coopmat_check(p, lim, why, len);
     default:
         snprintf(why, len, "params: unknown variant %d", (int)p->variant);
         return -1;

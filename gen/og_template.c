@@ -18,6 +18,7 @@ extern const char og_embed_common[];
 extern const char og_embed_int8gemm_tile[];
 extern const char og_embed_int8gemm_skinny[];
 extern const char og_embed_int8_common[];
+extern const char og_embed_gemm_coopmat[];
 
 /* Templates by name, and the parts they include: "common" (every kernel)
  * and "int8_common" (the Int8Gemm kernels). */
@@ -29,7 +30,8 @@ static const struct {
                  {OG_TEMPLATE_REDUCE, og_embed_gemm_reduce},
                  {OG_TEMPLATE_ELEMENTWISE, og_embed_elementwise},
                  {OG_TEMPLATE_INT8_TILE, og_embed_int8gemm_tile},
-                 {OG_TEMPLATE_INT8_SKINNY, og_embed_int8gemm_skinny}},
+                 {OG_TEMPLATE_INT8_SKINNY, og_embed_int8gemm_skinny},
+                 {OG_TEMPLATE_COOPMAT, og_embed_gemm_coopmat}},
   parts[] = {{"common", og_embed_common}, {"int8_common", og_embed_int8_common}};
 
 static const char *template_text(const char *name)
@@ -95,6 +97,8 @@ static void push_params(lua_State *L, const og_kernel_key *key)
     lua_pushboolean(L, og_dtype_is_int8(key->dtype));
     lua_setfield(L, -2, "INT8");
     set_int(L, "DOT", p->dot);
+    lua_pushboolean(L, p->variant == OG_VARIANT_COOPMAT);
+    lua_setfield(L, -2, "COOPMAT");
     lua_pushboolean(L, key->trans_a);
     lua_setfield(L, -2, "TRANS_A");
     lua_pushboolean(L, key->trans_b);
@@ -107,6 +111,8 @@ static void push_params(lua_State *L, const og_kernel_key *key)
         set_int(L, "ROWS", p->rows);
         return;
     }
+    set_int(L, "SGX", p->sgx);
+    set_int(L, "SGY", p->sgy);
     set_int(L, "BM", p->bm);
     set_int(L, "BN", p->bn);
     set_int(L, "BK", p->bk);

@@ -219,20 +219,6 @@ static void read_properties(og_context *ctx)
     }
 }
 
-static int has_device_extension(og_context *ctx, const char *name)
-{
-    uint32_t n = 0;
-    if (vkEnumerateDeviceExtensionProperties(ctx->physical, NULL, &n, NULL) != VK_SUCCESS || !n)
-        return 0;
-    VkExtensionProperties *exts = og_mem_alloc(&ctx->allocator, n * sizeof *exts);
-    int found = 0;
-    if (exts && vkEnumerateDeviceExtensionProperties(ctx->physical, NULL, &n, exts) == VK_SUCCESS)
-        for (uint32_t i = 0; i < n && !found; i++)
-            found = strcmp(exts[i].extensionName, name) == 0;
-    og_mem_free(&ctx->allocator, exts);
-    return found;
-}
-
 static og_status create_device(og_context *ctx)
 {
     uint32_t n = 0;
@@ -257,22 +243,14 @@ static og_status create_device(og_context *ctx)
                                  .queueFamilyIndex = family,
                                  .queueCount = 1,
                                  .pQueuePriorities = &priority};
-    /* Int8Gemm's dot=1 kernels need packed 4x8-bit dot products. */
-    VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR dot = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR};
-    const char *dot_ext = VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME;
-    if (has_device_extension(ctx, dot_ext)) {
-        VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
-                                        .pNext = &dot};
-        vkGetPhysicalDeviceFeatures2(ctx->physical, &f2);
-    }
-    ctx->limits.integer_dot = dot.shaderIntegerDotProduct == VK_TRUE;
+    og_device_features features;
+    og_device_features_read(ctx, &features);
     VkDeviceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-                               .pNext = ctx->limits.integer_dot ? &dot : NULL,
+                               .pNext = features.chain,
                                .queueCreateInfoCount = 1,
                                .pQueueCreateInfos = &q,
-                               .enabledExtensionCount = ctx->limits.integer_dot ? 1 : 0,
-                               .ppEnabledExtensionNames = &dot_ext};
+                               .enabledExtensionCount = features.n_extensions,
+                               .ppEnabledExtensionNames = features.extensions};
     VkResult r = vkCreateDevice(ctx->physical, &info, NULL, &ctx->device);
     if (r != VK_SUCCESS)
         return og_fail(NULL, OG_ERROR_VULKAN, "context: vkCreateDevice failed (VkResult %d)",

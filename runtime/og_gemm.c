@@ -164,22 +164,23 @@ og_status og_binding_set(og_gemm *g, og_src src, int vec, og_buffer *a, og_buffe
     return OG_OK;
 }
 
-og_status og_gemm_choose(og_gemm *g, const og_gemm_args *args, og_params *p)
+int og_choice_cached(const og_gemm *g, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                     int64_t batch, og_params *p)
 {
-    int64_t batch = args->batch == 0 ? 1 : args->batch;
     for (size_t i = 0; i < g->n_choices; i++) {
         const og_shape_choice *c = &g->choices[i];
-        if (c->trans_a == !!args->trans_a && c->trans_b == !!args->trans_b && c->m == args->m &&
-            c->n == args->n && c->k == args->k && c->batch == batch) {
+        if (c->trans_a == !!trans_a && c->trans_b == !!trans_b && c->m == m && c->n == n &&
+            c->k == k && c->batch == batch) {
             *p = c->params;
-            return OG_OK;
+            return 1;
         }
     }
-    og_choice choice;
-    og_status st = og_select(g->ctx, g->dtype, g->mode, !!args->trans_a, !!args->trans_b, args->m,
-                             args->n, args->k, batch, &choice);
-    if (st != OG_OK)
-        return st;
+    return 0;
+}
+
+og_status og_choice_cache(og_gemm *g, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                          int64_t batch, const og_params *p)
+{
     if (g->n_choices == g->cap_choices) {
         size_t cap = g->cap_choices ? 2 * g->cap_choices : 8;
         og_shape_choice *grown =
@@ -189,10 +190,24 @@ og_status og_gemm_choose(og_gemm *g, const og_gemm_args *args, og_params *p)
         g->choices = grown;
         g->cap_choices = cap;
     }
-    g->choices[g->n_choices++] = (og_shape_choice){
-        !!args->trans_a, !!args->trans_b, args->m, args->n, args->k, batch, choice.params};
-    *p = choice.params;
+    g->choices[g->n_choices++] = (og_shape_choice){!!trans_a, !!trans_b, m, n, k, batch, *p};
     return OG_OK;
+}
+
+og_status og_gemm_choose(og_gemm *g, const og_gemm_args *args, og_params *p)
+{
+    int64_t batch = args->batch == 0 ? 1 : args->batch;
+    if (og_choice_cached(g, args->trans_a, args->trans_b, args->m, args->n, args->k, batch, p))
+        return OG_OK;
+    og_choice choice;
+    og_status st = og_select(g->ctx, g->dtype, g->mode, !!args->trans_a, !!args->trans_b, args->m,
+                             args->n, args->k, batch, &choice);
+    if (st == OG_OK)
+        st = og_choice_cache(g, args->trans_a, args->trans_b, args->m, args->n, args->k, batch,
+                             &choice.params);
+    if (st == OG_OK)
+        *p = choice.params;
+    return st;
 }
 
 og_status og_record_dispatch(og_context *ctx, VkCommandBuffer cmd, const og_kernel_key *key,

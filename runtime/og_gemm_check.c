@@ -207,6 +207,28 @@ og_status og_gemm_check(og_context *ctx, og_dtype dtype, const og_gemm_args *g, 
     return check_product(ctx, "gemm", dtype == OG_F32 ? 4 : 2, g, push);
 }
 
+og_gemm_args og_int8gemm_layout(const og_int8gemm_args *g)
+{
+    return (og_gemm_args){.trans_a = g->trans_a,
+                          .trans_b = g->trans_b,
+                          .m = g->m,
+                          .n = g->n,
+                          .k = g->k,
+                          .batch = g->batch,
+                          .a = g->a,
+                          .b = g->b,
+                          .c = g->c,
+                          .lda = g->lda,
+                          .ldb = g->ldb,
+                          .ldc = g->ldc,
+                          .a_offset = g->a_offset,
+                          .b_offset = g->b_offset,
+                          .c_offset = g->c_offset,
+                          .stride_a = g->stride_a,
+                          .stride_b = g->stride_b,
+                          .stride_c = g->stride_c};
+}
+
 og_status og_int8gemm_check(og_context *ctx, const og_int8gemm_args *g, og_push *push)
 {
     const og_dtype types[2] = {g->type_a, g->type_b};
@@ -226,27 +248,10 @@ og_status og_int8gemm_check(og_context *ctx, const og_int8gemm_args *g, og_push 
     int float_out = g->output == OG_INT8_OUTPUT_FLOAT32;
     if (!float_out && (g->bias || g->col_scales || g->activation != OG_ACTIVATION_NONE))
         return bad(ctx, "int8gemm: bias, column scales and activation need the float32 output");
-    og_gemm_args shape = {.trans_a = g->trans_a,
-                          .trans_b = g->trans_b,
-                          .m = g->m,
-                          .n = g->n,
-                          .k = g->k,
-                          .batch = g->batch,
-                          .a = g->a,
-                          .b = g->b,
-                          .c = g->c,
-                          .lda = g->lda,
-                          .ldb = g->ldb,
-                          .ldc = g->ldc,
-                          .a_offset = g->a_offset,
-                          .b_offset = g->b_offset,
-                          .c_offset = g->c_offset,
-                          .stride_a = g->stride_a,
-                          .stride_b = g->stride_b,
-                          .stride_c = g->stride_c,
-                          .bias = g->bias,
-                          .bias_offset = g->bias_offset,
-                          .activation = g->activation};
+    og_gemm_args shape = og_int8gemm_layout(g);
+    shape.bias = g->bias;
+    shape.bias_offset = g->bias_offset;
+    shape.activation = g->activation;
     og_status st = check_product(ctx, "int8gemm", 1, &shape, push);
     if (st != OG_OK)
         return st;

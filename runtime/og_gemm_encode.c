@@ -85,6 +85,13 @@ og_params og_params_for_call(const og_context *ctx, og_dtype dtype, const og_gem
     return q;
 }
 
+/* Whether a variant tiles C in bm x bn blocks (the portable and the
+ * cooperative-matrix tile), rather than in columns only (few rows). */
+static int tiled(const og_params *p)
+{
+    return p->variant == OG_VARIANT_TILE || p->variant == OG_VARIANT_COOPMAT;
+}
+
 /* What one call records. */
 typedef struct plan {
     og_kernel_key key; /* the GEMM kernel (PLANES when split) */
@@ -100,6 +107,9 @@ static og_status make_plan(og_gemm *g, const og_gemm_args *args, const og_params
     const uint32_t *lim = ctx->limits.max_count;
     int64_t batch = args->batch == 0 ? 1 : args->batch;
     char why[256];
+    if (p->variant == OG_VARIANT_COOPMAT && g->mode != OG_MODE_FAST)
+        return og_fail(ctx, OG_ERROR_UNSUPPORTED,
+                       "gemm: the cooperative-matrix kernel runs in Fast mode only");
     if (p->variant == OG_VARIANT_FEWROWS && !og_fewrows_eligible(g->dtype, args))
         return og_fail(ctx, OG_ERROR_UNSUPPORTED,
                        "gemm: the few-rows kernel takes float32 inputs, 1 <= M <= 4 and A not "
@@ -121,7 +131,7 @@ static og_status make_plan(og_gemm *g, const og_gemm_args *args, const og_params
         return og_fail(ctx, OG_ERROR_UNSUPPORTED, "gemm: %s", why);
     /* The ranges are push constants: one pipeline serves every split count. */
     out->key.p.split = OG_SPLIT_RULE;
-    int tile = p->variant == OG_VARIANT_TILE;
+    int tile = tiled(p);
     uint64_t gx = ceil_div((uint64_t)args->n, (uint64_t)(tile ? p->bn : p->cols));
     uint64_t reduce_gx = ceil_div((uint64_t)args->n, OG_ELEMENTWISE_THREADS);
     if (gx > lim[0] || (out->ranges > 1 && reduce_gx > lim[0]))
@@ -162,7 +172,7 @@ static og_status record_piece(og_gemm *g, VkCommandBuffer cmd, const og_gemm_arg
 {
     og_context *ctx = g->ctx;
     const og_params *p = &pl->key.p;
-    uint32_t gy = p->variant == OG_VARIANT_TILE ? (uint32_t)ceil_div(q->m, (uint64_t)p->bm) : 1;
+    uint32_t gy = tiled(p) ? (uint32_t)ceil_div(q->m, (uint64_t)p->bm) : 1;
     VkDescriptorSet set;
     og_status st;
     if (pl->ranges == 1) {

@@ -38,32 +38,17 @@ og_status og_int8gemm_choose(og_int8gemm *g, const og_int8gemm_args *args, og_pa
 {
     og_gemm *core = &g->gemm;
     int64_t batch = args->batch == 0 ? 1 : args->batch;
-    for (size_t i = 0; i < core->n_choices; i++) {
-        const og_shape_choice *c = &core->choices[i];
-        if (c->trans_a == !!args->trans_a && c->trans_b == !!args->trans_b && c->m == args->m &&
-            c->n == args->n && c->k == args->k && c->batch == batch) {
-            *p = c->params;
-            return OG_OK;
-        }
-    }
+    if (og_choice_cached(core, args->trans_a, args->trans_b, args->m, args->n, args->k, batch, p))
+        return OG_OK;
     og_choice choice;
     og_status st = og_select_int8(core->ctx, !!args->trans_a, !!args->trans_b, args->m, args->n,
                                   args->k, batch, &choice);
-    if (st != OG_OK)
-        return st;
-    if (core->n_choices == core->cap_choices) {
-        size_t cap = core->cap_choices ? 2 * core->cap_choices : 8;
-        og_shape_choice *grown =
-            og_mem_realloc(&core->ctx->allocator, core->choices, cap * sizeof *grown);
-        if (!grown)
-            return og_fail(core->ctx, OG_ERROR_OUT_OF_MEMORY, "int8gemm: out of memory");
-        core->choices = grown;
-        core->cap_choices = cap;
-    }
-    core->choices[core->n_choices++] = (og_shape_choice){
-        !!args->trans_a, !!args->trans_b, args->m, args->n, args->k, batch, choice.params};
-    *p = choice.params;
-    return OG_OK;
+    if (st == OG_OK)
+        st = og_choice_cache(core, args->trans_a, args->trans_b, args->m, args->n, args->k, batch,
+                             &choice.params);
+    if (st == OG_OK)
+        *p = choice.params;
+    return st;
 }
 
 static uint64_t ceil_div(uint64_t a, uint64_t b)

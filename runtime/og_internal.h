@@ -100,6 +100,24 @@ void *og_mem_realloc(const og_allocator *a, void *ptr, size_t bytes);
 void og_mem_free(const og_allocator *a, void *ptr);
 char *og_mem_strdup(const og_allocator *a, const char *s);
 
+/* The feature structures and extensions a device is created with
+ * (og_device_caps.c): chain is the pNext of VkDeviceCreateInfo. */
+typedef struct og_device_features {
+    VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR dot;
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV matrix;
+    VkPhysicalDeviceSubgroupSizeControlFeaturesEXT size_control;
+    VkPhysicalDeviceVulkan11Features v11;
+    VkPhysicalDeviceVulkan12Features v12;
+    const char *extensions[4];
+    uint32_t n_extensions;
+    void *chain;
+} og_device_features;
+
+/* Reads what the kernels can use (ctx->limits.integer_dot, ctx->limits.matrix)
+ * and fills f with what to enable for it. ctx->physical, props and limits
+ * must be read first. */
+void og_device_features_read(og_context *ctx, og_device_features *f);
+
 /* Records the message on the context and returns st. */
 og_status og_fail(og_context *ctx, og_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -146,16 +164,39 @@ typedef enum og_source {
     OG_SOURCE_DB_NEAREST = 2
 } og_source;
 
+/* A cooperative-matrix variant considered for a call, and why it was not
+ * chosen ("" when it was). */
+typedef struct og_matrix_note {
+    og_params params;
+    int chosen;
+    char why[192];
+} og_matrix_note;
+
+/* The matrix variants in order of preference: 8 subgroups, then 4 (for
+ * devices with fewer than 256 invocations or too little shared memory). */
+#define OG_MATRIX_VARIANTS 2
+
+/* Considers the matrix variants for dtype and mode on a device with limits
+ * lim (reference design, "Which devices take the matrix kernel"): fills one
+ * note per variant and returns the index of the one to run, or -1 when the
+ * portable kernel runs. */
+int og_matrix_choose(const og_limits *lim, og_dtype dtype, og_mode mode,
+                     og_matrix_note notes[OG_MATRIX_VARIANTS]);
+
 typedef struct og_choice {
     og_params params;
     og_source source;
-    int64_t m, n, k, batch; /* the tuned shape the record came from */
-    double gflops;          /* its measured GFLOP/s (0 for the default) */
-    char db_path[512];      /* which database ("" for the default) */
+    int64_t m, n, k, batch;                    /* the tuned shape the record came from */
+    double gflops;                             /* its measured GFLOP/s (0 for the default) */
+    char db_path[512];                         /* which database ("" for the default) */
+    og_matrix_note matrix[OG_MATRIX_VARIANTS]; /* the matrix variants considered */
 } og_choice;
 
 /* Selection (DESIGN.md "Selection order"): exact record, nearest tuned
- * shape, else the default. Deterministic mode always takes the default. */
+ * shape, else the default. Deterministic mode always takes the default.
+ * Where a matrix variant qualifies (og_matrix_choose) it is the default, and
+ * records of it and of the portable tile compete: an exact match before a
+ * nearest one, then the higher GFLOP/s. */
 og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, int trans_b,
                     int64_t m, int64_t n, int64_t k, int64_t batch, og_choice *out);
 
@@ -223,6 +264,13 @@ void og_gemm_fini(og_gemm *g);
 og_status og_gemm_encode_params(og_gemm *g, VkCommandBuffer cmd, const og_gemm_args *args,
                                 const og_params *p);
 
+/* The selection cache of a GEMM object: *p for a shape chosen before
+ * (returns 1), or 0; and adding one. */
+int og_choice_cached(const og_gemm *g, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                     int64_t batch, og_params *p);
+og_status og_choice_cache(og_gemm *g, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                          int64_t batch, const og_params *p);
+
 /* The selected parameters for a call (selection cache, then og_select). */
 og_status og_gemm_choose(og_gemm *g, const og_gemm_args *args, og_params *p);
 
@@ -253,6 +301,10 @@ struct og_int8gemm {
 /* Checks an Int8Gemm call (as og_gemm_check, plus types, zero points, output
  * and column scales) and fills push. The message names the dimension. */
 og_status og_int8gemm_check(og_context *ctx, const og_int8gemm_args *args, og_push *push);
+
+/* The shape, layout and buffers of an Int8Gemm call as float GEMM
+ * arguments (no epilogue): what the two share. */
+og_gemm_args og_int8gemm_layout(const og_int8gemm_args *args);
 
 /* Whether a product may run the skinny kernel: M <= 16, B not transposed. */
 int og_int8_skinny_eligible(const og_int8gemm_args *args);

@@ -43,6 +43,18 @@ static og_status create_pipeline(og_context *ctx, const og_kernel_key *key, VkPi
                   .module = module,
                   .pName = "main"},
         .layout = ctx->pipeline_layout[key->p.src]};
+    /* The cooperative-matrix kernels are written for full subgroups of 32:
+     * og_kernel_check has made sure the device can pin that. */
+    const og_matrix_caps *m = &ctx->limits.matrix;
+    VkPipelineShaderStageRequiredSubgroupSizeCreateInfoEXT size = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO_EXT,
+        .requiredSubgroupSize = OG_COOPMAT_SUBGROUP};
+    if (key->p.variant == OG_VARIANT_COOPMAT) {
+        if (m->full_subgroups)
+            pi.stage.flags |= VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT_EXT;
+        if (m->size_control && m->subgroup_min != m->subgroup_max)
+            pi.stage.pNext = &size;
+    }
     r = ctx->vk.vkCreateComputePipelines(ctx->device, VK_NULL_HANDLE, 1, &pi, NULL, out);
     ctx->vk.vkDestroyShaderModule(ctx->device, module, NULL);
     return r == VK_SUCCESS ? OG_OK : og_vk_fail(ctx, r, "pipeline: vkCreateComputePipelines");

@@ -111,6 +111,35 @@ static void search_databases(og_context *ctx, const og_record_key *key, int64_t 
     }
 }
 
+int og_matrix_choose(const og_limits *lim, og_dtype dtype, og_mode mode,
+                     og_matrix_note notes[OG_MATRIX_VARIANTS])
+{
+    static const int subgroups[OG_MATRIX_VARIANTS] = {8, 4};
+    int chosen = -1;
+    for (int i = 0; i < OG_MATRIX_VARIANTS; i++) {
+        og_matrix_note *n = &notes[i];
+        memset(n, 0, sizeof *n);
+        n->params = og_params_coopmat(subgroups[i]);
+        if (mode != OG_MODE_FAST)
+            snprintf(n->why, sizeof n->why, "Deterministic mode keeps the portable kernel");
+        else if (dtype == OG_BF16)
+            snprintf(n->why, sizeof n->why,
+                     "bfloat16 takes the portable kernel (GL_NV_cooperative_matrix has no "
+                     "bfloat16)");
+        else if (dtype != OG_F16)
+            snprintf(n->why, sizeof n->why,
+                     "%s takes the portable kernel (the matrix kernels take float16)",
+                     og_dtype_name(dtype));
+        else if (chosen >= 0)
+            snprintf(n->why, sizeof n->why, "the %d-subgroup variant qualifies first",
+                     subgroups[chosen]);
+        else if (og_params_check(&n->params, lim, n->why, sizeof n->why) == 0)
+            chosen = i;
+        n->chosen = chosen == i;
+    }
+    return chosen;
+}
+
 og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, int trans_b,
                     int64_t m, int64_t n, int64_t k, int64_t batch, og_choice *out)
 {
@@ -118,6 +147,7 @@ og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, 
     /* Few rows is chosen from the shape; the database may only tune its shape. */
     og_gemm_args shape = {.trans_a = trans_a, .m = m};
     int fewrows = og_fewrows_eligible(dtype, &shape);
+    int matrix = og_matrix_choose(&ctx->limits, dtype, mode, out->matrix);
     out->params = fewrows ? og_params_fewrows(trans_b, n) : og_params_default();
     out->source = OG_SOURCE_DEFAULT;
     /* Invariant 1: Deterministic mode never depends on the database. */
@@ -125,7 +155,29 @@ og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, 
         return OG_OK;
     og_record_key key = {.dtype = dtype, .mode = mode, .trans_a = trans_a, .trans_b = trans_b};
     snprintf(key.op, sizeof key.op, "gemm");
+    if (matrix < 0) {
+        search_databases(ctx, &key, m, n, k, batch, out);
+        return OG_OK;
+    }
+    /* The matrix variant is the default; tuned records of it and of the
+     * portable tile compete. */
+    og_choice tile = *out;
+    out->params = out->matrix[matrix].params;
     search_databases(ctx, &key, m, n, k, batch, out);
+    search_databases(ctx, &key, m, n, k, batch, &tile);
+    int tile_found = tile.source != OG_SOURCE_DEFAULT;
+    int better = out->source == OG_SOURCE_DEFAULT ||
+                 (tile.source == OG_SOURCE_DB && out->source == OG_SOURCE_DB_NEAREST) ||
+                 (tile.source == out->source && tile.gflops > out->gflops);
+    if (tile_found && better) {
+        og_matrix_note notes[OG_MATRIX_VARIANTS];
+        memcpy(notes, out->matrix, sizeof notes);
+        *out = tile;
+        memcpy(out->matrix, notes, sizeof notes);
+        out->matrix[matrix].chosen = 0;
+        snprintf(out->matrix[matrix].why, sizeof out->matrix[matrix].why,
+                 "a tuned portable tile measured faster here");
+    }
     return OG_OK;
 }
 

@@ -183,7 +183,12 @@ typedef struct og_gemm_args {
  * fewer than 384 workgroups of 64 x 64 with K >= 128 is split along k into
  * ranges whose sums go to a 16 MiB float32 scratch the object allocates on
  * first use, then are added in range order by a second pass. The summation
- * order of each path is written down in docs/accumulation-order.md. */
+ * order of each path is written down in docs/accumulation-order.md.
+ * Float16 in Fast mode runs the cooperative-matrix kernel (64x64x16 tile,
+ * 8 or 4 subgroups of 32, GL_NV_cooperative_matrix) on devices whose
+ * capabilities qualify (docs/matrix-kernels.md), with the tuned records of
+ * it and of the portable tile competing; bfloat16 and float32 keep the
+ * portable kernel. */
 og_status og_gemm_create(og_context *ctx, og_dtype input, og_mode mode, og_gemm **out);
 void og_gemm_destroy(og_gemm *g);
 

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "og_spirv_val.h"
 #include "og_tuner.h"
 
 /* The limits candidates are checked against: the device's own, so that
@@ -187,24 +188,6 @@ ParameterizedTestParameters(gen, module)
     free(space);
     free(quick);
     return cr_make_param_array(module_case, cases, count);
-}
-
-/* Writes words to a file under a fresh temporary directory and runs
- * spirv-val on it; returns its exit status. */
-static int spirv_val(const uint32_t *words, size_t count)
-{
-    char dir[] = "/tmp/og_gen_test_XXXXXX", path[64], cmd[256];
-    cr_assert_not_null(mkdtemp(dir), "mkdtemp failed");
-    snprintf(path, sizeof path, "%s/kernel.spv", dir);
-    FILE *f = fopen(path, "wb");
-    cr_assert_not_null(f, "cannot write %s", path);
-    cr_assert_eq(fwrite(words, sizeof *words, count, f), count, "short write to %s", path);
-    fclose(f);
-    snprintf(cmd, sizeof cmd, "'%s' --target-env vulkan1.1 '%s'", OG_SPIRV_VAL, path);
-    int rc = system(cmd);
-    unlink(path);
-    rmdir(dir);
-    return rc;
 }
 
 ParameterizedTest(module_case *c, gen, module)
@@ -615,7 +598,8 @@ Test(gen, int8_dot_products_never_saturate)
     static const char *const ops[2][2] = {{"OpSDot", "OpSUDot"}, {"OpSUDot", "OpUDot"}};
     for (int a = 0; a < 2; a++)
         for (int b = 0; b < 2; b++) {
-            og_kernel_key key = {.p = og_params_int8_tile(), .dtype = types[a], .dtype_b = types[b]};
+            og_kernel_key key = {
+                .p = og_params_int8_tile(), .dtype = types[a], .dtype_b = types[b]};
             key.p.dot = 1;
             char *src = NULL, err[8192] = "";
             cr_assert_eq(og_gen_source(&key, &src, err, sizeof err), OG_OK, "%s", err);

@@ -52,6 +52,13 @@ int og_cmd_bench(const og_cli *o)
         fprintf(stderr, "ogtune bench: --shapes takes MxNxK[xBATCH],... (got %s)\n", o->shapes);
         return 2;
     }
+    og_params given;
+    char why_params[256];
+    if (o->params && og_params_parse(o->params, &given, why_params, sizeof why_params) != 0) {
+        fprintf(stderr, "ogtune bench: %s\n", why_params);
+        free(shapes);
+        return 2;
+    }
     og_context *ctx = og_cli_context(o);
     if (!ctx) {
         free(shapes);
@@ -90,7 +97,9 @@ int og_cmd_bench(const og_cli *o)
             }
             st = og_select(ctx, dtypes[d], OG_MODE_FAST, o->trans_a, o->trans_b, s->m, s->n, s->k,
                            s->batch, &c);
-            if (st == OG_OK) /* the selected kernel must be right before it is timed */
+            if (st == OG_OK && o->params) /* a given kernel instead of the selected one */
+                c.params = given;
+            if (st == OG_OK) /* the kernel must be right before it is timed */
                 st = og_problem_verify(g, pr, &c.params, &accepted, &metric, why, sizeof why);
             if (st == OG_OK && accepted)
                 st = bench_pair(g, pr, &def, &c.params, &us_def, &us_sel);
@@ -101,14 +110,20 @@ int og_cmd_bench(const og_cli *o)
             } else {
                 double gd = og_gflops(&pr->args, us_def), gs = og_gflops(&pr->args, us_sel);
                 char params[OG_PARAMS_MAX + 64];
-                og_gemm_describe(g, &pr->args, params, sizeof params);
+                if (o->params)
+                    snprintf(params, sizeof params, "%s %s (given)", og_params_template(&c.params),
+                             o->params);
+                else
+                    og_gemm_describe(g, &pr->args, params, sizeof params);
                 if (o->json) {
                     printf("%s{\"dtype\":\"%s\",\"shape\":[%lld,%lld,%lld,%lld],"
                            "\"tile_gflops\":%.3f,\"selected_gflops\":%.3f,\"ratio\":%.3f,"
                            "\"source\":\"%s\",\"selected\":",
                            d + i ? "," : "", og_dtype_name(dtypes[d]), (long long)s->m,
                            (long long)s->n, (long long)s->k, (long long)s->batch, gd, gs, gs / gd,
-                           c.source == OG_SOURCE_DEFAULT ? "default" : "db");
+                           o->params                       ? "given"
+                           : c.source == OG_SOURCE_DEFAULT ? "default"
+                                                           : "db");
                     og_json_string(stdout, params);
                     putchar('}');
                 } else {

@@ -86,6 +86,20 @@ static void print_choice_json(FILE *f, og_context *ctx, og_dtype t, og_mode mode
                 (long long)c->k, (long long)c->batch, c->gflops);
         og_json_string(f, c->db_path);
     }
+    /* The float GEMM's matrix variants: which ran, and why the others did not. */
+    for (int i = 0; !og_dtype_is_int8(t) && i < OG_MATRIX_VARIANTS; i++) {
+        const og_matrix_note *n = &c->matrix[i];
+        char mp[OG_PARAMS_MAX];
+        og_params_format(&n->params, mp, sizeof mp);
+        fprintf(f, "%s{\"variant\":\"%s\",\"subgroups\":%d,\"params\":\"%s\",\"chosen\":%s",
+                i == 0 ? ",\"matrix_variants\":[" : ",", og_params_template(&n->params),
+                n->params.sgx * n->params.sgy, mp, n->chosen ? "true" : "false");
+        if (!n->chosen) {
+            fputs(",\"reason\":", f);
+            og_json_string(f, n->why);
+        }
+        fputs(i == OG_MATRIX_VARIANTS - 1 ? "}]" : "}", f);
+    }
     fputs("}", f);
 }
 
@@ -208,6 +222,10 @@ int og_cmd_select(const og_cli *o)
             if (ranges > 1)
                 printf("; split-k: %u k ranges of %u", ranges, range_len);
             putchar('\n');
+            for (int i = 0; !og_dtype_is_int8(dtypes[0]) && i < OG_MATRIX_VARIANTS; i++)
+                if (!c.matrix[i].chosen)
+                    printf("  not the %d-subgroup cooperative-matrix kernel: %s\n",
+                           c.matrix[i].params.sgx * c.matrix[i].params.sgy, c.matrix[i].why);
         }
         rc = 0;
     }

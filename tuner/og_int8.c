@@ -7,30 +7,9 @@
 
 #include "og_tuner.h"
 
-/* The shape and layout of an Int8Gemm call as float GEMM arguments (for
- * og_gemm_extents). */
-static og_gemm_args layout_of(const og_int8gemm_args *g)
-{
-    return (og_gemm_args){.trans_a = g->trans_a,
-                          .trans_b = g->trans_b,
-                          .m = g->m,
-                          .n = g->n,
-                          .k = g->k,
-                          .batch = g->batch,
-                          .lda = g->lda,
-                          .ldb = g->ldb,
-                          .ldc = g->ldc,
-                          .a_offset = g->a_offset,
-                          .b_offset = g->b_offset,
-                          .c_offset = g->c_offset,
-                          .stride_a = g->stride_a,
-                          .stride_b = g->stride_b,
-                          .stride_c = g->stride_c};
-}
-
 void og_int8_extents(const og_int8gemm_args *args, size_t *a, size_t *b, size_t *c)
 {
-    og_gemm_args g = layout_of(args);
+    og_gemm_args g = og_int8gemm_layout(args);
     og_gemm_extents(&g, a, b, c);
 }
 

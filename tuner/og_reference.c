@@ -1,10 +1,15 @@
 /* Host side of verification: conversions, random data, the float64 reference
  * and the design's error metric (DESIGN.md "Accuracy"). */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "og_tuner.h"
+
+/* Threads of the float64 reference at most. */
+#define OG_REFERENCE_THREADS 32
 
 uint16_t og_f32_to_f16(float x)
 {
@@ -120,6 +125,43 @@ void og_gemm_extents(const og_gemm_args *g, size_t *a, size_t *b, size_t *c)
     *c = operand_end(g->c_offset, batch, g->stride_c, g->m, g->ldc, g->n);
 }
 
+/* Rows [i0, i1) of one product: the i-k-j loop over op(A) and op(B) held
+ * as dense doubles, then alpha and beta. */
+typedef struct ref_rows {
+    const og_gemm_args *g;
+    const double *opa, *opb;
+    const float *c_in;
+    double *ref;
+    int64_t p, i0, i1;
+} ref_rows;
+
+static void *reference_rows(void *user)
+{
+    const ref_rows *w = user;
+    const og_gemm_args *g = w->g;
+    int64_t N = g->n, K = g->k;
+    double *row = malloc(sizeof(double) * (size_t)(N + 1));
+    if (!row)
+        abort(); /* the test oracle cannot go on without memory */
+    for (int64_t i = w->i0; i < w->i1; i++) {
+        memset(row, 0, sizeof(double) * (size_t)N);
+        for (int64_t k = 0; k < K; k++) {
+            double av = w->opa[i * K + k];
+            for (int64_t j = 0; j < N; j++)
+                row[j] += av * w->opb[k * N + j];
+        }
+        for (int64_t j = 0; j < N; j++) {
+            size_t ci = (size_t)(g->c_offset + w->p * g->stride_c + i * g->ldc + j);
+            double r = (double)g->alpha * row[j];
+            if (g->beta != 0.0f)
+                r += (double)g->beta * w->c_in[ci];
+            w->ref[ci] = r;
+        }
+    }
+    free(row);
+    return NULL;
+}
+
 void og_reference_gemm(og_dtype t, const og_gemm_args *g, const void *a, const void *b,
                        const float *c_in, double *ref)
 {
@@ -131,9 +173,14 @@ void og_reference_gemm(og_dtype t, const og_gemm_args *g, const void *a, const v
     /* op(A) and op(B) as dense doubles, so the i-k-j loop streams rows. */
     double *opa = malloc(sizeof(double) * (size_t)(M * K + 1));
     double *opb = malloc(sizeof(double) * (size_t)(K * N + 1));
-    double *row = malloc(sizeof(double) * (size_t)(N + 1));
-    if (!opa || !opb || !row)
+    if (!opa || !opb)
         abort(); /* the test oracle cannot go on without memory */
+    /* Large products (the device check's 4096 cubed) split their rows over
+     * the host's cores; every element is summed by one thread, in one order. */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = (double)M * (double)N * (double)K < 1e8 || cores < 2 ? 1
+                  : cores > OG_REFERENCE_THREADS                       ? OG_REFERENCE_THREADS
+                                                                       : (int)cores;
     for (int64_t p = 0; p < batch; p++) {
         for (int64_t i = 0; i < M; i++)
             for (int64_t k = 0; k < K; k++)
@@ -145,25 +192,23 @@ void og_reference_gemm(og_dtype t, const og_gemm_args *g, const void *a, const v
                 opb[k * N + j] = og_elem(t, b,
                                          (size_t)(g->b_offset + p * g->stride_b +
                                                   (g->trans_b ? j * g->ldb + k : k * g->ldb + j)));
-        for (int64_t i = 0; i < M; i++) {
-            memset(row, 0, sizeof(double) * (size_t)N);
-            for (int64_t k = 0; k < K; k++) {
-                double av = opa[i * K + k];
-                for (int64_t j = 0; j < N; j++)
-                    row[j] += av * opb[k * N + j];
-            }
-            for (int64_t j = 0; j < N; j++) {
-                size_t ci = (size_t)(g->c_offset + p * g->stride_c + i * g->ldc + j);
-                double r = (double)g->alpha * row[j];
-                if (g->beta != 0.0f)
-                    r += (double)g->beta * c_in[ci];
-                ref[ci] = r;
-            }
+        ref_rows work[OG_REFERENCE_THREADS];
+        pthread_t ids[OG_REFERENCE_THREADS];
+        uint32_t started = 0;
+        for (int w = 0; w < threads; w++) {
+            work[w] = (ref_rows){g, opa, opb, c_in, ref, p, M * w / threads, M * (w + 1) / threads};
+            if (w > 0 && pthread_create(&ids[w], NULL, reference_rows, &work[w]) == 0)
+                started |= 1u << w;
+            else if (w > 0)
+                reference_rows(&work[w]); /* no thread: the same rows here */
         }
+        reference_rows(&work[0]);
+        for (int w = 1; w < threads; w++)
+            if (started & (1u << w))
+                pthread_join(ids[w], NULL);
     }
     free(opa);
     free(opb);
-    free(row);
 }
 
 /* One product term, rounded as the device's shader fma rounds: once

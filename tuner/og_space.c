@@ -170,6 +170,37 @@ static og_status int8_tile_space(candidates *c, og_preset preset)
     return st;
 }
 
+/* The cooperative-matrix tiles: the reference design's 8- and 4-subgroup
+ * 64x64x16 tiles staged and with direct fragment loads; the standard preset
+ * adds 128-wide tiles, the 32 k step, other subgroup arrangements and no
+ * padding. */
+static og_status coopmat_space(candidates *c, og_preset preset)
+{
+    static const int tiles[][2] = {{64, 64}, {128, 64}, {64, 128}, {128, 128}},
+                     groups[][2] = {{4, 2}, {2, 2}, {2, 4}, {4, 1}}, pads[] = {8, 0};
+    og_status st = OG_OK;
+    for (int d = 0; d < 2 && st == OG_OK; d++)
+        for (int sg = 8; sg >= 4 && st == OG_OK; sg /= 2) {
+            og_params p = og_params_coopmat(sg);
+            p.load = d ? OG_LOAD_DIRECT : OG_LOAD_STAGED;
+            st = add(c, p);
+        }
+    for (int t = 0; preset == OG_PRESET_STANDARD && t < 4; t++)
+        for (int k = 16; k <= 32; k += 16)
+            for (int g = 0; g < 4; g++)
+                for (int pd = 0; pd < 2; pd++)
+                    for (int d = 0; d < 2 && st == OG_OK; d++)
+                        st = add(c, (og_params){.variant = OG_VARIANT_COOPMAT,
+                                                .bm = tiles[t][0],
+                                                .bn = tiles[t][1],
+                                                .bk = k,
+                                                .sgx = groups[g][0],
+                                                .sgy = groups[g][1],
+                                                .pad = pads[pd],
+                                                .load = d ? OG_LOAD_DIRECT : OG_LOAD_STAGED});
+    return st;
+}
+
 og_status og_space(const og_limits *lim, og_preset preset, og_dtype dtype, int trans_a, int trans_b,
                    const og_shape *s, og_params **out, size_t *n)
 {
@@ -222,6 +253,11 @@ og_status og_space(const og_limits *lim, og_preset preset, og_dtype dtype, int t
             if (s->k / splits[j] >= 32)
                 st = add(&c, p);
         }
+    /* Float16 in Fast mode: the cooperative-matrix tiles, where the device
+     * qualifies (add() drops them elsewhere), after the portable ones so the
+     * first candidate stays the portable default. */
+    if (dtype == OG_F16 && st == OG_OK)
+        st = coopmat_space(&c, preset);
 done:
     if (st != OG_OK) {
         free(c.list);

@@ -174,7 +174,8 @@ typedef struct og_tune_opts {
 /* The candidates of a preset for one shape that the device's limits allow
  * (og_space.c), what the runtime would choose without a database first:
  * few-rows shapes for float32 products with M <= 4 and A not transposed, else
- * tiles (with split-k counts where K >= 128); for dtype OG_INT8 or OG_UINT8
+ * tiles (with split-k counts where K >= 128) and, for float16 on devices
+ * that qualify, the cooperative-matrix tiles after them; for dtype OG_INT8 or OG_UINT8
  * (Int8Gemm), skinny shapes for M <= 16 with B not transposed, else Int8Gemm
  * tiles. *out is malloc'ed. */
 og_status og_space(const og_limits *lim, og_preset preset, og_dtype dtype, int trans_a, int trans_b,

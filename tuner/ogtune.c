@@ -17,7 +17,7 @@ static const char usage[] =
     "       [--dtype T] [--trans-a] [--trans-b] [--mode fast|deterministic]\n"
     "  show                         list the records of the database\n"
     "  bench [--shapes ...]         GFLOP/s of the 64x64 tile alone and of the selected\n"
-    "                               kernels (default: the reference design's table shapes);\n"
+    "       [--params P]            kernels, or of P (default: the design's table shapes);\n"
     "                               with --op int8gemm, GOP/s of Int8Gemm next to float32\n"
     "                               GFLOP/s (default: decoder steps, 512 and 1024 cubed)\n"
     "  gen --emit glsl|hlsl|spirv|msl [--params P] [--dtype T] [--trans-a] [--trans-b]\n"

@@ -1,0 +1,167 @@
+/* What the kernels need of a device beyond VkPhysicalDeviceLimits, and the
+ * features and extensions og_context_create enables for them: packed
+ * integer dot products (Int8Gemm's dot=1 kernels) and cooperative matrices
+ * with what they depend on (the float16 matrix kernels: reference design,
+ * "Which devices take the matrix kernel"). Nothing is guessed from the
+ * vendor: every capability is read from the device. */
+#include <string.h>
+
+#include "og_internal.h"
+
+/* Whether the device offers extension name (exts: its list, n long). */
+static int listed(const VkExtensionProperties *exts, uint32_t n, const char *name)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (strcmp(exts[i].extensionName, name) == 0)
+            return 1;
+    return 0;
+}
+
+static void add_extension(og_device_features *f, const char *name)
+{
+    if (f->n_extensions < sizeof f->extensions / sizeof f->extensions[0])
+        f->extensions[f->n_extensions++] = name;
+}
+
+/* Prepends a feature structure to the chain og_context_create passes on. */
+static void enable(og_device_features *f, void *feature)
+{
+    ((VkBaseOutStructure *)feature)->pNext = f->chain;
+    f->chain = feature;
+}
+
+/* The shapes VK_NV_cooperative_matrix lists, into caps. */
+static void read_matrix_shapes(og_context *ctx, og_matrix_caps *caps)
+{
+    uint32_t n = 0;
+    if (!vkGetPhysicalDeviceCooperativeMatrixPropertiesNV ||
+        vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(ctx->physical, &n, NULL) != VK_SUCCESS)
+        return;
+    VkCooperativeMatrixPropertiesNV props[OG_MATRIX_SHAPES_MAX];
+    if (n > OG_MATRIX_SHAPES_MAX)
+        n = OG_MATRIX_SHAPES_MAX;
+    for (uint32_t i = 0; i < n; i++)
+        props[i] = (VkCooperativeMatrixPropertiesNV){
+            .sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV};
+    VkResult r = vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(ctx->physical, &n, props);
+    if (r != VK_SUCCESS && r != VK_INCOMPLETE)
+        return;
+    for (uint32_t i = 0; i < n; i++) {
+        const VkCooperativeMatrixPropertiesNV *p = &props[i];
+        caps->shapes[i] = (og_matrix_shape){.m = p->MSize,
+                                            .n = p->NSize,
+                                            .k = p->KSize,
+                                            .a_f16 = p->AType == VK_COMPONENT_TYPE_FLOAT16_NV,
+                                            .b_f16 = p->BType == VK_COMPONENT_TYPE_FLOAT16_NV,
+                                            .acc_f32 = p->CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+                                                       p->DType == VK_COMPONENT_TYPE_FLOAT32_NV,
+                                            .subgroup = p->scope == VK_SCOPE_SUBGROUP_NV};
+    }
+    caps->n_shapes = n;
+}
+
+void og_device_features_read(og_context *ctx, og_device_features *f)
+{
+    memset(f, 0, sizeof *f);
+    og_limits *lim = &ctx->limits;
+    memset(&lim->matrix, 0, sizeof lim->matrix);
+    lim->integer_dot = 0;
+    uint32_t n = 0;
+    if (vkEnumerateDeviceExtensionProperties(ctx->physical, NULL, &n, NULL) != VK_SUCCESS || !n)
+        return;
+    VkExtensionProperties *exts = og_mem_alloc(&ctx->allocator, n * sizeof *exts);
+    if (!exts ||
+        vkEnumerateDeviceExtensionProperties(ctx->physical, NULL, &n, exts) != VK_SUCCESS) {
+        og_mem_free(&ctx->allocator, exts);
+        return;
+    }
+    int has_dot = listed(exts, n, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+    int has_matrix = listed(exts, n, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    int has_size_control = listed(exts, n, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+    int core12 = VK_API_VERSION_MINOR(ctx->props.apiVersion) >= 2 ||
+                 VK_API_VERSION_MAJOR(ctx->props.apiVersion) > 1;
+    og_mem_free(&ctx->allocator, exts);
+
+    /* Read every feature structure the device knows in one query. */
+    f->dot.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR;
+    f->matrix.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
+    f->size_control.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES_EXT;
+    f->v11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
+    f->v12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+    void *query = NULL;
+    if (has_dot) {
+        f->dot.pNext = query;
+        query = &f->dot;
+    }
+    if (has_matrix) {
+        f->matrix.pNext = query;
+        query = &f->matrix;
+    }
+    if (has_size_control) {
+        f->size_control.pNext = query;
+        query = &f->size_control;
+    }
+    if (core12) {
+        f->v11.pNext = query;
+        f->v12.pNext = &f->v11;
+        query = &f->v12;
+    }
+    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                    .pNext = query};
+    vkGetPhysicalDeviceFeatures2(ctx->physical, &f2);
+
+    /* Then keep only what is enabled: the chain is rebuilt from scratch. */
+    if (has_dot && f->dot.shaderIntegerDotProduct) {
+        lim->integer_dot = 1;
+        f->dot = (VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR){
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR,
+            .shaderIntegerDotProduct = VK_TRUE};
+        enable(f, &f->dot);
+        add_extension(f, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+    }
+    if (!has_matrix || !f->matrix.cooperativeMatrix)
+        return; /* no shapes listed: the matrix kernels never qualify */
+    og_matrix_caps *caps = &lim->matrix;
+    read_matrix_shapes(ctx, caps);
+    f->matrix = (VkPhysicalDeviceCooperativeMatrixFeaturesNV){
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
+        .cooperativeMatrix = VK_TRUE};
+    enable(f, &f->matrix);
+    add_extension(f, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    caps->subgroup_min = caps->subgroup_max = lim->subgroup_size;
+    if (has_size_control && f->size_control.subgroupSizeControl) {
+        VkPhysicalDeviceSubgroupSizeControlPropertiesEXT sp = {
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES_EXT};
+        VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                          .pNext = &sp};
+        vkGetPhysicalDeviceProperties2(ctx->physical, &p2);
+        caps->size_control = (sp.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
+        if (caps->size_control) {
+            caps->subgroup_min = sp.minSubgroupSize;
+            caps->subgroup_max = sp.maxSubgroupSize;
+        }
+        caps->full_subgroups = f->size_control.computeFullSubgroups == VK_TRUE;
+        f->size_control = (VkPhysicalDeviceSubgroupSizeControlFeaturesEXT){
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES_EXT,
+            .subgroupSizeControl = VK_TRUE,
+            .computeFullSubgroups = f->size_control.computeFullSubgroups};
+        enable(f, &f->size_control);
+        add_extension(f, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+    }
+    if (core12) {
+        caps->float16 = f->v12.shaderFloat16 == VK_TRUE;
+        caps->memory_model = f->v12.vulkanMemoryModel == VK_TRUE;
+        caps->storage16 = f->v11.storageBuffer16BitAccess == VK_TRUE;
+        VkBool32 f16 = f->v12.shaderFloat16, model = f->v12.vulkanMemoryModel,
+                 s16 = f->v11.storageBuffer16BitAccess;
+        f->v12 = (VkPhysicalDeviceVulkan12Features){
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+            .shaderFloat16 = f16,
+            .vulkanMemoryModel = model};
+        f->v11 = (VkPhysicalDeviceVulkan11Features){
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+            .storageBuffer16BitAccess = s16};
+        enable(f, &f->v12);
+        enable(f, &f->v11);
+    }
+}

@@ -1,0 +1,379 @@
+/* The cooperative-matrix kernels (reference design, "Matrix-hardware
+ * kernels" and "Which devices take the matrix kernel"): every variant and
+ * parameter combination generates, compiles and validates; eligibility from
+ * a device's capabilities (synthetic records of devices this machine lacks);
+ * lavapipe falls back to the portable kernel with the stated reason, and a
+ * matrix variant forced on it fails cleanly. */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "og_spirv_val.h"
+#include "og_test.h"
+
+/* A device that qualifies: 16x16x16 float16 shapes with float32 sums at
+ * subgroup scope, subgroups of 32 to 64 it can pin, full subgroups, float16,
+ * 16-bit storage, the memory model; 1024 invocations, 160 KiB of workgroup
+ * memory (an H200 allows 227 KiB). */
+static og_limits qualified(void)
+{
+    og_limits lim;
+    memset(&lim, 0, sizeof lim);
+    lim.max_invocations = 1024;
+    lim.max_size[0] = lim.max_size[1] = lim.max_size[2] = 1024;
+    for (int i = 0; i < 3; i++)
+        lim.max_count[i] = 65535;
+    lim.max_shared_bytes = 160 * 1024;
+    lim.max_storage_range = 1u << 30;
+    lim.max_push_bytes = 256;
+    lim.subgroup_size = 32;
+    og_matrix_caps *m = &lim.matrix;
+    m->shapes[m->n_shapes++] = (og_matrix_shape){8, 8, 8, 1, 1, 1, 1};
+    m->shapes[m->n_shapes++] = (og_matrix_shape){16, 16, 16, 1, 1, 1, 1};
+    m->subgroup_min = 32;
+    m->subgroup_max = 64;
+    m->size_control = m->full_subgroups = m->float16 = m->storage16 = m->memory_model = 1;
+    return lim;
+}
+
+/* ---- every combination: source -> SPIR-V -> spirv-val -> reflection ---- */
+
+ParameterizedTestParameters(matrix, module)
+{
+    og_limits lim = qualified();
+    og_params *space = NULL;
+    size_t n = 0, count = 0;
+    og_shape cube = {1024, 1024, 1024, 1};
+    if (og_space(&lim, OG_PRESET_STANDARD, OG_F16, 0, 0, &cube, &space, &n) != OG_OK)
+        n = 0;
+    og_kernel_key *keys = cr_malloc((n ? n : 1) * sizeof *keys);
+    for (size_t i = 0; i < n; i++)
+        if (space[i].variant == OG_VARIANT_COOPMAT)
+            keys[count++] = (og_kernel_key){.p = space[i],
+                                            .dtype = OG_F16,
+                                            .trans_a = (int)(count % 2),
+                                            .trans_b = (int)(count / 2 % 2),
+                                            .dialect = OG_GLSL};
+    free(space);
+    return cr_make_param_array(og_kernel_key, keys, count);
+}
+
+ParameterizedTest(og_kernel_key *key, matrix, module)
+{
+    char what[OG_PARAMS_MAX + 16], err[8192] = "";
+    og_params_format(&key->p, what, sizeof what);
+    snprintf(what + strlen(what), sizeof what - strlen(what), " %c%c", key->trans_a ? 'T' : 'N',
+             key->trans_b ? 'T' : 'N');
+    og_limits lim = qualified();
+    uint32_t *words = NULL;
+    size_t count = 0;
+    og_reflection r;
+    og_status st = og_build_kernel(key, &lim, &words, &count, &r, err, sizeof err);
+    cr_assert_eq(st, OG_OK, "%s: %s", what, err);
+    cr_expect_eq(spirv_val(words, count), 0, "%s: spirv-val rejects the module", what);
+    free(words);
+    cr_expect_eq(r.local_size[0], 32u * (uint32_t)(key->p.sgx * key->p.sgy), "%s", what);
+    cr_expect_eq(r.shared_bytes, og_params_shared_bytes(&key->p),
+                 "%s: reflection gives %u shared bytes, the template's formula %u", what,
+                 r.shared_bytes, og_params_shared_bytes(&key->p));
+}
+
+Test(matrix, space_covers_both_subgroup_counts)
+{
+    og_limits lim = qualified();
+    og_params *space = NULL;
+    size_t n = 0, eight = 0, four = 0, direct = 0;
+    og_shape cube = {1024, 1024, 1024, 1};
+    cr_assert_eq(og_space(&lim, OG_PRESET_QUICK, OG_F16, 0, 0, &cube, &space, &n), OG_OK);
+    og_params def = og_params_default();
+    cr_expect(memcmp(&space[0], &def, sizeof def) == 0, "the portable default comes first");
+    for (size_t i = 0; i < n; i++)
+        if (space[i].variant == OG_VARIANT_COOPMAT) {
+            eight += space[i].sgx * space[i].sgy == 8;
+            four += space[i].sgx * space[i].sgy == 4;
+            direct += space[i].load == OG_LOAD_DIRECT;
+        }
+    free(space);
+    cr_expect_eq(eight, 2);
+    cr_expect_eq(four, 2);
+    cr_expect_eq(direct, 2);
+    /* Not for float32 or bfloat16, and not where the device does not qualify. */
+    og_limits none = qualified();
+    none.matrix.n_shapes = 0;
+    const struct {
+        og_dtype t;
+        const og_limits *lim;
+    } others[] = {{OG_F32, &lim}, {OG_BF16, &lim}, {OG_F16, &none}};
+    for (size_t o = 0; o < 3; o++) {
+        cr_assert_eq(
+            og_space(others[o].lim, OG_PRESET_STANDARD, others[o].t, 0, 0, &cube, &space, &n),
+            OG_OK);
+        for (size_t i = 0; i < n; i++)
+            cr_expect_neq(space[i].variant, OG_VARIANT_COOPMAT, "case %zu", o);
+        free(space);
+    }
+}
+
+/* ---- eligibility from capabilities ---- */
+
+static void expect_choice(const og_limits *lim, og_dtype t, og_mode mode, int want,
+                          const char *why8, const char *why4)
+{
+    og_matrix_note notes[OG_MATRIX_VARIANTS];
+    int got = og_matrix_choose(lim, t, mode, notes);
+    cr_expect_eq(got, want, "chose %d, not %d (8: '%s'; 4: '%s')", got, want, notes[0].why,
+                 notes[1].why);
+    const char *why[2] = {why8, why4};
+    for (int i = 0; i < OG_MATRIX_VARIANTS; i++) {
+        cr_expect_eq(notes[i].chosen, i == want);
+        cr_expect_eq(notes[i].params.sgx * notes[i].params.sgy, i == 0 ? 8 : 4);
+        if (why[i])
+            cr_expect_not_null(strstr(notes[i].why, why[i]), "variant %d: '%s' lacks '%s'", i,
+                               notes[i].why, why[i]);
+    }
+}
+
+Test(matrix, eligibility_from_capabilities)
+{
+    og_limits lim = qualified();
+    expect_choice(&lim, OG_F16, OG_MODE_FAST, 0, NULL, "the 8-subgroup variant qualifies first");
+    expect_choice(&lim, OG_F16, OG_MODE_DETERMINISTIC, -1, "Deterministic mode",
+                  "Deterministic mode");
+    expect_choice(&lim, OG_BF16, OG_MODE_FAST, -1, "bfloat16", "bfloat16");
+    expect_choice(&lim, OG_F32, OG_MODE_FAST, -1, "f32 takes the portable kernel", NULL);
+
+    /* Subgroups of 64 only (wave64 with no wave32 option). */
+    og_limits wave64 = qualified();
+    wave64.subgroup_size = 64;
+    wave64.matrix.size_control = 0;
+    wave64.matrix.subgroup_min = wave64.matrix.subgroup_max = 64;
+    expect_choice(&wave64, OG_F16, OG_MODE_FAST, -1, "subgroups of 64 only",
+                  "subgroups of 64 only");
+    og_limits range = qualified();
+    range.matrix.subgroup_min = range.matrix.subgroup_max = 64;
+    range.matrix.subgroup_max = 128;
+    expect_choice(&range, OG_F16, OG_MODE_FAST, -1, "subgroups of 64 to 128, none of 32", NULL);
+
+    /* Fewer than 256 invocations: the four-subgroup shape. */
+    og_limits small = qualified();
+    small.max_invocations = 128;
+    expect_choice(&small, OG_F16, OG_MODE_FAST, 1, "invocations per workgroup exceed", NULL);
+    /* Too little workgroup memory for eight subgroups' accumulators? Both
+     * tiles hold the same 64x64 C: below its size neither fits. */
+    og_limits tight = qualified();
+    tight.max_shared_bytes = og_params_shared_bytes(&(og_params){0}) + 1024;
+    expect_choice(&tight, OG_F16, OG_MODE_FAST, -1, "bytes of workgroup memory exceed",
+                  "bytes of workgroup memory exceed");
+
+    /* Only 8x8x8 shapes listed; none at all (lavapipe). */
+    og_limits eights = qualified();
+    eights.matrix.n_shapes = 1;
+    expect_choice(&eights, OG_F16, OG_MODE_FAST, -1,
+                  "the device lists no 16x16x16 float16 combination",
+                  "the device lists no 16x16x16 float16 combination");
+    og_limits f32_only = qualified();
+    f32_only.matrix.shapes[1].a_f16 = 0;
+    expect_choice(&f32_only, OG_F16, OG_MODE_FAST, -1, "no 16x16x16 float16", NULL);
+
+    /* Features the kernel needs, from its SPIR-V (Float16, VulkanMemoryModel,
+     * StorageBuffer16BitAccess for direct loads) and its pipeline. */
+    og_limits no_full = qualified();
+    no_full.matrix.full_subgroups = 0;
+    expect_choice(&no_full, OG_F16, OG_MODE_FAST, -1, "full subgroups", NULL);
+    og_limits no_model = qualified();
+    no_model.matrix.memory_model = 0;
+    expect_choice(&no_model, OG_F16, OG_MODE_FAST, -1, "memory model", NULL);
+    og_limits no16 = qualified();
+    no16.matrix.storage16 = 0;
+    expect_choice(&no16, OG_F16, OG_MODE_FAST, 0, NULL, NULL); /* staged loads need none */
+    og_params direct = og_params_coopmat(8);
+    direct.load = OG_LOAD_DIRECT;
+    char why[256] = "";
+    cr_expect_eq(og_params_check(&direct, &no16, why, sizeof why), -1);
+    cr_expect_not_null(strstr(why, "storageBuffer16BitAccess"), "%s", why);
+}
+
+/* The SPIR-V of the kernel declares what the capability check asks for. */
+Test(matrix, module_declares_what_is_checked)
+{
+    og_kernel_key key = {.p = og_params_coopmat(8), .dtype = OG_F16, .dialect = OG_GLSL};
+    key.p.load = OG_LOAD_DIRECT;
+    char *src = NULL, err[8192] = "";
+    cr_assert_eq(og_gen_source(&key, &src, err, sizeof err), OG_OK, "%s", err);
+    char *text = NULL;
+    size_t count;
+    og_status st = og_compile(src, OG_GLSL, 1, (uint32_t **)&text, &count, err, sizeof err);
+    free(src);
+    cr_assert_eq(st, OG_OK, "%s", err);
+    const char *needs[] = {"OpCapability CooperativeMatrixNV", "OpCapability Float16",
+                           "OpCapability VulkanMemoryModel",
+                           "OpCapability StorageBuffer16BitAccess", "OpCooperativeMatrixMulAddNV"};
+    for (size_t i = 0; i < sizeof needs / sizeof needs[0]; i++)
+        cr_expect_not_null(strstr(text, needs[i]), "no %s", needs[i]);
+    free(text);
+    /* HLSL, float32, bfloat16 and split-k planes are refused. */
+    og_kernel_key bad = key;
+    bad.dialect = OG_HLSL;
+    cr_expect_eq(og_kernel_check(&bad, NULL, err, sizeof err), -1);
+    bad = key;
+    bad.dtype = OG_BF16;
+    cr_expect_eq(og_kernel_check(&bad, NULL, err, sizeof err), -1);
+    bad = key;
+    bad.kernel = OG_KERNEL_PLANES;
+    cr_expect_eq(og_kernel_check(&bad, NULL, err, sizeof err), -1);
+}
+
+/* ---- on this device ---- */
+
+Test(matrix, lavapipe_falls_back_with_the_reason)
+{
+    og_context *ctx = open_context();
+    if (ctx->limits.matrix.n_shapes > 0) {
+        close_context(ctx);
+        cr_skip_test("this device lists cooperative-matrix shapes");
+    }
+    og_choice c;
+    cr_assert_eq(og_select(ctx, OG_F16, OG_MODE_FAST, 0, 0, 256, 256, 256, 1, &c), OG_OK);
+    cr_expect_eq(c.params.variant, OG_VARIANT_TILE);
+    for (int i = 0; i < OG_MATRIX_VARIANTS; i++) {
+        cr_expect_eq(c.matrix[i].chosen, 0);
+        cr_expect_str_eq(c.matrix[i].why, "the device lists no 16x16x16 float16 combination");
+    }
+    /* Forced: an unsupported error naming the reason, nothing written. */
+    og_problem *pr;
+    cr_assert_eq(og_problem_create(ctx, OG_F16, 0, 0, 64, 64, 64, 1, 5, &pr), OG_OK);
+    og_gemm *g;
+    cr_assert_eq(og_gemm_create(ctx, OG_F16, OG_MODE_FAST, &g), OG_OK);
+    cr_assert_eq(og_buffer_write(pr->args.c, 0, pr->c0, pr->nc * sizeof(float)), OG_OK);
+    for (int sg = 8; sg >= 4; sg /= 2) {
+        og_params p = og_params_coopmat(sg);
+        cr_expect_eq(run_params(g, ctx, &pr->args, &p), OG_ERROR_UNSUPPORTED);
+        cr_expect_not_null(strstr(og_context_last_error(ctx), "16x16x16 float16"), "%s",
+                           og_context_last_error(ctx));
+    }
+    cr_assert_eq(og_buffer_read(pr->args.c, 0, pr->c, pr->nc * sizeof(float)), OG_OK);
+    cr_expect(memcmp(pr->c, pr->c0, pr->nc * sizeof(float)) == 0, "C changed");
+    og_gemm_destroy(g);
+    og_problem_destroy(pr);
+    close_context(ctx);
+}
+
+Test(matrix, ogtune_select_explains)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "'%s' select --dtype f16 --shape 512x512x512 --json --db /nonexistent 2>/dev/null",
+             OG_OGTUNE);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    char out[8192] = "";
+    size_t len = fread(out, 1, sizeof out - 1, p);
+    out[len] = '\0';
+    cr_expect_eq(pclose(p), 0);
+    og_context *ctx = open_context();
+    int lavapipe = ctx->limits.matrix.n_shapes == 0;
+    close_context(ctx);
+    cr_expect_not_null(strstr(out, "\"matrix_variants\":[{\"variant\":\"gemm_coopmat\","
+                                   "\"subgroups\":8"),
+                       "%s", out);
+    if (lavapipe)
+        cr_expect_not_null(
+            strstr(out, "\"reason\":\"the device lists no 16x16x16 float16 combination\""), "%s",
+            out);
+}
+
+/* The words-only reflection of cooperative-matrix modules agrees with
+ * SPIRV-Cross on the kernels SPIRV-Cross can read. */
+Test(matrix, raw_reflection_agrees_with_spirv_cross)
+{
+    og_params skinny = og_params_int8_skinny(), rows = og_params_fewrows(0, 64);
+    og_params texel = og_params_default();
+    texel.load = OG_LOAD_DIRECT;
+    texel.src = OG_SRC_TEXEL;
+    texel.vec = 4;
+    texel.tm = texel.tn = 8;
+    texel.wgx = texel.wgy = 8;
+    const og_kernel_key keys[] = {
+        {.p = og_params_default(), .dtype = OG_F16, .dialect = OG_GLSL},
+        {.p = og_params_default(), .dtype = OG_BF16, .trans_a = 1, .dialect = OG_HLSL},
+        {.p = texel, .dtype = OG_F32, .dialect = OG_GLSL},
+        {.p = rows, .dtype = OG_F32, .dialect = OG_GLSL},
+        {.p = og_params_int8_tile(), .dtype = OG_INT8, .dtype_b = OG_UINT8, .dialect = OG_GLSL},
+        {.p = skinny, .dtype = OG_UINT8, .dtype_b = OG_INT8, .dialect = OG_HLSL},
+        {.kernel = OG_KERNEL_REDUCE, .dtype = OG_F32, .dialect = OG_GLSL},
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        uint32_t *words = NULL;
+        size_t count = 0;
+        og_reflection cross, raw;
+        char err[8192] = "";
+        cr_assert_eq(og_build_kernel(&keys[i], NULL, &words, &count, &cross, err, sizeof err),
+                     OG_OK, "kernel %zu: %s", i, err);
+        og_reflect_raw(words, count, &raw);
+        free(words);
+        for (int d = 0; d < 3; d++)
+            cr_expect_eq(raw.local_size[d], cross.local_size[d], "kernel %zu", i);
+        cr_expect_eq(raw.shared_bytes, cross.shared_bytes, "kernel %zu", i);
+        cr_expect_eq(raw.bindings, cross.bindings, "kernel %zu: %u bindings, SPIRV-Cross %u", i,
+                     raw.bindings, cross.bindings);
+        cr_expect_eq(raw.push_bytes, cross.push_bytes, "kernel %zu: %u push bytes, SPIRV-Cross %u",
+                     i, raw.push_bytes, cross.push_bytes);
+    }
+}
+
+/* Where the device qualifies (a GPU with cooperative matrices; skipped on
+ * lavapipe): every matrix variant of the quick space against the float64
+ * reference on ragged, transposed and batched shapes, and on aligned interior
+ * tiles (the direct fragment loads), with alpha and beta. */
+Test(matrix, kernels_are_right_where_the_device_qualifies, .timeout = 600)
+{
+    og_context *ctx = open_context();
+    og_matrix_note notes[OG_MATRIX_VARIANTS];
+    if (og_matrix_choose(&ctx->limits, OG_F16, OG_MODE_FAST, notes) < 0) {
+        close_context(ctx);
+        cr_skip_test("no matrix variant qualifies here: %s", notes[0].why);
+    }
+    og_params *space = NULL;
+    size_t n = 0;
+    og_shape cube = {256, 256, 256, 1};
+    cr_assert_eq(og_space(&ctx->limits, OG_PRESET_QUICK, OG_F16, 0, 0, &cube, &space, &n), OG_OK);
+    og_gemm *g;
+    cr_assert_eq(og_gemm_create(ctx, OG_F16, OG_MODE_FAST, &g), OG_OK);
+    static const int64_t shapes[][4] = {
+        {256, 256, 256, 1}, {100, 70, 50, 2}, {64, 64, 16, 1}, {130, 200, 333, 1}, {1, 300, 64, 3}};
+    size_t tested = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (space[i].variant != OG_VARIANT_COOPMAT)
+            continue;
+        char params[OG_PARAMS_MAX];
+        og_params_format(&space[i], params, sizeof params);
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            for (int t = 0; t < 4; t++) {
+                og_problem *pr;
+                cr_assert_eq(og_problem_create(ctx, OG_F16, t & 1, t >> 1, shapes[s][0],
+                                               shapes[s][1], shapes[s][2], shapes[s][3], 100 + s,
+                                               &pr),
+                             OG_OK);
+                problem_scalars(pr, 0.75f, s % 2 ? 0.5f : 0.0f);
+                int accepted;
+                double metric;
+                char why[256] = "";
+                cr_assert_eq(
+                    og_problem_verify(g, pr, &space[i], &accepted, &metric, why, sizeof why), OG_OK,
+                    "%s: %s", params, og_context_last_error(ctx));
+                cr_expect(accepted, "%s at %lldx%lldx%lld (op %d): %s", params,
+                          (long long)shapes[s][0], (long long)shapes[s][1], (long long)shapes[s][2],
+                          t, why);
+                og_problem_destroy(pr);
+                tested++;
+            }
+    }
+    cr_expect_gt(tested, 0);
+    free(space);
+    og_gemm_destroy(g);
+    close_context(ctx);
+}
