@@ -32,6 +32,9 @@ og_status og_build_kernel(const og_kernel_key *key, const og_limits *lim, uint32
                  size[0], size[1], size[2], shared);
         st = OG_ERROR_COMPILE;
     }
+    /* The features its SPIR-V declares it needs, from the module itself. */
+    if (st == OG_OK && lim && og_limits_lack(lim, refl->needs, err, errlen) != 0)
+        st = OG_ERROR_UNSUPPORTED;
     if (st == OG_OK && lim &&
         (refl->shared_bytes > lim->max_shared_bytes || refl->push_bytes > lim->max_push_bytes)) {
         snprintf(err, errlen, "limits: kernel needs %u shared and %u push-constant bytes",

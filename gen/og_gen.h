@@ -116,13 +116,31 @@ typedef struct og_limits {
     og_matrix_caps matrix; /* cooperative matrices, enabled where the device has them */
 } og_limits;
 
+/* Device features a module's SPIR-V capabilities need (og_reflection.needs). */
+enum {
+    OG_NEEDS_FLOAT16 = 1u,      /* Float16: shaderFloat16 */
+    OG_NEEDS_STORAGE16 = 2u,    /* StorageBuffer16BitAccess */
+    OG_NEEDS_MEMORY_MODEL = 4u, /* VulkanMemoryModel */
+    OG_NEEDS_COOPMAT = 8u,      /* CooperativeMatrixNV */
+    OG_NEEDS_INTEGER_DOT = 16u, /* DotProduct, DotProductInput4x8BitPacked */
+    OG_NEEDS_UNKNOWN = 1u << 31 /* a capability beyond Vulkan 1.1's core that none of these is */
+};
+
 /* What SPIR-V reflection reports of a compiled kernel. */
 typedef struct og_reflection {
     uint32_t local_size[3];
     uint32_t shared_bytes; /* sum of the Workgroup-storage variables */
     uint32_t bindings;     /* distinct storage and texel buffer bindings in set 0 */
     uint32_t push_bytes;   /* size of the push-constant block */
+    uint32_t needs;        /* OG_NEEDS_* of its OpCapability declarations */
 } og_reflection;
+
+/* The OG_NEEDS_* of a module's OpCapability declarations. */
+uint32_t og_spirv_needs(const uint32_t *words, size_t count);
+
+/* The features of needs that a device with limits lim has not enabled,
+ * named in why; 0 when it has them all. */
+uint32_t og_limits_lack(const og_limits *lim, uint32_t needs, char *why, size_t len);
 
 #define OG_TEMPLATE_TILE "gemm_tile"
 #define OG_TEMPLATE_FEWROWS "gemm_fewrows"

@@ -511,3 +511,33 @@ int og_params_vec_aligned(const og_gemm_args *g)
             return 0;
     return 1;
 }
+
+uint32_t og_limits_lack(const og_limits *lim, uint32_t needs, char *why, size_t len)
+{
+    static const struct {
+        uint32_t need;
+        const char *feature;
+    } names[] = {{OG_NEEDS_FLOAT16, "shaderFloat16"},
+                 {OG_NEEDS_STORAGE16, "storageBuffer16BitAccess"},
+                 {OG_NEEDS_MEMORY_MODEL, "vulkanMemoryModel"},
+                 {OG_NEEDS_COOPMAT, "VK_NV_cooperative_matrix"},
+                 {OG_NEEDS_INTEGER_DOT, "shaderIntegerDotProduct"},
+                 {OG_NEEDS_UNKNOWN, "a SPIR-V capability onegpu does not enable"}};
+    const og_matrix_caps *m = &lim->matrix;
+    uint32_t have =
+        (m->float16 ? OG_NEEDS_FLOAT16 : 0u) | (m->storage16 ? OG_NEEDS_STORAGE16 : 0u) |
+        (m->memory_model ? OG_NEEDS_MEMORY_MODEL : 0u) | (m->n_shapes ? OG_NEEDS_COOPMAT : 0u) |
+        (lim->integer_dot ? OG_NEEDS_INTEGER_DOT : 0u);
+    uint32_t lack = needs & ~have;
+    size_t used = 0;
+    if (lack && len)
+        used = (size_t)snprintf(why, len, "limits: the kernel's SPIR-V needs");
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && used < len; i++)
+        if (lack & names[i].need)
+            used += (size_t)snprintf(why + used, len - used, " %s", names[i].feature);
+    if (lack && used < len)
+        snprintf(why + used, len - used,
+                 ", which the device does not offer or onegpu did not "
+                 "enable");
+    return lack;
+}

@@ -99,6 +99,7 @@ void og_reflect_raw(const uint32_t *words, size_t count, og_reflection *out)
 {
     uint32_t seen = 0;
     memset(out, 0, sizeof *out);
+    out->needs = og_spirv_needs(words, count);
     for (size_t i = 5; i < count;) {
         uint32_t op = words[i] & 0xffffu, len = words[i] >> 16;
         if (len == 0 || i + len > count)
@@ -135,19 +136,31 @@ void og_reflect_raw(const uint32_t *words, size_t count, og_reflection *out)
     }
 }
 
-/* Whether the module declares cooperative matrices. */
-static int uses_cooperative_matrix(const uint32_t *words, size_t count)
+uint32_t og_spirv_needs(const uint32_t *words, size_t count)
 {
+    /* Capabilities every Vulkan 1.1 device has, as these kernels use them. */
+    static const uint32_t core[] = {1 /* Shader */, 0 /* Matrix */, 46 /* SampledBuffer */,
+                                    61 /* GroupNonUniform */};
+    uint32_t needs = 0;
     for (size_t i = 5; i < count;) {
         uint32_t op = words[i] & 0xffffu, len = words[i] >> 16;
         if (len == 0 || i + len > count)
             break;
-        if (op == SPV_OP_CAPABILITY && len >= 2 &&
-            words[i + 1] == SPV_CAPABILITY_COOPERATIVE_MATRIX_NV)
-            return 1;
+        if (op == SPV_OP_CAPABILITY && len >= 2) {
+            uint32_t cap = words[i + 1], known = 0;
+            for (size_t c = 0; c < sizeof core / sizeof core[0]; c++)
+                known |= cap == core[c];
+            needs |= cap == 9                                      ? OG_NEEDS_FLOAT16
+                     : cap == 4433                                 ? OG_NEEDS_STORAGE16
+                     : cap == 5345                                 ? OG_NEEDS_MEMORY_MODEL
+                     : cap == SPV_CAPABILITY_COOPERATIVE_MATRIX_NV ? OG_NEEDS_COOPMAT
+                     : cap == 6018 || cap == 6019                  ? OG_NEEDS_INTEGER_DOT
+                     : known                                       ? 0u
+                                                                   : (uint32_t)OG_NEEDS_UNKNOWN;
+        }
         i += len;
     }
-    return 0;
+    return needs;
 }
 
 static og_status open_compiler(const uint32_t *words, size_t count, spvc_backend backend,
@@ -219,8 +232,10 @@ og_status og_reflect(const uint32_t *words, size_t count, og_reflection *out, ch
         snprintf(err, errlen, "reflect: not a SPIR-V module");
         return OG_ERROR_COMPILE;
     }
-    if (uses_cooperative_matrix(words, count)) {
+    uint32_t needs = og_spirv_needs(words, count);
+    if (needs & OG_NEEDS_COOPMAT) {
         og_reflect_raw(words, count, out);
+        out->needs = needs;
         return OG_OK;
     }
     spvc_context ctx;
@@ -265,6 +280,7 @@ og_status og_reflect(const uint32_t *words, size_t count, og_reflection *out, ch
             compiler, spvc_compiler_get_type_handle(compiler, list[0].base_type_id), &size);
         out->push_bytes = (uint32_t)size;
     }
+    out->needs = needs;
     spvc_context_destroy(ctx);
     return OG_OK;
 }

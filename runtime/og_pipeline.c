@@ -27,6 +27,9 @@ static og_status create_pipeline(og_context *ctx, const og_kernel_key *key, VkPi
                            refl.push_bytes);
         }
         og_spirv_cache_store(key, words, count);
+    } else if (og_limits_lack(&ctx->limits, og_spirv_needs(words, count), err, sizeof err) != 0) {
+        free(words); /* a cached module asks what og_build_kernel would have refused */
+        return og_fail(ctx, OG_ERROR_UNSUPPORTED, "%s", err);
     }
     VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                    .codeSize = count * 4,

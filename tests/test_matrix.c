@@ -377,3 +377,48 @@ Test(matrix, kernels_are_right_where_the_device_qualifies, .timeout = 600)
     og_gemm_destroy(g);
     close_context(ctx);
 }
+
+/* What a kernel needs of the device comes from its own SPIR-V too: the
+ * capabilities it declares, each held against what the device enabled. */
+Test(matrix, needs_from_the_module)
+{
+    og_limits lim = qualified();
+    og_params direct = og_params_coopmat(4), dot = og_params_int8_tile();
+    direct.load = OG_LOAD_DIRECT;
+    dot.dot = 1;
+    const struct {
+        og_kernel_key key;
+        uint32_t needs;
+    } cases[] = {
+        {{.p = og_params_coopmat(8), .dtype = OG_F16, .dialect = OG_GLSL},
+         OG_NEEDS_FLOAT16 | OG_NEEDS_MEMORY_MODEL | OG_NEEDS_COOPMAT},
+        {{.p = direct, .dtype = OG_F16, .trans_a = 1, .dialect = OG_GLSL},
+         OG_NEEDS_FLOAT16 | OG_NEEDS_MEMORY_MODEL | OG_NEEDS_COOPMAT | OG_NEEDS_STORAGE16},
+        {{.p = dot, .dtype = OG_INT8, .dtype_b = OG_UINT8, .dialect = OG_GLSL},
+         OG_NEEDS_INTEGER_DOT},
+        {{.p = og_params_default(), .dtype = OG_F16, .dialect = OG_HLSL}, 0},
+        {{.p = og_params_default(), .dtype = OG_BF16, .dialect = OG_GLSL}, 0},
+    };
+    lim.integer_dot = 1;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint32_t *words = NULL;
+        size_t count = 0;
+        og_reflection r;
+        char err[8192] = "";
+        cr_assert_eq(og_build_kernel(&cases[i].key, &lim, &words, &count, &r, err, sizeof err),
+                     OG_OK, "case %zu: %s", i, err);
+        cr_expect_eq(r.needs, cases[i].needs, "case %zu needs %#x, not %#x", i, r.needs,
+                     cases[i].needs);
+        cr_expect_eq(og_spirv_needs(words, count), r.needs, "case %zu", i);
+        free(words);
+        char why[256] = "";
+        cr_expect_eq(og_limits_lack(&lim, r.needs, why, sizeof why), 0, "case %zu: %s", i, why);
+    }
+    og_limits bare;
+    memset(&bare, 0, sizeof bare);
+    char why[256] = "";
+    cr_expect_eq(og_limits_lack(&bare, OG_NEEDS_INTEGER_DOT | OG_NEEDS_FLOAT16, why, sizeof why),
+                 OG_NEEDS_INTEGER_DOT | OG_NEEDS_FLOAT16);
+    cr_expect_not_null(strstr(why, "shaderFloat16"), "%s", why);
+    cr_expect_not_null(strstr(why, "shaderIntegerDotProduct"), "%s", why);
+}
