@@ -251,11 +251,11 @@ uint32_t og_params_shared_bytes(const og_params *p)
     /* Int8Gemm skinny: one 32-bit sum per row and invocation. */
     if (p->variant == OG_VARIANT_INT8_SKINNY)
         return (uint32_t)(4 * p->rows * p->cols * p->slices);
-    /* Cooperative matrix: the float16 A and B tiles, padded, and the float32
-     * C tile the accumulators leave through (rows of bn + 4). */
+    /* Cooperative matrix: the float16 A and B tiles, padded, and a float32
+     * 16x16 fragment per subgroup that the accumulators leave through. */
     if (p->variant == OG_VARIANT_COOPMAT)
         return (uint32_t)(2 * (p->bm * (p->bk + p->pad) + p->bk * (p->bn + p->pad)) +
-                          4 * p->bm * (p->bn + 4));
+                          4 * 256 * p->sgx * p->sgy);
     /* Int8Gemm tile: an int per element (dot = 0), or a word of four k (dot = 1). */
     if (p->variant == OG_VARIANT_INT8_TILE)
         return (uint32_t)((p->dot ? 1 : 4) * p->bk * (p->bm + p->pad + p->bn + p->pad));

@@ -148,6 +148,13 @@ og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, 
     og_gemm_args shape = {.trans_a = trans_a, .m = m};
     int fewrows = og_fewrows_eligible(dtype, &shape);
     int matrix = og_matrix_choose(&ctx->limits, dtype, mode, out->matrix);
+    if (matrix >= 0 && ctx->dialect != OG_GLSL) {
+        /* The tests' HLSL contexts: the matrix kernel is GLSL only. */
+        out->matrix[matrix].chosen = 0;
+        snprintf(out->matrix[matrix].why, sizeof out->matrix[matrix].why,
+                 "this context generates HLSL; the cooperative-matrix kernel is GLSL only");
+        matrix = -1;
+    }
     out->params = fewrows ? og_params_fewrows(trans_b, n) : og_params_default();
     out->source = OG_SOURCE_DEFAULT;
     /* Invariant 1: Deterministic mode never depends on the database. */

@@ -162,10 +162,13 @@ Test(matrix, eligibility_from_capabilities)
     og_limits small = qualified();
     small.max_invocations = 128;
     expect_choice(&small, OG_F16, OG_MODE_FAST, 1, "invocations per workgroup exceed", NULL);
-    /* Too little workgroup memory for eight subgroups' accumulators? Both
-     * tiles hold the same 64x64 C: below its size neither fits. */
+    /* Too little workgroup memory for eight subgroups' fragments: four. */
+    og_params eight = og_params_coopmat(8), four = og_params_coopmat(4);
+    cr_assert_gt(og_params_shared_bytes(&eight), og_params_shared_bytes(&four));
     og_limits tight = qualified();
-    tight.max_shared_bytes = og_params_shared_bytes(&(og_params){0}) + 1024;
+    tight.max_shared_bytes = og_params_shared_bytes(&eight) - 1;
+    expect_choice(&tight, OG_F16, OG_MODE_FAST, 1, "bytes of workgroup memory exceed", NULL);
+    tight.max_shared_bytes = og_params_shared_bytes(&four) - 1;
     expect_choice(&tight, OG_F16, OG_MODE_FAST, -1, "bytes of workgroup memory exceed",
                   "bytes of workgroup memory exceed");
 
