@@ -116,14 +116,16 @@ typedef struct og_limits {
     og_matrix_caps matrix; /* cooperative matrices, enabled where the device has them */
 } og_limits;
 
-/* Device features a module's SPIR-V capabilities need (og_reflection.needs). */
+/* Device features that a module's SPIR-V capabilities need and that onegpu
+ * enables only where the device has them (og_reflection.needs); the other
+ * capabilities the kernels declare are Vulkan 1.1's core (and checked by the
+ * validation layer in the tests). */
 enum {
     OG_NEEDS_FLOAT16 = 1u,      /* Float16: shaderFloat16 */
     OG_NEEDS_STORAGE16 = 2u,    /* StorageBuffer16BitAccess */
     OG_NEEDS_MEMORY_MODEL = 4u, /* VulkanMemoryModel */
     OG_NEEDS_COOPMAT = 8u,      /* CooperativeMatrixNV */
-    OG_NEEDS_INTEGER_DOT = 16u, /* DotProduct, DotProductInput4x8BitPacked */
-    OG_NEEDS_UNKNOWN = 1u << 31 /* a capability beyond Vulkan 1.1's core that none of these is */
+    OG_NEEDS_INTEGER_DOT = 16u  /* DotProduct, DotProductInput4x8BitPacked */
 };
 
 /* What SPIR-V reflection reports of a compiled kernel. */

@@ -521,8 +521,7 @@ uint32_t og_limits_lack(const og_limits *lim, uint32_t needs, char *why, size_t 
                  {OG_NEEDS_STORAGE16, "storageBuffer16BitAccess"},
                  {OG_NEEDS_MEMORY_MODEL, "vulkanMemoryModel"},
                  {OG_NEEDS_COOPMAT, "VK_NV_cooperative_matrix"},
-                 {OG_NEEDS_INTEGER_DOT, "shaderIntegerDotProduct"},
-                 {OG_NEEDS_UNKNOWN, "a SPIR-V capability onegpu does not enable"}};
+                 {OG_NEEDS_INTEGER_DOT, "shaderIntegerDotProduct"}};
     const og_matrix_caps *m = &lim->matrix;
     uint32_t have =
         (m->float16 ? OG_NEEDS_FLOAT16 : 0u) | (m->storage16 ? OG_NEEDS_STORAGE16 : 0u) |
@@ -531,13 +530,11 @@ uint32_t og_limits_lack(const og_limits *lim, uint32_t needs, char *why, size_t 
     uint32_t lack = needs & ~have;
     size_t used = 0;
     if (lack && len)
-        used = (size_t)snprintf(why, len, "limits: the kernel's SPIR-V needs");
+        used = (size_t)snprintf(why, len, "limits: the kernel's SPIR-V capabilities need");
     for (size_t i = 0; i < sizeof names / sizeof names[0] && used < len; i++)
         if (lack & names[i].need)
             used += (size_t)snprintf(why + used, len - used, " %s", names[i].feature);
     if (lack && used < len)
-        snprintf(why + used, len - used,
-                 ", which the device does not offer or onegpu did not "
-                 "enable");
+        snprintf(why + used, len - used, ", not enabled on this device");
     return lack;
 }

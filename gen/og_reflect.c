@@ -138,25 +138,19 @@ void og_reflect_raw(const uint32_t *words, size_t count, og_reflection *out)
 
 uint32_t og_spirv_needs(const uint32_t *words, size_t count)
 {
-    /* Capabilities every Vulkan 1.1 device has, as these kernels use them. */
-    static const uint32_t core[] = {1 /* Shader */, 0 /* Matrix */, 46 /* SampledBuffer */,
-                                    61 /* GroupNonUniform */};
     uint32_t needs = 0;
     for (size_t i = 5; i < count;) {
         uint32_t op = words[i] & 0xffffu, len = words[i] >> 16;
         if (len == 0 || i + len > count)
             break;
         if (op == SPV_OP_CAPABILITY && len >= 2) {
-            uint32_t cap = words[i + 1], known = 0;
-            for (size_t c = 0; c < sizeof core / sizeof core[0]; c++)
-                known |= cap == core[c];
+            uint32_t cap = words[i + 1];
             needs |= cap == 9                                      ? OG_NEEDS_FLOAT16
                      : cap == 4433                                 ? OG_NEEDS_STORAGE16
                      : cap == 5345                                 ? OG_NEEDS_MEMORY_MODEL
                      : cap == SPV_CAPABILITY_COOPERATIVE_MATRIX_NV ? OG_NEEDS_COOPMAT
                      : cap == 6018 || cap == 6019                  ? OG_NEEDS_INTEGER_DOT
-                     : known                                       ? 0u
-                                                                   : (uint32_t)OG_NEEDS_UNKNOWN;
+                                                                   : 0u;
         }
         i += len;
     }

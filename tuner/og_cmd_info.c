@@ -222,7 +222,8 @@ int og_cmd_select(const og_cli *o)
             if (ranges > 1)
                 printf("; split-k: %u k ranges of %u", ranges, range_len);
             putchar('\n');
-            for (int i = 0; !og_dtype_is_int8(dtypes[0]) && i < OG_MATRIX_VARIANTS; i++)
+            /* The reasons matter for float16, the type the matrix kernels take. */
+            for (int i = 0; dtypes[0] == OG_F16 && i < OG_MATRIX_VARIANTS; i++)
                 if (!c.matrix[i].chosen)
                     printf("  not the %d-subgroup cooperative-matrix kernel: %s\n",
                            c.matrix[i].params.sgx * c.matrix[i].params.sgy, c.matrix[i].why);
