@@ -107,8 +107,9 @@ void og_cli_print_choice_table(og_context *ctx, const og_cli *o, const og_dtype 
                                const og_shape *shapes, size_t ns)
 {
     if (!o->json)
-        printf("\n%-5s %-22s %-8s %-72s %s\n", "dtype", "shape (MxNxKxbatch)", "source", "kernel",
-               og_dtype_is_int8(dtypes[0]) ? "tuned GOP/s" : "tuned GFLOP/s");
+        /* The kernel last: its parameter text has no fixed width. */
+        printf("\n%-5s %-22s %-8s %13s  %s\n", "dtype", "shape (MxNxKxbatch)", "source",
+               og_dtype_is_int8(dtypes[0]) ? "tuned GOP/s" : "tuned GFLOP/s", "kernel");
     else
         printf("{\"chosen\":[");
     for (size_t d = 0; d < nd; d++)
@@ -128,9 +129,9 @@ void og_cli_print_choice_table(og_context *ctx, const og_cli *o, const og_dtype 
             og_params_format(&c.params, params, sizeof params);
             snprintf(shape, sizeof shape, "%lldx%lldx%lldx%lld", (long long)s->m, (long long)s->n,
                      (long long)s->k, (long long)s->batch);
-            printf("%-5s %-22s %-8s %-72s %.2f\n", og_dtype_name(dtypes[d]), shape,
-                   c.source == OG_SOURCE_DB_NEAREST ? "nearest" : source_name(c.source), params,
-                   c.gflops);
+            printf("%-5s %-22s %-8s %13.2f  %s\n", og_dtype_name(dtypes[d]), shape,
+                   c.source == OG_SOURCE_DB_NEAREST ? "nearest" : source_name(c.source), c.gflops,
+                   params);
         }
     if (o->json)
         printf("]}\n");
