@@ -71,16 +71,14 @@ og_status og_int8gemm_encode_params(og_int8gemm *g, VkCommandBuffer cmd,
                        (int)p->variant);
     uint64_t rows = (uint64_t)(skinny ? p->rows : p->bm),
              cols = (uint64_t)(skinny ? p->cols : p->bn);
-    uint64_t grid[3] = {ceil_div((uint64_t)args->n, cols), ceil_div((uint64_t)args->m, rows),
-                        push.batch};
-    static const char *const dims[3] = {"N", "M", "batch"};
-    const int64_t sizes[3] = {args->n, args->m, (int64_t)push.batch};
-    for (int d = 0; d < 3; d++)
-        if (grid[d] > ctx->limits.max_count[d])
-            return og_fail(ctx, OG_ERROR_UNSUPPORTED,
-                           "int8gemm: %s = %" PRId64 " needs %" PRIu64
-                           " workgroups, more than the device's maxComputeWorkGroupCount[%d] of %u",
-                           dims[d], sizes[d], grid[d], d, ctx->limits.max_count[d]);
+    const uint32_t *lim = ctx->limits.max_count;
+    uint64_t gx = ceil_div((uint64_t)args->n, cols);
+    if (gx > lim[0])
+        return og_fail(ctx, OG_ERROR_UNSUPPORTED,
+                       "int8gemm: N = %" PRId64 " needs %" PRIu64
+                       " workgroups along x, more than the device's maxComputeWorkGroupCount[0] "
+                       "of %u",
+                       args->n, gx, lim[0]);
     og_kernel_key key = {.kernel = OG_KERNEL_GEMM,
                          .p = *p,
                          .dtype = args->type_a,
@@ -93,8 +91,26 @@ og_status og_int8gemm_encode_params(og_int8gemm *g, VkCommandBuffer cmd,
     VkDescriptorSet set;
     st = og_binding_set(&g->gemm, OG_SRC_STORAGE, 1, a, b, args->c, args->bias, args->col_scales,
                         &set);
-    uint32_t dispatch[3] = {(uint32_t)grid[0], (uint32_t)grid[1], (uint32_t)grid[2]};
-    return st != OG_OK ? st : og_record_dispatch(ctx, cmd, &key, set, &push, dispatch);
+    /* Grids beyond the device's y and z counts run as pieces of whole
+     * workgroup rows and whole products; the sums are integers, so the
+     * pieces give the bits of one dispatch. */
+    uint64_t m = (uint64_t)args->m, batch = push.batch;
+    uint64_t rows_per = (uint64_t)lim[1] * rows, batch_per = lim[2];
+    uint64_t a_row = args->trans_a ? 1 : (uint64_t)args->lda;
+    for (uint64_t b0 = 0; b0 < batch && st == OG_OK; b0 += batch_per) {
+        for (uint64_t r0 = 0; r0 < m && st == OG_OK; r0 += rows_per) {
+            og_push q = push;
+            q.m = (uint32_t)(m - r0 < rows_per ? m - r0 : rows_per);
+            q.batch = (uint32_t)(batch - b0 < batch_per ? batch - b0 : batch_per);
+            /* Within the checked extents of A and C, so these fit 32 bits. */
+            q.off_a += (uint32_t)(r0 * a_row + b0 * push.stride_a);
+            q.off_b += (uint32_t)(b0 * push.stride_b);
+            q.off_c += (uint32_t)(r0 * push.ldc + b0 * push.stride_c);
+            uint32_t grid[3] = {(uint32_t)gx, (uint32_t)ceil_div(q.m, rows), q.batch};
+            st = og_record_dispatch(ctx, cmd, &key, set, &q, grid);
+        }
+    }
+    return st;
 }
 
 og_status og_int8gemm_encode(og_int8gemm *g, VkCommandBuffer cmd, const og_int8gemm_args *args)

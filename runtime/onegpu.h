@@ -291,9 +291,10 @@ void og_int8gemm_destroy(og_int8gemm *g);
 
 /* Records Int8Gemm into cmd, as og_gemm_encode does. Errors:
  * OG_ERROR_INVALID_ARGUMENT naming the dimension (a zero point outside its
- * type, a bias with an int32 output, ...); OG_ERROR_UNSUPPORTED for a grid
- * beyond maxComputeWorkGroupCount or an operand beyond maxStorageBufferRange.
- * Nothing is recorded on error. */
+ * type, a bias with an int32 output, ...); OG_ERROR_UNSUPPORTED for more
+ * columns than maxComputeWorkGroupCount[0] workgroups cover or an operand
+ * beyond maxStorageBufferRange (rows and products beyond the y and z counts
+ * run as several dispatches). Nothing is recorded on error. */
 og_status og_int8gemm_encode(og_int8gemm *g, VkCommandBuffer cmd, const og_int8gemm_args *args);
 
 /* Records, submits and waits. Same checks and errors as og_int8gemm_encode. */

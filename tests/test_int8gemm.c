@@ -310,6 +310,45 @@ Test(int8gemm, shared_b_and_empty_k)
     close_context(ctx);
 }
 
+/* Grids beyond the device's workgroup counts (lowered here): rows and
+ * products run as pieces with the bits of one dispatch; columns beyond the x
+ * count are refused naming N. */
+Test(int8gemm, grids_cut_into_pieces)
+{
+    og_context *ctx = open_context();
+    og_int8gemm *g;
+    cr_assert_eq(og_int8gemm_create(ctx, &g), OG_OK);
+    og_int8_problem *tall, *rows;
+    cr_assert_eq(og_int8_problem_create(ctx, OG_INT8, OG_UINT8, 1, 0, 150, 70, 40, 3, 21, &tall),
+                 OG_OK);
+    cr_assert_eq(og_int8_problem_create(ctx, OG_UINT8, OG_INT8, 0, 0, 13, 70, 40, 3, 22, &rows),
+                 OG_OK);
+    uint32_t saved[3];
+    memcpy(saved, ctx->limits.max_count, sizeof saved);
+    ctx->limits.max_count[1] = 1; /* one workgroup row a dispatch */
+    ctx->limits.max_count[2] = 2; /* two products a dispatch */
+    og_params small = og_params_int8_skinny();
+    small.rows = 2; /* 13 rows: seven pieces of one workgroup row */
+    check_all_kernels(ctx, g, tall, "pieces of rows and products (tile)");
+    int accepted;
+    char why[256] = "";
+    cr_assert_eq(og_int8_problem_verify(g, rows, &small, &accepted, why, sizeof why), OG_OK, "%s",
+                 og_context_last_error(ctx));
+    cr_expect(accepted, "pieces of rows and products (skinny): %s", why);
+    ctx->limits.max_count[0] = 1; /* 70 columns need 2 or 3 workgroups along x */
+    cr_assert_eq(og_buffer_write(tall->args.c, 0, tall->c0, tall->nc * 4), OG_OK);
+    cr_expect_eq(og_int8gemm_run(g, &tall->args), OG_ERROR_UNSUPPORTED);
+    cr_expect(strstr(og_context_last_error(ctx), "int8gemm: N = 70 needs"), "%s",
+              og_context_last_error(ctx));
+    cr_assert_eq(og_buffer_read(tall->args.c, 0, tall->c, tall->nc * 4), OG_OK);
+    cr_expect(memcmp(tall->c, tall->c0, tall->nc * 4) == 0, "C changed by a refused call");
+    memcpy(ctx->limits.max_count, saved, sizeof saved);
+    og_int8_problem_destroy(tall);
+    og_int8_problem_destroy(rows);
+    og_int8gemm_destroy(g);
+    close_context(ctx);
+}
+
 /* A bad call fails naming what is wrong, and C is left as it was. */
 static void expect_refused(og_int8gemm *g, og_int8_problem *pr, og_status want, const char *text)
 {
