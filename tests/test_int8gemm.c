@@ -1,8 +1,7 @@
 /* Int8Gemm (reference design, "8-bit products"): exact int32 sums modulo
  * 2^32 for every operand type, zero point, layout and kernel; the float32
  * output; the cases of public bug reports; argument errors. */
-#include <sys/wait.h>
-
+#include "og_ogtune.h"
 #include "og_test.h"
 #include "og_tmpdir.h"
 
@@ -463,24 +462,6 @@ Test(int8gemm, dot_products_match_plain_products)
 /* ---- tuning: op "int8gemm" records, selection, ogtune ---- */
 
 TestSuite(int8gemm_tuning, .init = make_tmpdir, .fini = remove_tmpdir);
-
-/* Runs ogtune with args; returns its exit status and its standard output in *out. */
-static int ogtune(const char *args, char **out)
-{
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "'%s' %s", OG_OGTUNE, args);
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p, "popen %s", cmd);
-    size_t len = 0, cap = 1 << 16;
-    char *buf = malloc(cap);
-    cr_assert_not_null(buf);
-    for (size_t got; len + 1 < cap && (got = fread(buf + len, 1, cap - len - 1, p)) > 0;)
-        len += got;
-    buf[len] = '\0';
-    int status = pclose(p);
-    *out = buf;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 Test(int8gemm_tuning, tune_store_select)
 {

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "og_ogtune.h"
 #include "og_spirv_val.h"
 #include "og_test.h"
 
@@ -267,16 +268,10 @@ Test(matrix, lavapipe_falls_back_with_the_reason)
 
 Test(matrix, ogtune_select_explains)
 {
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd,
-             "'%s' select --dtype f16 --shape 512x512x512 --json --db /nonexistent 2>/dev/null",
-             OG_OGTUNE);
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p);
-    char out[8192] = "";
-    size_t len = fread(out, 1, sizeof out - 1, p);
-    out[len] = '\0';
-    cr_expect_eq(pclose(p), 0);
+    char *out;
+    cr_expect_eq(
+        ogtune("select --dtype f16 --shape 512x512x512 --json --db /nonexistent 2>/dev/null", &out),
+        0);
     og_context *ctx = open_context();
     int lavapipe = ctx->limits.matrix.n_shapes == 0;
     close_context(ctx);
@@ -287,6 +282,7 @@ Test(matrix, ogtune_select_explains)
         cr_expect_not_null(
             strstr(out, "\"reason\":\"the device lists no 16x16x16 float16 combination\""), "%s",
             out);
+    free(out);
 }
 
 /* The words-only reflection of cooperative-matrix modules agrees with

@@ -15,6 +15,7 @@
 
 #include <sqlite3.h>
 
+#include "og_ogtune.h"
 #include "og_tmpdir.h"
 
 #include "og_tuner.h"
@@ -417,30 +418,6 @@ Test(tuner, fallback_newer_schema)
 }
 
 /* ---- the ogtune binary ---- */
-
-/* Runs ogtune with args (stderr not captured). Returns its exit status;
- * *out is its standard output, malloc'ed and NUL-terminated. */
-static int ogtune(const char *args, char **out)
-{
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "'%s' %s", OG_OGTUNE, args);
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p, "popen %s", cmd);
-    size_t len = 0, cap = 4096;
-    char *buf = malloc(cap);
-    cr_assert_not_null(buf);
-    for (size_t got; (got = fread(buf + len, 1, cap - len - 1, p)) > 0;) {
-        len += got;
-        if (cap - len < 2) {
-            buf = realloc(buf, cap *= 2);
-            cr_assert_not_null(buf);
-        }
-    }
-    buf[len] = '\0';
-    int status = pclose(p);
-    *out = buf;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 Test(tuner, ogtune_tune_then_select, .timeout = 180)
 {

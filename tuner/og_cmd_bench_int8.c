@@ -16,24 +16,21 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The float32 GEMM's selected kernel on the same shape: verified, then
- * timed; *why says why not when it cannot run here. */
-static og_status time_float(og_context *ctx, og_gemm *g, og_problem *pr, double *us, char *why,
-                            size_t len)
+/* The float32 GEMM's selected kernel on the same shape, verified before it
+ * is timed; *why says why not when it cannot run here. */
+static og_status verify_float(og_context *ctx, og_gemm *g, og_problem *pr, og_params *p, char *why,
+                              size_t len)
 {
-    og_params p;
     int accepted = 0;
     double metric;
-    og_status st = og_gemm_choose(g, &pr->args, &p);
+    og_status st = og_gemm_choose(g, &pr->args, p);
     if (st == OG_OK)
-        st = og_problem_verify(g, pr, &p, &accepted, &metric, why, len);
-    if (st == OG_OK && !accepted)
-        return OG_ERROR_COMPILE;
+        st = og_problem_verify(g, pr, p, &accepted, &metric, why, len);
     if (st != OG_OK) {
         snprintf(why, len, "%s", og_context_last_error(ctx));
         return st;
     }
-    return og_gemm_time(g, &pr->args, &p, 1, 3, us);
+    return accepted ? OG_OK : OG_ERROR_COMPILE;
 }
 
 /* One shape: Int8Gemm (int8 x int8, zero points away from 0) and float32,
@@ -56,14 +53,19 @@ static int bench_shape(const og_cli *o, og_context *ctx, og_int8gemm *ig, og_gem
         st = og_int8gemm_choose(ig, &ipr->args, &ip);
     if (st == OG_OK) /* the selected kernel must be right before it is timed */
         st = og_int8_problem_verify(ig, ipr, &ip, &accepted, why, sizeof why);
+    og_params fp;
     og_status fst = og_problem_create(ctx, OG_F32, o->trans_a, o->trans_b, s->m, s->n, s->k,
                                       s->batch, 99, &fpr);
     if (fst != OG_OK)
         snprintf(fwhy, sizeof fwhy, "%s", og_context_last_error(ctx));
+    else
+        fst = verify_float(ctx, fg, fpr, &fp, fwhy, sizeof fwhy);
     for (int r = 0; r < rounds && st == OG_OK && accepted; r++) {
         st = og_int8gemm_time(ig, &ipr->args, &ip, r == 0, 3, &ti[r]);
         if (fst == OG_OK)
-            fst = time_float(ctx, fg, fpr, &tf[r], fwhy, sizeof fwhy);
+            fst = og_gemm_time(fg, &fpr->args, &fp, r == 0, 3, &tf[r]);
+        if (fst != OG_OK && !fwhy[0])
+            snprintf(fwhy, sizeof fwhy, "%s", og_context_last_error(ctx));
     }
     int rc = 0;
     if (st != OG_OK || !accepted) {
