@@ -62,22 +62,35 @@ typedef struct og_params {
 
 /* The kernels behind one GEMM call. */
 typedef enum og_kernel {
-    OG_KERNEL_GEMM = 0,    /* the variant of p, writing C through the epilogue */
-    OG_KERNEL_PLANES = 1,  /* the tile of p, writing raw range sums to split-k planes */
-    OG_KERNEL_REDUCE = 2,  /* adds the planes in range order, then the epilogue */
-    OG_KERNEL_BIAS = 3,    /* standalone bias add on C */
-    OG_KERNEL_ACTIVATE = 4 /* standalone activation on C */
+    OG_KERNEL_GEMM = 0,     /* the variant of p, writing C through the epilogue */
+    OG_KERNEL_PLANES = 1,   /* the tile of p, writing raw range sums to split-k planes */
+    OG_KERNEL_REDUCE = 2,   /* adds the planes in range order, then the epilogue */
+    OG_KERNEL_BIAS = 3,     /* standalone bias add on C */
+    OG_KERNEL_ACTIVATE = 4, /* standalone activation on C */
+    OG_KERNEL_EXPONENTS = 5 /* recovered float32: power-of-two scales of A's rows, B's columns */
 } og_kernel;
 
 /* Everything that selects one compiled kernel. */
 typedef struct og_kernel_key {
     og_kernel kernel;
     og_params p;      /* GEMM and PLANES; zero for the others */
-    og_dtype dtype;   /* of A and B; the Int8Gemm variants take dtype_b for B */
-    og_dtype dtype_b; /* Int8Gemm variants: OG_INT8 or OG_UINT8; 0 otherwise */
+    og_dtype dtype;   /* of A, and of B unless dtype_b says otherwise (og_kernel_b_type) */
+    og_dtype dtype_b; /* B's: Int8Gemm's OG_INT8 or OG_UINT8; an FP8 type; 0 otherwise */
     int trans_a, trans_b;
     og_dialect dialect;
+    /* Float32 recovered from float16 products (the tile, GEMM kernel): the
+     * residual shift s (1..12), 0 for native products; with scaled set, rows
+     * of A and columns of B are scaled by the powers of two of binding 3. */
+    int recover, scaled;
 } og_kernel_key;
+
+/* The residual shift of the recovered float32 scheme when none is given. */
+#define OG_RECOVER_SHIFT 11
+#define OG_RECOVER_SHIFT_MAX 12
+
+/* B's element type of a kernel: dtype_b where set (Int8Gemm, FP8), float32
+ * beside an FP8 A (dtype_b 0 is OG_F32), else A's type. */
+og_dtype og_kernel_b_type(const og_kernel_key *key);
 
 /* A cooperative-matrix shape a device lists (VkCooperativeMatrixPropertiesNV). */
 typedef struct og_matrix_shape {
@@ -151,16 +164,19 @@ uint32_t og_limits_lack(const og_limits *lim, uint32_t needs, char *why, size_t 
 #define OG_TEMPLATE_INT8_TILE "int8gemm_tile"
 #define OG_TEMPLATE_INT8_SKINNY "int8gemm_skinny"
 #define OG_TEMPLATE_COOPMAT "gemm_coopmat"
+#define OG_TEMPLATE_EXPONENTS "gemm_exponents"
 /* The subgroup size the cooperative-matrix kernels are written for. */
 #define OG_COOPMAT_SUBGROUP 32
 /* Local size of the reduce and elementwise kernels. */
 #define OG_ELEMENTWISE_THREADS 64
 #define OG_PARAMS_MAX 160 /* bytes of a formatted parameter string */
 
-/* "f32", "f16", "bf16", "i8", "u8". */
+/* "f32", "f16", "bf16", "i8", "u8", "e4m3", "e5m2". */
 const char *og_dtype_name(og_dtype t);
 /* Whether t is an Int8Gemm input type (OG_INT8 or OG_UINT8). */
 int og_dtype_is_int8(og_dtype t);
+/* Whether t is an FP8 input type (OG_FP8_E4M3 or OG_FP8_E5M2). */
+int og_dtype_is_fp8(og_dtype t);
 
 /* The reference design's default: 64x64x16 tile, 16x16 invocations, 4x4
  * register tile, staged loads, blocked summation, split-k by the rule. */

@@ -14,6 +14,10 @@ const char *og_dtype_name(og_dtype t)
         return "i8";
     case OG_UINT8:
         return "u8";
+    case OG_FP8_E4M3:
+        return "e4m3";
+    case OG_FP8_E5M2:
+        return "e5m2";
     default:
         return "f32";
     }
@@ -22,6 +26,18 @@ const char *og_dtype_name(og_dtype t)
 int og_dtype_is_int8(og_dtype t)
 {
     return t == OG_INT8 || t == OG_UINT8;
+}
+
+int og_dtype_is_fp8(og_dtype t)
+{
+    return t == OG_FP8_E4M3 || t == OG_FP8_E5M2;
+}
+
+og_dtype og_kernel_b_type(const og_kernel_key *key)
+{
+    if (key->dtype_b != 0 || og_dtype_is_fp8(key->dtype))
+        return key->dtype_b;
+    return key->dtype;
 }
 
 const char *og_kernel_template(const og_kernel_key *key)
@@ -33,6 +49,8 @@ const char *og_kernel_template(const og_kernel_key *key)
         return OG_TEMPLATE_TILE;
     case OG_KERNEL_REDUCE:
         return OG_TEMPLATE_REDUCE;
+    case OG_KERNEL_EXPONENTS:
+        return OG_TEMPLATE_EXPONENTS;
     default:
         return OG_TEMPLATE_ELEMENTWISE;
     }
@@ -45,7 +63,10 @@ static int has_params(const og_kernel_key *key)
 
 uint32_t og_kernel_shared_bytes(const og_kernel_key *key)
 {
-    return has_params(key) ? og_params_shared_bytes(&key->p) : 0;
+    if (!has_params(key))
+        return 0;
+    /* Recovered float32 stages a high and a low tile of each operand. */
+    return (key->recover ? 2u : 1u) * og_params_shared_bytes(&key->p);
 }
 
 void og_kernel_local_size(const og_kernel_key *key, uint32_t size[3])
@@ -63,22 +84,89 @@ void og_kernel_local_size(const og_kernel_key *key, uint32_t size[3])
     }
 }
 
+/* The float variants' type pairs: A and B equal, or FP8 beside FP8 or
+ * float32 (bytes in words: element loads only). */
+static int float_types_check(const og_kernel_key *key, char *why, size_t len)
+{
+    og_dtype a = key->dtype, b = og_kernel_b_type(key);
+    if (a < OG_F32 || a > OG_FP8_E5M2 || b < OG_F32 || b > OG_FP8_E5M2) {
+        snprintf(why, len, "gen: unknown input type (A %d, B %d)", (int)a, (int)b);
+        return -1;
+    }
+    if (og_dtype_is_int8(a) || og_dtype_is_int8(b))
+        return 0; /* the Int8Gemm rules */
+    if (!og_dtype_is_fp8(a) && !og_dtype_is_fp8(b)) {
+        if (a == b)
+            return 0;
+        snprintf(why, len, "gen: A (%s) and B (%s) differ without an FP8 operand", og_dtype_name(a),
+                 og_dtype_name(b));
+        return -1;
+    }
+    if ((a != OG_F32 && !og_dtype_is_fp8(a)) || (b != OG_F32 && !og_dtype_is_fp8(b))) {
+        snprintf(why, len, "gen: an FP8 operand pairs with FP8 or float32, not %s with %s",
+                 og_dtype_name(a), og_dtype_name(b));
+        return -1;
+    }
+    if (key->p.variant != OG_VARIANT_TILE && key->p.variant != OG_VARIANT_FEWROWS) {
+        snprintf(why, len, "gen: FP8 inputs run the portable tile or the few-rows kernel");
+        return -1;
+    }
+    if (key->p.variant == OG_VARIANT_TILE && key->p.vec != 1) {
+        snprintf(why, len, "gen: FP8 inputs are read one element at a time (vec=1)");
+        return -1;
+    }
+    return 0;
+}
+
+/* Recovered float32: the staged portable tile (element loads from storage
+ * buffers), float32 inputs, a shift in 1..12; twice the staged memory. */
+static int recover_check(const og_kernel_key *key, const og_limits *lim, char *why, size_t len)
+{
+    if (!key->recover && !key->scaled)
+        return 0;
+    const og_params *p = &key->p;
+    if (key->kernel != OG_KERNEL_GEMM || p->variant != OG_VARIANT_TILE ||
+        p->load != OG_LOAD_STAGED || p->vec != 1 || p->src != OG_SRC_STORAGE) {
+        snprintf(why, len, "gen: recovered float32 runs the staged tile with vec=1, src=ssbo");
+        return -1;
+    }
+    if (key->dtype != OG_F32 || og_kernel_b_type(key) != OG_F32) {
+        snprintf(why, len, "gen: recovered float32 takes float32 inputs");
+        return -1;
+    }
+    if (key->recover < 1 || key->recover > OG_RECOVER_SHIFT_MAX) {
+        snprintf(why, len, "gen: residual shift %d is outside 1..%d", key->recover,
+                 OG_RECOVER_SHIFT_MAX);
+        return -1;
+    }
+    uint32_t shared = og_kernel_shared_bytes(key);
+    if (lim && shared > lim->max_shared_bytes) {
+        snprintf(why, len, "limits: %u bytes of workgroup memory exceed the device's %u", shared,
+                 lim->max_shared_bytes);
+        return -1;
+    }
+    return 0;
+}
+
 int og_kernel_check(const og_kernel_key *key, const og_limits *lim, char *why, size_t len)
 {
-    if (key->kernel < OG_KERNEL_GEMM || key->kernel > OG_KERNEL_ACTIVATE) {
+    if (key->kernel < OG_KERNEL_GEMM || key->kernel > OG_KERNEL_EXPONENTS) {
         snprintf(why, len, "gen: unknown kernel %d", (int)key->kernel);
         return -1;
     }
     if (!has_params(key))
         return 0;
+    if (float_types_check(key, why, len) != 0 || recover_check(key, lim, why, len) != 0)
+        return -1;
     if (key->kernel == OG_KERNEL_PLANES && key->p.variant != OG_VARIANT_TILE) {
         snprintf(why, len, "gen: split-k planes exist for the tile variant only");
         return -1;
     }
-    int integer_inputs = og_dtype_is_int8(key->dtype) && og_dtype_is_int8(key->dtype_b);
     int integer_variant =
         key->p.variant == OG_VARIANT_INT8_TILE || key->p.variant == OG_VARIANT_INT8_SKINNY;
-    if (integer_inputs != integer_variant || (!integer_variant && key->dtype_b != 0)) {
+    int both_int8 = og_dtype_is_int8(key->dtype) && og_dtype_is_int8(key->dtype_b);
+    int any_int8 = og_dtype_is_int8(key->dtype) || og_dtype_is_int8(key->dtype_b);
+    if (integer_variant ? !both_int8 : any_int8) {
         snprintf(why, len, "gen: the Int8Gemm variants, and only they, take int8 or uint8 inputs");
         return -1;
     }
@@ -97,9 +185,13 @@ int og_kernel_check(const og_kernel_key *key, const og_limits *lim, char *why, s
         snprintf(why, len, "gen: dot=1 is written in GLSL only (GL_EXT_spirv_intrinsics)");
         return -1;
     }
-    /* The few-rows kernel reads float32 A not transposed (reference design). */
-    if (key->p.variant == OG_VARIANT_FEWROWS && (key->dtype != OG_F32 || key->trans_a)) {
-        snprintf(why, len, "gen: the few-rows kernel takes float32 inputs with A not transposed");
+    /* The few-rows kernel reads float32 (or FP8) A not transposed (reference design). */
+    if (key->p.variant == OG_VARIANT_FEWROWS &&
+        ((key->dtype != OG_F32 && !og_dtype_is_fp8(key->dtype)) ||
+         (og_kernel_b_type(key) != OG_F32 && !og_dtype_is_fp8(og_kernel_b_type(key))) ||
+         key->trans_a)) {
+        snprintf(why, len,
+                 "gen: the few-rows kernel takes float32 or FP8 inputs with A not transposed");
         return -1;
     }
     return og_params_check(&key->p, lim, why, len);

@@ -19,9 +19,12 @@ extern const char og_embed_int8gemm_tile[];
 extern const char og_embed_int8gemm_skinny[];
 extern const char og_embed_int8_common[];
 extern const char og_embed_gemm_coopmat[];
+extern const char og_embed_gemm_exponents[];
+extern const char og_embed_float_loads[];
 
-/* Templates by name, and the parts they include: "common" (every kernel)
- * and "int8_common" (the Int8Gemm kernels). */
+/* Templates by name, and the parts they include: "common" (every kernel),
+ * "int8_common" (the Int8Gemm kernels) and "float_loads" (the float kernels'
+ * element loads and the FP8 decoders). */
 static const struct {
     const char *name;
     const char *text;
@@ -31,8 +34,11 @@ static const struct {
                  {OG_TEMPLATE_ELEMENTWISE, og_embed_elementwise},
                  {OG_TEMPLATE_INT8_TILE, og_embed_int8gemm_tile},
                  {OG_TEMPLATE_INT8_SKINNY, og_embed_int8gemm_skinny},
-                 {OG_TEMPLATE_COOPMAT, og_embed_gemm_coopmat}},
-  parts[] = {{"common", og_embed_common}, {"int8_common", og_embed_int8_common}};
+                 {OG_TEMPLATE_COOPMAT, og_embed_gemm_coopmat},
+                 {OG_TEMPLATE_EXPONENTS, og_embed_gemm_exponents}},
+  parts[] = {{"common", og_embed_common},
+             {"int8_common", og_embed_int8_common},
+             {"float_loads", og_embed_float_loads}};
 
 static const char *template_text(const char *name)
 {
@@ -83,12 +89,16 @@ static void set_str(lua_State *L, const char *k, const char *v)
 
 static void push_params(lua_State *L, const og_kernel_key *key)
 {
-    static const char *const kernels[] = {"gemm", "planes", "reduce", "bias", "activate"};
+    static const char *const kernels[] = {"gemm", "planes",   "reduce",
+                                          "bias", "activate", "exponents"};
     const og_params *p = &key->p;
     lua_newtable(L);
     set_str(L, "KERNEL", kernels[key->kernel]);
     set_str(L, "DTYPE", og_dtype_name(key->dtype));
-    set_str(L, "DTYPE_B", og_dtype_name(key->dtype_b));
+    set_str(L, "DTYPE_B", og_dtype_name(og_kernel_b_type(key)));
+    set_int(L, "RECOVER", key->recover);
+    lua_pushboolean(L, key->scaled);
+    lua_setfield(L, -2, "SCALED");
     set_str(L, "DIALECT", key->dialect == OG_HLSL ? "hlsl" : "glsl");
     uint32_t size[3];
     og_kernel_local_size(key, size);
@@ -103,6 +113,7 @@ static void push_params(lua_State *L, const og_kernel_key *key)
     lua_setfield(L, -2, "TRANS_A");
     lua_pushboolean(L, key->trans_b);
     lua_setfield(L, -2, "TRANS_B");
+    set_str(L, "SRC", p->src == OG_SRC_TEXEL ? "texel" : "ssbo");
     if (key->kernel != OG_KERNEL_GEMM && key->kernel != OG_KERNEL_PLANES)
         return;
     if (p->variant == OG_VARIANT_FEWROWS || p->variant == OG_VARIANT_INT8_SKINNY) {
@@ -122,7 +133,6 @@ static void push_params(lua_State *L, const og_kernel_key *key)
     set_int(L, "WGY", p->wgy);
     set_int(L, "PAD", p->pad);
     set_int(L, "VEC", p->vec);
-    set_str(L, "SRC", p->src == OG_SRC_TEXEL ? "texel" : "ssbo");
     set_str(L, "LOAD", p->load == OG_LOAD_DIRECT ? "direct" : "staged");
     set_str(L, "ACC", p->acc == OG_ACC_CHAIN ? "chain" : "blocked");
 }

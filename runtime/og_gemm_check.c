@@ -1,5 +1,6 @@
 /* Validation of a GEMM call, in 64-bit arithmetic, before anything is recorded. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -116,8 +117,8 @@ static uint32_t epilogue_bits(const og_gemm_args *g)
 }
 
 /* The product's shape, layout and epilogue (everything but the input type),
- * for operation op with in_bytes-byte elements of A and B. */
-static og_status check_product(og_context *ctx, const char *op, uint64_t in_bytes,
+ * for operation op with a_bytes-byte elements of A and b_bytes-byte of B. */
+static og_status check_product(og_context *ctx, const char *op, uint64_t a_bytes, uint64_t b_bytes,
                                const og_gemm_args *g, og_push *push)
 {
     const int64_t batch = g->batch == 0 ? 1 : g->batch;
@@ -168,10 +169,10 @@ static og_status check_product(og_context *ctx, const char *op, uint64_t in_byte
                    op, g->stride_c, (uint64_t)(g->m - 1) * (uint64_t)g->ldc + (uint64_t)g->n);
 
     if (g->k > 0) {
-        st = check_operand(ctx, op, "A", g->a, in_bytes, g->a_offset, batch, g->stride_a,
+        st = check_operand(ctx, op, "A", g->a, a_bytes, g->a_offset, batch, g->stride_a,
                            g->trans_a ? g->k : g->m, g->lda, g->trans_a ? g->m : g->k);
         if (st == OG_OK)
-            st = check_operand(ctx, op, "B", g->b, in_bytes, g->b_offset, batch, g->stride_b,
+            st = check_operand(ctx, op, "B", g->b, b_bytes, g->b_offset, batch, g->stride_b,
                                g->trans_b ? g->n : g->k, g->ldb, g->trans_b ? g->k : g->n);
         if (st != OG_OK)
             return st;
@@ -200,11 +201,28 @@ static og_status check_product(og_context *ctx, const char *op, uint64_t in_byte
     return OG_OK;
 }
 
-og_status og_gemm_check(og_context *ctx, og_dtype dtype, const og_gemm_args *g, og_push *push)
+static uint64_t element_bytes(og_dtype t)
 {
-    if (dtype != OG_F32 && dtype != OG_F16 && dtype != OG_BF16)
-        return bad(ctx, "gemm: input type %d is not float32, float16 or bfloat16", (int)dtype);
-    return check_product(ctx, "gemm", dtype == OG_F32 ? 4 : 2, g, push);
+    return t == OG_F32 ? 4 : og_dtype_is_fp8(t) ? 1 : 2;
+}
+
+og_status og_gemm_check(og_gemm *gemm, const og_gemm_args *g, og_push *push)
+{
+    og_context *ctx = gemm->ctx;
+    og_dtype ta = gemm->dtype, tb = gemm->b_type;
+    int fp8 = og_dtype_is_fp8(ta) || og_dtype_is_fp8(tb);
+    float scale_a = g->scale_a == 0.0f ? 1.0f : g->scale_a;
+    float scale_b = g->scale_b == 0.0f ? 1.0f : g->scale_b;
+    if (fp8 && (!isfinite(scale_a) || !isfinite(scale_b)))
+        return bad(ctx, "gemm: FP8 scale of %s (%g) is not finite", isfinite(scale_a) ? "B" : "A",
+                   isfinite(scale_a) ? scale_b : scale_a);
+    og_status st = check_product(ctx, "gemm", element_bytes(ta), element_bytes(tb), g, push);
+    if (st != OG_OK || !fp8)
+        return st;
+    /* cuBLASLt's order: the sum of decoded values times alpha * scale_a * scale_b. */
+    float factor = g->alpha * (og_dtype_is_fp8(ta) ? scale_a : 1.0f);
+    push->alpha = factor * (og_dtype_is_fp8(tb) ? scale_b : 1.0f);
+    return OG_OK;
 }
 
 og_gemm_args og_int8gemm_layout(const og_int8gemm_args *g)
@@ -252,7 +270,7 @@ og_status og_int8gemm_check(og_context *ctx, const og_int8gemm_args *g, og_push 
     shape.bias = g->bias;
     shape.bias_offset = g->bias_offset;
     shape.activation = g->activation;
-    og_status st = check_product(ctx, "int8gemm", 1, &shape, push);
+    og_status st = check_product(ctx, "int8gemm", 1, 1, &shape, push);
     if (st != OG_OK)
         return st;
     if (g->col_scales) {

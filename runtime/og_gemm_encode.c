@@ -9,9 +9,15 @@ static uint64_t ceil_div(uint64_t a, uint64_t b)
     return (a + b - 1) / b;
 }
 
+static uint32_t min_u32(uint64_t a, uint32_t b)
+{
+    return a < b ? (uint32_t)a : b;
+}
+
 int og_fewrows_eligible(og_dtype dtype, const og_gemm_args *args)
 {
-    return dtype == OG_F32 && args->m >= 1 && args->m <= 4 && !args->trans_a;
+    return (dtype == OG_F32 || og_dtype_is_fp8(dtype)) && args->m >= 1 && args->m <= 4 &&
+           !args->trans_a;
 }
 
 void og_split_ranges(int split, int64_t m, int64_t n, int64_t k, int64_t batch,
@@ -56,29 +62,31 @@ static uint64_t operand_words(og_dtype t, int64_t off, int64_t batch, int64_t st
                               int64_t ld, int64_t cols)
 {
     uint64_t end = (uint64_t)(off + (batch - 1) * stride + (rows - 1) * ld + cols);
-    return t == OG_F32 ? end : (end + 1) / 2;
+    return t == OG_F32 ? end : og_dtype_is_fp8(t) ? (end + 3) / 4 : (end + 1) / 2;
 }
 
-og_params og_params_for_call(const og_context *ctx, og_dtype dtype, const og_gemm_args *g,
-                             const og_params *p, uint32_t range_len)
+og_params og_params_for_call(const og_gemm *gemm, const og_gemm_args *g, const og_params *p,
+                             uint32_t range_len)
 {
+    const og_context *ctx = gemm->ctx;
     og_params q = *p;
     if (q.variant != OG_VARIANT_TILE)
         return q;
-    /* A range starts range * range_len terms into k. */
-    if (q.vec != 1 && (!og_params_vec_aligned(g) || range_len % 4 != 0))
+    /* A range starts range * range_len terms into k; FP8 bytes load one by one. */
+    if (q.vec != 1 && (!og_params_vec_aligned(g) || range_len % 4 != 0 ||
+                       og_dtype_is_fp8(gemm->dtype) || og_dtype_is_fp8(gemm->b_type)))
         q.vec = 1;
     if (q.src == OG_SRC_TEXEL && g->k > 0 && g->m > 0 && g->n > 0) {
         /* Only called on checked arguments, so the extents cannot overflow. */
         int64_t batch = g->batch ? g->batch : 1;
-        uint64_t a = operand_words(dtype, g->a_offset, batch, g->stride_a, g->trans_a ? g->k : g->m,
-                                   g->lda, g->trans_a ? g->m : g->k);
-        uint64_t b = operand_words(dtype, g->b_offset, batch, g->stride_b, g->trans_b ? g->n : g->k,
-                                   g->ldb, g->trans_b ? g->k : g->n);
+        uint64_t a = operand_words(gemm->dtype, g->a_offset, batch, g->stride_a,
+                                   g->trans_a ? g->k : g->m, g->lda, g->trans_a ? g->m : g->k);
+        uint64_t b = operand_words(gemm->b_type, g->b_offset, batch, g->stride_b,
+                                   g->trans_b ? g->n : g->k, g->ldb, g->trans_b ? g->k : g->n);
         if (a > ctx->limits.max_texel_elements || b > ctx->limits.max_texel_elements)
             q.src = OG_SRC_STORAGE;
         /* A vector texel view needs at least one whole texel. */
-        uint64_t texel = dtype == OG_F32 ? 16 : 8;
+        uint64_t texel = gemm->dtype == OG_F32 ? 16 : 8;
         if (g->a->allocated < texel || g->b->allocated < texel)
             q.vec = 1;
     }
@@ -101,6 +109,22 @@ typedef struct plan {
     og_buffer *a, *b;
 } plan;
 
+/* The kernel of object g with parameters p for a call (before the checks). */
+static og_kernel_key gemm_key(const og_gemm *g, const og_gemm_args *args, const og_params *p,
+                              uint32_t ranges, uint32_t range_len)
+{
+    int fp8 = og_dtype_is_fp8(g->dtype) || og_dtype_is_fp8(g->b_type);
+    return (og_kernel_key){.kernel = ranges > 1 ? OG_KERNEL_PLANES : OG_KERNEL_GEMM,
+                           .p = og_params_for_call(g, args, p, ranges > 1 ? range_len : 0),
+                           .dtype = g->dtype,
+                           .dtype_b = fp8 ? g->b_type : 0,
+                           .trans_a = !!args->trans_a,
+                           .trans_b = !!args->trans_b,
+                           .dialect = g->ctx->dialect,
+                           .recover = g->recover,
+                           .scaled = g->scaled};
+}
+
 static og_status make_plan(og_gemm *g, const og_gemm_args *args, const og_params *p, plan *out)
 {
     og_context *ctx = g->ctx;
@@ -112,21 +136,15 @@ static og_status make_plan(og_gemm *g, const og_gemm_args *args, const og_params
                        "gemm: the cooperative-matrix kernel runs in Fast mode only");
     if (p->variant == OG_VARIANT_FEWROWS && !og_fewrows_eligible(g->dtype, args))
         return og_fail(ctx, OG_ERROR_UNSUPPORTED,
-                       "gemm: the few-rows kernel takes float32 inputs, 1 <= M <= 4 and A not "
-                       "transposed (M = %" PRId64 ")",
+                       "gemm: the few-rows kernel takes float32 or FP8 inputs, 1 <= M <= 4 and A "
+                       "not transposed (M = %" PRId64 ")",
                        args->m);
     out->ranges = 1;
     out->range_len = (uint32_t)args->k;
     if (p->variant == OG_VARIANT_TILE)
         og_split_ranges(p->split, args->m, args->n, args->k, batch, g->scratch_bytes / 4,
                         &out->ranges, &out->range_len);
-    out->key = (og_kernel_key){
-        .kernel = out->ranges > 1 ? OG_KERNEL_PLANES : OG_KERNEL_GEMM,
-        .p = og_params_for_call(ctx, g->dtype, args, p, out->ranges > 1 ? out->range_len : 0),
-        .dtype = g->dtype,
-        .trans_a = !!args->trans_a,
-        .trans_b = !!args->trans_b,
-        .dialect = ctx->dialect};
+    out->key = gemm_key(g, args, p, out->ranges, out->range_len);
     if (og_kernel_check(&out->key, &ctx->limits, why, sizeof why) != 0)
         return og_fail(ctx, OG_ERROR_UNSUPPORTED, "gemm: %s", why);
     /* The ranges are push constants: one pipeline serves every split count. */
@@ -150,6 +168,22 @@ static og_status make_plan(og_gemm *g, const og_gemm_args *args, const og_params
      * the whole product, so cutting never changes the bits. */
     out->rows_per = tile ? (uint64_t)lim[1] * (uint64_t)p->bm : (uint64_t)args->m;
     out->batch_per = lim[2] / out->ranges;
+    if (g->scaled) {
+        /* A piece's exponents, (rows + N) per product, fit the scratch. */
+        uint64_t cap = OG_EXPONENT_BYTES / 4, n = (uint64_t)args->n;
+        uint64_t rows = out->rows_per < (uint64_t)args->m ? out->rows_per : (uint64_t)args->m;
+        if (rows + n > cap) {
+            if (n + (uint64_t)p->bm > cap)
+                return og_fail(ctx, OG_ERROR_UNSUPPORTED,
+                               "gemm: N = %" PRId64 " leaves no room for a tile of rows in the %u "
+                               "exponents of range scaling",
+                               args->n, (unsigned)cap);
+            rows = (cap - n) / (uint64_t)p->bm * (uint64_t)p->bm;
+            out->rows_per = rows;
+        }
+        if (out->batch_per > cap / (rows + n))
+            out->batch_per = cap / (rows + n);
+    }
     /* With K = 0 the kernel never reads A or B, which may be absent. */
     out->a = args->k == 0 ? ctx->placeholder : args->a;
     out->b = args->k == 0 ? ctx->placeholder : args->b;
@@ -158,12 +192,29 @@ static og_status make_plan(og_gemm *g, const og_gemm_args *args, const og_params
         if (st != OG_OK)
             return st;
     }
+    if (g->scaled && !g->exponents)
+        return og_buffer_create(ctx, OG_EXPONENT_BYTES, &g->exponents);
     return OG_OK;
 }
 
-static uint32_t min_u32(uint64_t a, uint32_t b)
+/* Range scaling: the exponent of every row of op(A) and column of op(B) of
+ * the piece q, written to g->exponents as [product][row..., column...]. */
+static og_status record_exponents(og_gemm *g, VkCommandBuffer cmd, const og_gemm_args *args,
+                                  const plan *pl, const og_push *q)
 {
-    return a < b ? (uint32_t)a : b;
+    og_context *ctx = g->ctx;
+    og_push e = *q;
+    e.step_z = min_u32(q->batch, ctx->limits.max_count[2]);
+    og_kernel_key key = {.kernel = OG_KERNEL_EXPONENTS,
+                         .trans_a = !!args->trans_a,
+                         .trans_b = !!args->trans_b,
+                         .dialect = ctx->dialect};
+    VkDescriptorSet set;
+    og_status st =
+        og_binding_set(g, OG_SRC_STORAGE, 1, pl->a, pl->b, args->c, NULL, g->exponents, &set);
+    uint32_t grid[3] = {(uint32_t)ceil_div((uint64_t)q->m + q->n, OG_ELEMENTWISE_THREADS), 1,
+                        e.step_z};
+    return st != OG_OK ? st : og_record_dispatch(ctx, cmd, &key, set, &e, grid);
 }
 
 /* One piece: q holds its rows (m), products (batch) and offsets. */
@@ -176,7 +227,10 @@ static og_status record_piece(og_gemm *g, VkCommandBuffer cmd, const og_gemm_arg
     VkDescriptorSet set;
     og_status st;
     if (pl->ranges == 1) {
-        st = og_binding_set(g, p->src, p->vec, pl->a, pl->b, args->c, args->bias, NULL, &set);
+        if (g->scaled && (st = record_exponents(g, cmd, args, pl, q)) != OG_OK)
+            return st;
+        st = og_binding_set(g, p->src, p->vec, pl->a, pl->b, args->c, args->bias, g->exponents,
+                            &set);
         uint32_t grid[3] = {pl->gx, gy, q->batch};
         return st != OG_OK ? st : og_record_dispatch(ctx, cmd, &pl->key, set, q, grid);
     }
@@ -213,7 +267,7 @@ og_status og_gemm_encode_params(og_gemm *g, VkCommandBuffer cmd, const og_gemm_a
                                 const og_params *p)
 {
     og_push push;
-    og_status st = og_gemm_check(g->ctx, g->dtype, args, &push);
+    og_status st = og_gemm_check(g, args, &push);
     if (st != OG_OK)
         return st;
     /* Nothing to compute: M or N is 0, or K is 0 with beta = 1 and no
@@ -284,7 +338,7 @@ og_status og_gemm_run(og_gemm *g, const og_gemm_args *args)
     /* Check first so a bad call submits nothing at all. */
     og_status st = og_gemm_choose(g, args, &c.p);
     if (st == OG_OK)
-        st = og_gemm_check(g->ctx, g->dtype, args, &push);
+        st = og_gemm_check(g, args, &push);
     return st != OG_OK ? st : og_run_recorded(g->ctx, record_gemm, &c);
 }
 
@@ -339,13 +393,17 @@ og_status og_gemm_run_elementwise(og_gemm *g, og_elementwise op, const og_gemm_a
 
 og_status og_gemm_describe(og_gemm *g, const og_gemm_args *args, char *buf, size_t len)
 {
-    og_choice c;
+    og_choice c = {.source = OG_SOURCE_DEFAULT};
     int64_t batch = args->batch == 0 ? 1 : args->batch;
-    og_status st = og_select(g->ctx, g->dtype, g->mode, !!args->trans_a, !!args->trans_b, args->m,
-                             args->n, args->k, batch, &c);
+    og_status st = OG_OK;
+    if (g->recover)
+        c.params = og_params_recovered();
+    else
+        st = og_select(g->ctx, og_gemm_select_type(g), g->mode, !!args->trans_a, !!args->trans_b,
+                       args->m, args->n, args->k, batch, &c);
     if (st != OG_OK)
         return st;
-    char params[OG_PARAMS_MAX], split[64] = "";
+    char params[OG_PARAMS_MAX], split[64] = "", inputs[96] = "";
     og_params_format(&c.params, params, sizeof params);
     uint32_t ranges = 1, range_len = 0;
     if (c.params.variant == OG_VARIANT_TILE)
@@ -353,10 +411,16 @@ og_status og_gemm_describe(og_gemm *g, const og_gemm_args *args, char *buf, size
                         &ranges, &range_len);
     if (ranges > 1)
         snprintf(split, sizeof split, "; %u k ranges of %u", ranges, range_len);
-    snprintf(buf, len, "%s %s (%s)%s", og_params_template(&c.params), params,
+    if (g->recover)
+        snprintf(inputs, sizeof inputs, "; float32 recovered from float16, s=%d%s", g->recover,
+                 g->scaled ? ", rows and columns scaled" : "");
+    else if (g->dtype != g->b_type || og_dtype_is_fp8(g->dtype))
+        snprintf(inputs, sizeof inputs, "; A %s, B %s", og_dtype_name(g->dtype),
+                 og_dtype_name(g->b_type));
+    snprintf(buf, len, "%s %s (%s)%s%s", og_params_template(&c.params), params,
              c.source == OG_SOURCE_DEFAULT ? "default"
              : c.source == OG_SOURCE_DB    ? "db"
                                            : "db, nearest shape",
-             split);
+             split, inputs);
     return OG_OK;
 }

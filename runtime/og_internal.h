@@ -135,10 +135,11 @@ void og_pipelines_destroy(og_context *ctx);
 /* Submits one recorded command buffer and waits for it. */
 og_status og_submit_wait(og_context *ctx, VkCommandBuffer cmd);
 
-/* Checks a GEMM call (shape, leading dimensions, offsets, strides, buffer
- * ranges, 32-bit indexing, bias and activation) in 64-bit arithmetic. On
- * success fills push for the whole product. The message names the dimension. */
-og_status og_gemm_check(og_context *ctx, og_dtype dtype, const og_gemm_args *args, og_push *push);
+/* Checks a GEMM call of object g (shape, leading dimensions, offsets,
+ * strides, buffer ranges for its element types, 32-bit indexing, bias and
+ * activation) in 64-bit arithmetic. On success fills push for the whole
+ * product, with FP8 scales folded into alpha. The message names the dimension. */
+og_status og_gemm_check(og_gemm *g, const og_gemm_args *args, og_push *push);
 
 /* Checks the C region and the epilogue of an elementwise call (bias add or
  * activation) and fills push. */
@@ -153,8 +154,8 @@ og_status og_elementwise_check(og_context *ctx, const og_gemm_args *args, og_pus
 void og_split_ranges(int split, int64_t m, int64_t n, int64_t k, int64_t batch,
                      uint64_t scratch_floats, uint32_t *ranges, uint32_t *range_len);
 
-/* Whether a product may run the few-rows kernel: float32, 1 <= M <= 4, A not
- * transposed. */
+/* Whether a product may run the few-rows kernel: float32 (or FP8 inputs,
+ * selected as float32), 1 <= M <= 4, A not transposed. */
 int og_fewrows_eligible(og_dtype dtype, const og_gemm_args *args);
 
 /* Where a kernel choice came from. */
@@ -223,8 +224,12 @@ typedef struct og_shape_choice {
 
 struct og_gemm {
     og_context *ctx;
-    og_dtype dtype;
+    og_dtype dtype;  /* of A */
+    og_dtype b_type; /* of B */
     og_mode mode;
+    int recover;           /* recovered float32: the residual shift s; 0 for native products */
+    int scaled;            /* recovered float32 with power-of-two row and column scaling */
+    og_buffer *exponents;  /* their exponents, OG_EXPONENT_BYTES, made on first use */
     VkDescriptorPool pool; /* holds up to OG_BINDINGS_MAX sets */
     og_binding *bindings;  /* descriptor sets by (A, B, C) */
     size_t n_bindings;
@@ -237,14 +242,18 @@ struct og_gemm {
 /* The instance-owned float32 scratch of split-k (reference design). */
 #define OG_SCRATCH_BYTES (16u << 20)
 
+/* The int32 exponents of the recovered scheme's row and column scaling:
+ * (rows + N) * products of one piece. */
+#define OG_EXPONENT_BYTES (4u << 20)
+
 #define OG_BINDINGS_MAX 64
 
 /* The parameters as this call can use them: vector loads need aligned
  * operands (and split-k ranges of a multiple of 4 terms, range_len), texel
  * buffers operands within maxTexelBufferElements; otherwise the same tile
  * runs with element loads from storage buffers. */
-og_params og_params_for_call(const og_context *ctx, og_dtype dtype, const og_gemm_args *args,
-                             const og_params *p, uint32_t range_len);
+og_params og_params_for_call(const og_gemm *g, const og_gemm_args *args, const og_params *p,
+                             uint32_t range_len);
 
 /* The descriptor set of A, B, C and the bias (NULL: the placeholder) bound
  * as src, with vector texel views when vec is 4, made on first use. Once
@@ -271,8 +280,17 @@ int og_choice_cached(const og_gemm *g, int trans_a, int trans_b, int64_t m, int6
 og_status og_choice_cache(og_gemm *g, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                           int64_t batch, const og_params *p);
 
-/* The selected parameters for a call (selection cache, then og_select). */
+/* The selected parameters for a call (selection cache, then og_select;
+ * recovered float32 always runs og_params_recovered). */
 og_status og_gemm_choose(og_gemm *g, const og_gemm_args *args, og_params *p);
+
+/* The tile recovered float32 runs: the default geometry and summation
+ * order, no split-k. */
+og_params og_params_recovered(void);
+
+/* The input type whose records and rules select g's kernels: float32's for
+ * FP8 inputs (the same tile and few-rows geometry), else A's. */
+og_dtype og_gemm_select_type(const og_gemm *g);
 
 /* Records work into a command buffer (og_time_encoder's callback). */
 typedef og_status (*og_encoder)(void *user, VkCommandBuffer cmd);

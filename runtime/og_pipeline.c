@@ -74,6 +74,8 @@ og_status og_pipeline_get(og_context *ctx, const og_kernel_key *key, VkPipeline 
     k.trans_a = !!key->trans_a;
     k.trans_b = !!key->trans_b;
     k.dialect = key->dialect;
+    k.recover = key->recover;
+    k.scaled = key->scaled;
     for (size_t i = 0; i < ctx->n_pipelines; i++)
         if (memcmp(&ctx->pipelines[i].key, &k, sizeof k) == 0) {
             *out = ctx->pipelines[i].pipeline;

@@ -15,7 +15,7 @@
 #include "og_internal.h"
 
 /* Bump when the compile options or the layout of og_kernel_key change. */
-#define OG_SPIRV_CACHE_SALT "onegpu-spirv-2"
+#define OG_SPIRV_CACHE_SALT "onegpu-spirv-3"
 
 static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
 {

@@ -89,7 +89,7 @@ og_status og_gemm_time(og_gemm *g, const og_gemm_args *args, const og_params *p,
 {
     og_push push;
     *median_us = 0;
-    og_status st = og_gemm_check(g->ctx, g->dtype, args, &push);
+    og_status st = og_gemm_check(g, args, &push);
     if (st != OG_OK)
         return st;
     gemm_call call = {g, args, p};

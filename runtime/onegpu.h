@@ -55,14 +55,18 @@ typedef enum og_status {
     OG_ERROR_DATABASE          /* the tuning database could not be read or written */
 } og_status;
 
-/* Element type of A and B. The float GEMM takes the first three (C is
- * float32); Int8Gemm takes the last two (C is int32 or float32). */
+/* Element type of A and B. The float GEMM takes float32, float16, bfloat16
+ * and the FP8 types (C is float32); Int8Gemm takes int8 and uint8 (C is
+ * int32 or float32). FP8 elements are bytes (OCP 8-bit floating point,
+ * decoded exactly as onegpu_formats.h's og_e4m3_to_f32 and og_e5m2_to_f32). */
 typedef enum og_dtype {
     OG_F32 = 0,
-    OG_F16 = 1,  /* IEEE 754 binary16 */
-    OG_BF16 = 2, /* bfloat16: the high 16 bits of a binary32 */
-    OG_INT8 = 3, /* two's complement, -128..127 */
-    OG_UINT8 = 4 /* 0..255 */
+    OG_F16 = 1,      /* IEEE 754 binary16 */
+    OG_BF16 = 2,     /* bfloat16: the high 16 bits of a binary32 */
+    OG_INT8 = 3,     /* two's complement, -128..127 */
+    OG_UINT8 = 4,    /* 0..255 */
+    OG_FP8_E4M3 = 5, /* 1 sign, 4 exponent (bias 7), 3 mantissa bits; max 448, no infinities */
+    OG_FP8_E5M2 = 6  /* 1 sign, 5 exponent (bias 15), 2 mantissa bits; max 57344, infinities */
 } og_dtype;
 
 /* Fast may use any tuned variant and summation order; Deterministic always
@@ -81,6 +85,23 @@ typedef enum og_activation {
     OG_ACTIVATION_GELU_ERF = 2,
     OG_ACTIVATION_GELU_TANH = 3
 } og_activation;
+
+/* How the float GEMM forms its products (og_gemm_desc).
+ * OG_PRECISION_RECOVERED: float32 recovered from float16 products (SGEMM-cube,
+ * shared/seeds/001; Ootomo and Yokota's split): each float32 operand x is
+ * split into hi = float16(x) and lo = float16((x - hi) * 2^s), and
+ * op(A)*op(B) is rebuilt as sum(hi*hi) + sum(hi*lo + lo*hi) * 2^-s, the two
+ * sums in float32 accumulators of their own, the small one added at the end
+ * and lo*lo omitted. Inputs must keep their magnitudes inside float16's range
+ * (|x| < 65520, and far above 2^-24 to keep precision) unless range_scaling
+ * is on, which scales each row of op(A) and column of op(B) by a power of two
+ * so its largest magnitude lies in [2^14, 2^15) before the split, and the
+ * result back after it: then any finite inputs whose products and sums stay
+ * in float32's range work. docs/recovered-float32.md gives the error. */
+typedef enum og_precision {
+    OG_PRECISION_NATIVE = 0,   /* products of the input type, float32 sums */
+    OG_PRECISION_RECOVERED = 1 /* float32 inputs only: three float16 products per term */
+} og_precision;
 
 typedef struct og_context og_context;
 typedef struct og_buffer og_buffer;
@@ -171,6 +192,11 @@ typedef struct og_gemm_args {
     og_buffer *bias;
     int64_t bias_offset;
     og_activation activation;
+    /* Per-tensor scales of FP8 operands (0 is taken as 1; ignored for the
+     * other types), as cuBLASLt's A and B scales: the kernel sums the decoded
+     * FP8 values in float32 and multiplies the sum by (alpha * scale_a) *
+     * scale_b, rounded to float32 on the host, in place of alpha. */
+    float scale_a, scale_b;
 } og_gemm_args;
 
 /* Creates a GEMM object for one input type and mode. Kernels are chosen per
@@ -190,6 +216,36 @@ typedef struct og_gemm_args {
  * it and of the portable tile competing; bfloat16 and float32 keep the
  * portable kernel. */
 og_status og_gemm_create(og_context *ctx, og_dtype input, og_mode mode, og_gemm **out);
+
+/* A GEMM object with every option. Zeroed fields are float32 inputs, Fast
+ * mode, native precision. */
+typedef struct og_gemm_desc {
+    /* Element types: A and B equal (float32, float16 or bfloat16), or at
+     * least one FP8 type with the other FP8 or float32 (weight-only quantised
+     * products). FP8 products run the portable tile, or the few-rows kernel
+     * for M <= 4 with A not transposed, with the kernels of float32. */
+    og_dtype a_type, b_type;
+    og_mode mode;
+    og_precision precision; /* OG_PRECISION_RECOVERED takes float32 A and B */
+    /* Recovered precision: the residual shift s, 1..12 (0 takes 11), and
+     * non-zero to scale rows and columns by powers of two (a pass over A and
+     * B before the product writes one exponent per row and column, per
+     * product, to a 4 MiB scratch the object allocates on first use; larger
+     * calls run in pieces of whole products and rows). */
+    int residual_shift;
+    int range_scaling;
+} og_gemm_desc;
+
+/* Creates a GEMM object as desc says (og_gemm_create is the case of equal
+ * types and native precision). Recovered precision runs the portable tile
+ * (64x64x16, staged; the float16 high products summed in the documented
+ * blocked order, the small terms in one fma chain in increasing k; no
+ * split-k) in both modes, and the tuning database is not consulted for it;
+ * FP8 inputs use float32's records and rules (tile geometry, few rows).
+ * Errors: OG_ERROR_INVALID_ARGUMENT naming the field (a type pair outside
+ * the list above, recovered precision with non-float32 inputs, a shift
+ * outside 1..12). */
+og_status og_gemm_create_desc(og_context *ctx, const og_gemm_desc *desc, og_gemm **out);
 void og_gemm_destroy(og_gemm *g);
 
 /* Records the GEMM into `cmd`, which must be in the recording state and

@@ -25,6 +25,7 @@ int og_cmd_select(const og_cli *o);
 int og_cmd_show(const og_cli *o);
 int og_cmd_bench(const og_cli *o);
 int og_cmd_gen(const og_cli *o);
+int og_cmd_accuracy(const og_cli *o);
 /* ogtune bench --op int8gemm, on an open context. */
 int og_cmd_bench_int8(const og_cli *o, og_context *ctx);
 

@@ -11,6 +11,35 @@
 #include "og_gen.h"
 #include "og_internal.h"
 
+/* ---- accuracy of recovered float32 (og_accuracy.c) ---- */
+
+/* Inputs of the accuracy study (SGEMM-cube's kinds, and one beyond them):
+ * uniform in [-1, 1); those times 2^-20 (below float16's normal range) and
+ * times 2^20 (beyond its largest value, 65504); and rows of A and columns of
+ * B each times 2^r, r uniform in -60..60 (any float32 range). */
+typedef enum og_input_kind {
+    OG_INPUT_UNIFORM = 0,
+    OG_INPUT_TINY = 1,
+    OG_INPUT_HUGE = 2,
+    OG_INPUT_SPREAD = 3
+} og_input_kind;
+
+const char *og_input_kind_name(og_input_kind kind);
+
+/* Error of each way to compute C = A * B (M x K times K x N, float32 inputs):
+ * max over (i, j) of |C - ref| / (|A| |B|)(i, j) against float64, infinite
+ * when an element overflows or is NaN. */
+typedef struct og_precision_errors {
+    double native;    /* the native float32 kernel (Fast mode's selection) */
+    double f16;       /* A and B rounded to float16, the float16 kernel */
+    double recovered; /* recovered float32, s = 11, unscaled */
+    double scaled;    /* recovered float32 with row and column scaling */
+} og_precision_errors;
+
+/* Measures the four errors on one product of the given kind and seed. */
+og_status og_precision_errors_measure(og_context *ctx, og_input_kind kind, int64_t m, int64_t n,
+                                      int64_t k, uint64_t seed, og_precision_errors *out);
+
 /* ---- numbers on the host (og_reference.c) ---- */
 
 /* float32 -> float16 / bfloat16 with round-to-nearest-even (IEEE 754),

@@ -21,6 +21,9 @@ static const char usage[] =
     "                               with --op int8gemm, GOP/s of Int8Gemm next to float32\n"
     "                               GFLOP/s (default: decoder steps, 512 and 1024 cubed)\n"
     "  gen --emit glsl|hlsl|spirv|msl [--params P] [--dtype T] [--trans-a] [--trans-b]\n"
+    "  accuracy [--shapes MxNxK,...] error of float32 recovered from float16 products, with\n"
+    "                               and without row/column scaling, next to float32 and\n"
+    "                               float16, on four kinds of input (default K = 256..4096)\n"
     "common options: --json (machine-readable output), --db FILE (default: the user's cache),\n"
     "  --op gemm|int8gemm (tune, select, bench, gen: the float GEMM, or Int8Gemm's 8-bit "
     "operands)\n"
@@ -82,8 +85,10 @@ int main(int argc, char **argv)
     static const struct {
         const char *name;
         int (*run)(const og_cli *);
-    } commands[] = {{"devices", og_cmd_devices}, {"tune", og_cmd_tune},   {"select", og_cmd_select},
-                    {"show", og_cmd_show},       {"bench", og_cmd_bench}, {"gen", og_cmd_gen}};
+    } commands[] = {{"devices", og_cmd_devices},  {"tune", og_cmd_tune},
+                    {"select", og_cmd_select},    {"show", og_cmd_show},
+                    {"bench", og_cmd_bench},      {"gen", og_cmd_gen},
+                    {"accuracy", og_cmd_accuracy}};
     og_cli o = {0};
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
         fputs(usage, argc < 2 ? stderr : stdout);
