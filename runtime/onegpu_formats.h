@@ -1,0 +1,250 @@
+/*
+ * onegpu number formats: conversions between float32 and the narrow formats
+ * that GEMM operands are stored in, on the host, bit for bit.
+ *
+ * Pure C, no Vulkan, no state: every function is a pure function of its
+ * arguments and safe from any thread. docs/number-formats.md tabulates the
+ * formats. Where the behaviour comes from:
+ *   IEEE 754-2019           binary16 (float16), binary32 (float32), the four
+ *                           rounding-direction attributes, NaN payloads (6.2.3);
+ *   bfloat16, TF32          binary32's exponent with 7 and 10 fraction bits;
+ *   OCP OFP8 (v1.0, 2023)   FP8 E4M3 and E5M2;
+ *   OCP MX v1.0 (2023)      FP6 E2M3 and E3M2, FP4 E2M1, the E8M0 scale and
+ *                           the 32-element MX blocks (section 6.3: conversion);
+ *   NVIDIA NVFP4            16 E2M1 elements, an E4M3 block scale and a
+ *                           float32 tensor scale.
+ *
+ * Conventions, the same for every format:
+ *   - Codes are sign-magnitude: the top bit of the format is the sign, the
+ *     rest is (biased exponent, fraction). A format narrower than 8 bits sits
+ *     in the low bits of its uint8_t; the high bits are zero on output and
+ *     ignored on input.
+ *   - Decoding is exact: every code's value is a float32 (NaN codes give a
+ *     quiet float32 NaN of the same sign).
+ *   - Encoding rounds once, from the exact value of the float32 argument
+ *     (never through an intermediate format), so it never double-rounds.
+ *   - -0 encodes as the format's -0, and a result that rounds to zero keeps
+ *     the argument's sign, as in IEEE 754 (E8M0, which has neither sign nor
+ *     zero, aside).
+ *   - "Nearest even" is IEEE 754's roundTiesToEven: the nearest
+ *     representable value, and of two equally near the one whose code is
+ *     even (its last fraction bit is 0).
+ */
+#ifndef ONEGPU_FORMATS_H
+#define ONEGPU_FORMATS_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* IEEE 754's rounding-direction attributes (4.3): to nearest with ties to
+ * even (the default), toward zero, toward +Inf (up) and toward -Inf (down).
+ * A value outside the enum rounds to nearest even. */
+typedef enum og_rounding {
+    OG_ROUND_NEAREST_EVEN = 0,
+    OG_ROUND_TOWARD_ZERO = 1,
+    OG_ROUND_UP = 2,
+    OG_ROUND_DOWN = 3
+} og_rounding;
+
+/* What FP8 encoders do with a finite value whose rounded magnitude exceeds
+ * the format's largest finite value (OFP8 defines both modes).
+ * Non-saturating gives E4M3's NaN and E5M2's infinity; saturating gives the
+ * largest finite value of the same sign. Only finite arguments overflow:
+ * infinities and NaNs are special values, not large numbers. */
+typedef enum og_overflow { OG_OVERFLOW_NONSATURATING = 0, OG_OVERFLOW_SATURATING = 1 } og_overflow;
+
+/* ---- float16 (IEEE 754 binary16) ----
+ * Bit 15 sign, bits 14..10 exponent (bias 15), bits 9..0 fraction. Largest
+ * 65504 (0x7BFF), smallest normal 2^-14 (0x0400), smallest subnormal 2^-24
+ * (0x0001), +Inf 0x7C00, NaN any 0x7C01..0x7FFF with its sign. */
+
+/* float32 -> float16, rounded in direction r; subnormal results are rounded
+ * like any other (gradual underflow, never flushed). Overflow follows IEEE
+ * 754 (7.4): to nearest gives Inf from 65520 (the midpoint between 65504 and
+ * 2^16) up, toward zero gives +-65504, up gives +Inf for positive and
+ * -65504 for negative, down the mirror image. +-Inf stays +-Inf. NaN gives
+ * a quiet NaN of the same sign keeping the top 9 payload bits (IEEE 754
+ * 6.2.3): the result is never an infinity however the payload looks. */
+uint16_t og_f32_to_f16(float x, og_rounding r);
+
+/* float16 -> float32, exact. A NaN keeps its sign and payload (in the top
+ * fraction bits) and comes back quiet. */
+float og_f16_to_f32(uint16_t h);
+
+/* ---- bfloat16 ----
+ * The top 16 bits of a float32: bit 15 sign, bits 14..7 exponent (bias 127),
+ * bits 6..0 fraction. Largest 0x1.FEp127 (0x7F7F), smallest normal 2^-126
+ * (0x0080), smallest subnormal 2^-133 (0x0001), +Inf 0x7F80, NaN any
+ * 0x7F81..0x7FFF with its sign. */
+
+/* float32 -> bfloat16, rounded in direction r, with the same overflow rules
+ * as og_f32_to_f16 (to nearest: Inf from 0x1.FFp127 up, which rounds the
+ * largest float32 to Inf; toward zero: 0x7F7F). NaN gives a quiet NaN of the
+ * same sign keeping the top 6 payload bits, never an infinity or a zero:
+ * the classic add-a-bias-and-truncate conversion carries a NaN's fraction
+ * into the exponent (0x7F800001 -> +Inf) or the sign (0x7FFF8C22 -> -0);
+ * here NaNs never take the rounding path. */
+uint16_t og_f32_to_bf16(float x, og_rounding r);
+
+/* bfloat16 -> float32, exact: the code becomes the top half of the float32;
+ * a NaN comes back quiet. */
+float og_bf16_to_f32(uint16_t h);
+
+/* ---- TF32 ----
+ * Not a storage format but the operand precision of tensor cores: binary32's
+ * 8-bit exponent (bias 127) with 10 fraction bits, here kept in a float32
+ * whose low 13 fraction bits are zero. Largest 0x1.FF8p127, smallest normal
+ * 2^-126, smallest subnormal 2^-136.
+ *
+ * x rounded to TF32 in direction r, with the overflow rules of
+ * og_f32_to_f16 (to nearest: Inf from 0x1.FFCp127 up). OG_ROUND_NEAREST_EVEN
+ * breaks ties to even, IEEE 754's default. NVIDIA's own conversion,
+ * cvt.rna.tf32.f32, breaks ties away from zero instead, and tensor cores fed
+ * unconverted float32 data simply drop the low 13 bits (OG_ROUND_TOWARD_ZERO
+ * reproduces that). We chose ties to even because it is unbiased (ties away
+ * pushes every tie's magnitude up, a drift that accumulates over long sums),
+ * it is the rule of every other conversion here, and it is what a reference
+ * written with IEEE arithmetic gets; the two differ only on exact ties (low
+ * 13 bits 0x1000 with an even kept part). NaN stays NaN: sign kept, quiet,
+ * fraction cut to its top 10 bits. */
+float og_f32_round_tf32(float x, og_rounding r);
+
+/* ---- FP8 E4M3 (OFP8) ----
+ * Bit 7 sign, bits 6..3 exponent (bias 7), bits 2..0 fraction. No
+ * infinities; the all-ones exponent holds normal numbers except 0x7F and
+ * 0xFF, the only NaNs. Largest 448 (0x7E), smallest normal 2^-6 (0x08),
+ * smallest subnormal 2^-9 (0x01).
+ *
+ * float32 -> E4M3: rounds to nearest even first, then applies o to a result
+ * above 448 (so 464, a tie between 448 and the unencodable 480, gives 448,
+ * and anything above 464 overflows): non-saturating gives NaN (0x7F/0xFF by
+ * sign), saturating +-448. +-Inf gives NaN (0x7F / 0xFF) in both modes: the
+ * format has no infinity and saturating an infinity would invent a finite
+ * value. NaN gives NaN of the same sign. */
+uint8_t og_f32_to_e4m3(float x, og_overflow o);
+/* E4M3 -> float32, exact; 0x7F/0xFF give a quiet NaN of that sign. */
+float og_e4m3_to_f32(uint8_t v);
+
+/* ---- FP8 E5M2 (OFP8) ----
+ * Bit 7 sign, bits 6..2 exponent (bias 15), bits 1..0 fraction: IEEE-like,
+ * float16 with 8 fraction bits dropped. Largest 57344 (0x7B), smallest normal
+ * 2^-14 (0x04), smallest subnormal 2^-16 (0x01), +Inf 0x7C, NaN 0x7D..0x7F
+ * with the sign.
+ *
+ * float32 -> E5M2, rounded to nearest even. A finite value whose rounded
+ * magnitude exceeds 57344 (from 61440 up) gives +-Inf when non-saturating
+ * and +-57344 when saturating. +-Inf stays +-Inf in both modes: the format
+ * represents it exactly, and saturation is for finite values that rounding
+ * pushed out of range (the same split as E4M3: specials stay special). NaN
+ * gives a quiet NaN of the same sign, 0x7E or 0x7F: its last bit is the
+ * payload bit just below float32's quiet bit. */
+uint8_t og_f32_to_e5m2(float x, og_overflow o);
+/* E5M2 -> float32, exact; 0x7C/0xFC give +-Inf, 0x7D..0x7F a quiet NaN of
+ * that sign with the code's payload. */
+float og_e5m2_to_f32(uint8_t v);
+
+/* ---- FP6 E2M3 and E3M2, FP4 E2M1 (OCP MX v1.0 element types) ----
+ * No infinities and no NaN: every code is a finite number.
+ *   E2M3: bit 5 sign, bits 4..3 exponent (bias 1), bits 2..0 fraction;
+ *         largest 7.5 (0x1F), smallest normal 1, smallest subnormal 0.125.
+ *   E3M2: bit 5 sign, bits 4..2 exponent (bias 3), bits 1..0 fraction;
+ *         largest 28 (0x1F), smallest normal 0.25, smallest subnormal 0.0625.
+ *   E2M1: bit 3 sign, bits 2..1 exponent (bias 1), bit 0 fraction; the
+ *         magnitudes 0, 0.5, 1, 1.5, 2, 3, 4, 6 (largest 0x7).
+ * float32 -> these formats rounds to nearest even and saturates: a result
+ * above the largest value, and +-Inf, give the largest value of that sign.
+ * NaN, which has no encoding (the MX spec leaves it to the implementation),
+ * gives zero with the NaN's sign bit: a value that cannot be mistaken for a
+ * large number. Code that must keep NaN uses the MX blocks below, whose
+ * scale carries it. */
+uint8_t og_f32_to_e2m3(float x);
+float og_e2m3_to_f32(uint8_t v);
+uint8_t og_f32_to_e3m2(float x);
+float og_e3m2_to_f32(uint8_t v);
+uint8_t og_f32_to_e2m1(float x);
+float og_e2m1_to_f32(uint8_t v);
+
+/* ---- E8M0 (OCP MX v1.0 scale) ----
+ * An 8-bit biased exponent, no sign, no fraction, no zero: code v is
+ * 2^(v - 127) for v in 0..254 (2^-127 .. 2^127), and 0xFF is NaN.
+ *
+ * float32 -> E8M0 in direction r between the two powers of two around x
+ * (nearest even: 1.5 * 2^k is the tie, broken to the even code). Since there
+ * is no zero, positive values below 2^-127 give 0x00 and values from 2^127 up
+ * give 0xFE in every direction (the format's range saturates). x <= 0 (-0
+ * too), +Inf and NaN have no power of two to stand for and give 0xFF (NaN). */
+uint8_t og_f32_to_e8m0(float x, og_rounding r);
+/* E8M0 -> float32: 2^(v - 127), exact (2^-127 is a float32 subnormal);
+ * 0xFF gives a quiet NaN. */
+float og_e8m0_to_f32(uint8_t v);
+
+/* ---- MX blocks (OCP MX v1.0) ----
+ * 32 elements of one element type sharing an E8M0 scale X: element i is
+ * X * code_i. Codes are returned one per byte in the low bits (pack them as
+ * the storage layout needs). */
+typedef enum og_mx_element {
+    OG_MX_E4M3,
+    OG_MX_E5M2,
+    OG_MX_E2M3,
+    OG_MX_E3M2,
+    OG_MX_E2M1
+} og_mx_element;
+#define OG_MX_BLOCK 32
+
+/* Encodes x as section 6.3 of the MX spec does: the shared exponent is
+ * floor(log2(amax)) - emax, with amax the largest |x_i| and emax the element
+ * type's largest exponent (E4M3 8, E5M2 15, E2M3 2, E3M2 4, E2M1 2), clamped
+ * below at -127 (E8M0's range: a block of tiny values keeps what it can);
+ * *scale is that exponent plus 127. Each code is x_i / 2^exponent rounded to
+ * nearest even and saturated (E4M3 and E5M2 in OG_OVERFLOW_SATURATING mode),
+ * in one rounding from the exact quotient. A block of zeros gets scale 0x00
+ * (2^-127, the clamp applied to log2(0) = -Inf) and zero codes, signs kept.
+ * A block holding a NaN or an infinity gets scale 0xFF (NaN), as in the MX
+ * reference code, where an infinite amax overflows the scale's range; its
+ * codes are all zero. */
+void og_mx_encode(og_mx_element t, const float x[OG_MX_BLOCK], uint8_t *scale,
+                  uint8_t codes[OG_MX_BLOCK]);
+/* out_i = 2^(scale - 127) * value(code_i) in float32: exact, except that a
+ * scale larger than og_mx_encode gives for the element type can overflow to
+ * +-Inf; scale 0xFF makes every element NaN. */
+void og_mx_decode(og_mx_element t, uint8_t scale, const uint8_t codes[OG_MX_BLOCK],
+                  float out[OG_MX_BLOCK]);
+
+/* ---- NVFP4 (NVIDIA) ----
+ * 16 E2M1 elements, packed two per byte (element 2i in the low nibble,
+ * 2i + 1 in the high nibble), sharing an E4M3 block scale, under a float32
+ * tensor scale for the whole tensor: element i is
+ * value(code_i) * value(scale_e4m3) * tensor_scale. */
+#define OG_NVFP4_BLOCK 16
+
+/* The block scale is E4M3(amax / (6 * tensor_scale)), nearest even,
+ * saturating (6 is E2M1's largest value), computed from the exact quotient;
+ * each code is E2M1(x_i / (tensor_scale * block scale)), nearest even,
+ * saturating, also from the exact quotient. A block whose scale rounds to
+ * zero (all zeros, or amax at most 2^-10 * 6 * tensor_scale) gets zero
+ * codes, signs kept.
+ * A block holding a NaN or an infinity, or a tensor_scale that is not a
+ * positive finite number, gets the NaN scale 0x7F and zero codes. */
+void og_nvfp4_encode(const float x[OG_NVFP4_BLOCK], float tensor_scale, uint8_t *scale_e4m3,
+                     uint8_t packed[OG_NVFP4_BLOCK / 2]);
+/* out_i = value(code_i) * value(scale_e4m3) * tensor_scale, rounded once to
+ * float32; a NaN scale (0x7F or 0xFF) makes every element NaN. */
+void og_nvfp4_decode(float tensor_scale, uint8_t scale_e4m3,
+                     const uint8_t packed[OG_NVFP4_BLOCK / 2], float out[OG_NVFP4_BLOCK]);
+
+/* The tensor scale NVIDIA's recipe derives from the tensor's largest
+ * magnitude: |amax| / (6 * 448), so that the largest block scale is E4M3's
+ * largest value, rounded up to a float32 so that no block scale saturates.
+ * Never returns zero: amax = 0 (or a quotient below the float32 normals)
+ * gives FLT_MIN, which encodes any block of zeros. NaN and Inf pass through
+ * (og_nvfp4_encode then marks every block NaN). */
+float og_nvfp4_tensor_scale(float amax);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ONEGPU_FORMATS_H */
