@@ -127,6 +127,57 @@ static og_kernel_key int8_key(const og_params *p, size_t combo)
     return key;
 }
 
+/* Modules of numeric_cases. */
+#define N_NUMERIC (24 + 16 + 8)
+
+/* FP8 inputs (four type pairs: the tile, its split-k pass and the few-rows
+ * kernel) and recovered float32 (shift 11 and 12, with and without scaling,
+ * and the scaling's exponent pass), in both dialects and rotating layouts. */
+static size_t numeric_cases(module_case *cases)
+{
+    static const og_dtype pairs[4][2] = {{OG_FP8_E4M3, OG_F32},
+                                         {OG_F32, OG_FP8_E5M2},
+                                         {OG_FP8_E5M2, OG_FP8_E4M3},
+                                         {OG_FP8_E4M3, OG_FP8_E4M3}};
+    size_t count = 0;
+    og_params tile = og_params_default(), rows = og_params_fewrows(0, 4096);
+    tile.vec = 1;
+    for (int p = 0; p < 4; p++)
+        for (int d = 0; d < 2; d++)
+            for (int k = 0; k < 3; k++) {
+                og_kernel_key key = {.kernel = k == 1 ? OG_KERNEL_PLANES : OG_KERNEL_GEMM,
+                                     .p = k == 2 ? rows : tile,
+                                     .dtype = pairs[p][0],
+                                     .dtype_b = og_dtype_is_fp8(pairs[p][1]) ? pairs[p][1] : 0,
+                                     .trans_a = k != 2 && (p + d) % 2,
+                                     .trans_b = (p + k) % 2,
+                                     .dialect = (og_dialect)d};
+                cases[count++] = (module_case){(size_t)-1, key};
+            }
+    og_params recovered = og_params_default();
+    recovered.split = 1;
+    for (int v = 0; v < 8; v++)
+        for (int d = 0; d < 2; d++) {
+            og_kernel_key key = {.p = recovered,
+                                 .dtype = OG_F32,
+                                 .trans_a = v & 1,
+                                 .trans_b = (v >> 1) & 1,
+                                 .dialect = (og_dialect)d,
+                                 .recover = v < 4 ? OG_RECOVER_SHIFT : OG_RECOVER_SHIFT_MAX,
+                                 .scaled = (v >> 2) & 1};
+            cases[count++] = (module_case){(size_t)-1, key};
+        }
+    for (int t = 0; t < 4; t++)
+        for (int d = 0; d < 2; d++)
+            cases[count++] = (module_case){(size_t)-1,
+                                           {.kernel = OG_KERNEL_EXPONENTS,
+                                            .dtype = OG_F32,
+                                            .trans_a = t & 1,
+                                            .trans_b = t >> 1,
+                                            .dialect = (og_dialect)d}};
+    return count;
+}
+
 ParameterizedTestParameters(gen, module)
 {
     size_t n, n_quick = 0, count = 0, n_rows[2];
@@ -144,9 +195,9 @@ ParameterizedTestParameters(gen, module)
     og_params *int8[3] = {int8_space(OG_PRESET_QUICK, 0, &n_int8[0]),
                           int8_space(OG_PRESET_STANDARD, 0, &n_int8[1]),
                           int8_space(OG_PRESET_STANDARD, 1, &n_int8[2])};
-    module_case *cases = cr_malloc(
-        (n + n_rows[0] + n_rows[1] + n_int8[0] + n_int8[1] + n_int8[2] + 2 * N_COMBOS + 6) *
-        sizeof *cases);
+    module_case *cases = cr_malloc((n + n_rows[0] + n_rows[1] + n_int8[0] + n_int8[1] + n_int8[2] +
+                                    2 * N_COMBOS + 6 + N_NUMERIC) *
+                                   sizeof *cases);
     /* The standard space starts with the quick one. */
     for (size_t i = 0; i < n; i++)
         if (i < n_quick || i % stride == 0)
@@ -171,6 +222,7 @@ ParameterizedTestParameters(gen, module)
                 cases[count++] = (module_case){i, int8_key(&int8[t][i], i + (size_t)t)};
         free(int8[t]);
     }
+    count += numeric_cases(cases + count);
     /* The split-k reduction and the standalone epilogue kernels. */
     for (int k = OG_KERNEL_REDUCE; k <= OG_KERNEL_ACTIVATE; k++)
         for (int d = 0; d < 2; d++)
@@ -630,4 +682,64 @@ Test(gen, template_hash)
     cr_expect_eq(og_template_hash(OG_TEMPLATE_TILE), h, "hash changes between calls");
     /* It hashes the template's text: an unknown template (no text) differs. */
     cr_expect_neq(og_template_hash("no_such_template"), h);
+}
+
+/* Kernel keys of the numeric options: FP8 pairs, recovered float32. */
+static void expect_key_refused(const og_kernel_key *key, const char *reason)
+{
+    char why[256] = "";
+    cr_expect_eq(og_kernel_check(key, NULL, why, sizeof why), -1, "accepted, expected '%s'",
+                 reason);
+    cr_expect(strstr(why, reason), "'%s' does not say '%s'", why, reason);
+}
+
+Test(gen, numeric_kernel_checks)
+{
+    og_params tile = og_params_default();
+    tile.vec = 1;
+    char why[256] = "";
+    og_kernel_key key = {.p = tile, .dtype = OG_F32, .dtype_b = OG_FP8_E4M3};
+    cr_expect_eq(og_kernel_check(&key, NULL, why, sizeof why), 0, "%s", why);
+    cr_expect_eq(og_kernel_b_type(&key), OG_FP8_E4M3);
+    key = (og_kernel_key){.p = tile, .dtype = OG_FP8_E5M2};
+    cr_expect_eq(og_kernel_b_type(&key), OG_F32, "dtype_b 0 beside an FP8 A is float32");
+    key = (og_kernel_key){.p = tile, .dtype = OG_F16};
+    cr_expect_eq(og_kernel_b_type(&key), OG_F16, "dtype_b 0 is A's type otherwise");
+
+    key = (og_kernel_key){.p = og_params_default(), .dtype = OG_FP8_E4M3};
+    key.p.vec = 4;
+    expect_key_refused(&key, "one element at a time");
+    key = (og_kernel_key){.p = tile, .dtype = OG_FP8_E4M3, .dtype_b = OG_F16};
+    expect_key_refused(&key, "pairs with FP8 or float32");
+    key = (og_kernel_key){.p = tile, .dtype = OG_F32, .dtype_b = OG_F16};
+    expect_key_refused(&key, "differ without an FP8 operand");
+    key = (og_kernel_key){.p = og_params_coopmat(8), .dtype = OG_FP8_E4M3};
+    expect_key_refused(&key, "portable tile or the few-rows kernel");
+    key = (og_kernel_key){.p = tile, .dtype = (og_dtype)9};
+    expect_key_refused(&key, "unknown input type");
+    key = (og_kernel_key){.p = tile, .dtype = OG_F32, .dtype_b = OG_INT8};
+    expect_key_refused(&key, "Int8Gemm variants, and only they");
+
+    og_params rec = og_params_default();
+    rec.split = 1;
+    key = (og_kernel_key){.p = rec, .dtype = OG_F32, .recover = 11, .scaled = 1};
+    cr_expect_eq(og_kernel_check(&key, NULL, why, sizeof why), 0, "%s", why);
+    cr_expect_eq(og_kernel_shared_bytes(&key), 2 * og_params_shared_bytes(&rec));
+    key.recover = OG_RECOVER_SHIFT_MAX + 1;
+    expect_key_refused(&key, "residual shift 13 is outside");
+    key = (og_kernel_key){.p = og_params_fewrows(0, 64), .dtype = OG_F32, .recover = 11};
+    expect_key_refused(&key, "recovered float32 runs the staged tile");
+    key = (og_kernel_key){.p = rec, .dtype = OG_F16, .recover = 11};
+    expect_key_refused(&key, "recovered float32 takes float32 inputs");
+    key = (og_kernel_key){.kernel = OG_KERNEL_PLANES, .p = rec, .dtype = OG_F32, .recover = 11};
+    expect_key_refused(&key, "recovered float32 runs the staged tile");
+    og_limits lim = {.max_invocations = 1024,
+                     .max_size = {1024, 1024, 64},
+                     .max_count = {65535, 65535, 65535},
+                     .max_shared_bytes = og_params_shared_bytes(&rec) + 1,
+                     .max_storage_range = 1u << 30,
+                     .max_push_bytes = 128};
+    key = (og_kernel_key){.p = rec, .dtype = OG_F32, .recover = 11};
+    cr_expect_eq(og_kernel_check(&key, &lim, why, sizeof why), -1,
+                 "the doubled staging must be held against the limit");
 }

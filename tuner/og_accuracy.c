@@ -103,11 +103,11 @@ og_status og_precision_errors_measure(og_context *ctx, og_input_kind kind, int64
     fill_inputs(kind, m, n, k, seed, a, b);
     for (size_t i = 0; i < na; i++) {
         abs_a[i] = fabsf(a[i]);
-        a16[i] = og_f32_to_f16(a[i]);
+        a16[i] = og_f32_to_f16(a[i], OG_ROUND_NEAREST_EVEN);
     }
     for (size_t i = 0; i < nb; i++) {
         abs_b[i] = fabsf(b[i]);
-        b16[i] = og_f32_to_f16(b[i]);
+        b16[i] = og_f32_to_f16(b[i], OG_ROUND_NEAREST_EVEN);
     }
     og_gemm_args args = {.m = m, .n = n, .k = k, .alpha = 1.0f, .lda = k, .ldb = n, .ldc = n};
     og_reference_gemm(OG_F32, &args, a, b, c, ref);

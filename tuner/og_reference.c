@@ -1,4 +1,4 @@
-/* Host side of verification: conversions, random data, the float64 reference
+/* Host side of verification: element access, random data, the float64 reference
  * and the design's error metric (DESIGN.md "Accuracy"). */
 #include <math.h>
 #include <pthread.h>
@@ -10,52 +10,6 @@
 
 /* Threads of the float64 reference at most. */
 #define OG_REFERENCE_THREADS 32
-
-uint16_t og_f32_to_f16(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
-    uint32_t mag = u & 0x7fffffffu;
-    if (mag > 0x7f800000u) /* NaN: quiet, top payload bits kept */
-        return (uint16_t)(sign | 0x7e00u | ((mag >> 13) & 0x1ffu));
-    if (mag >= 0x477ff000u) /* 65520 and above round to infinity */
-        return (uint16_t)(sign | 0x7c00u);
-    if (mag < 0x38800000u) /* below 2^-14: a subnormal half, in units of 2^-24 */
-        return (uint16_t)(sign | (uint16_t)rintf(fabsf(x) * 16777216.0f));
-    uint32_t rounded = mag + 0xfffu + ((mag >> 13) & 1u); /* to nearest, ties to even */
-    return (uint16_t)(sign | ((rounded - 0x38000000u) >> 13));
-}
-
-uint16_t og_f32_to_bf16(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    if ((u & 0x7fffffffu) > 0x7f800000u) /* NaN stays NaN: rounding must not carry into infinity */
-        return (uint16_t)((u >> 16) | 0x40u);
-    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-
-float og_f16_to_f32(uint16_t h)
-{
-    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    float v;
-    if (e == 0)
-        v = ldexpf((float)m, -24);
-    else if (e == 31)
-        v = m ? NAN : INFINITY;
-    else
-        v = ldexpf((float)(m | 0x400), e - 25);
-    return (h & 0x8000u) ? -v : v;
-}
-
-float og_bf16_to_f32(uint16_t h)
-{
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
 
 size_t og_dtype_bytes(og_dtype t)
 {
@@ -101,7 +55,8 @@ void og_fill_random(og_dtype t, void *dst, size_t n, uint64_t *seed)
         if (t == OG_F32)
             ((float *)dst)[i] = v;
         else
-            ((uint16_t *)dst)[i] = t == OG_F16 ? og_f32_to_f16(v) : og_f32_to_bf16(v);
+            ((uint16_t *)dst)[i] = t == OG_F16 ? og_f32_to_f16(v, OG_ROUND_NEAREST_EVEN)
+                                               : og_f32_to_bf16(v, OG_ROUND_NEAREST_EVEN);
     }
 }
 

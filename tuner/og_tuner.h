@@ -10,6 +10,7 @@
 #include "og_db.h"
 #include "og_gen.h"
 #include "og_internal.h"
+#include "onegpu_formats.h"
 
 /* ---- accuracy of recovered float32 (og_accuracy.c) ---- */
 
@@ -41,13 +42,6 @@ og_status og_precision_errors_measure(og_context *ctx, og_input_kind kind, int64
                                       int64_t k, uint64_t seed, og_precision_errors *out);
 
 /* ---- numbers on the host (og_reference.c) ---- */
-
-/* float32 -> float16 / bfloat16 with round-to-nearest-even (IEEE 754),
- * NaN kept quiet; and back. */
-uint16_t og_f32_to_f16(float x);
-uint16_t og_f32_to_bf16(float x);
-float og_f16_to_f32(uint16_t h);
-float og_bf16_to_f32(uint16_t h);
 
 /* Bytes of one element of A or B. */
 size_t og_dtype_bytes(og_dtype t);
