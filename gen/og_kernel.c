@@ -65,8 +65,17 @@ uint32_t og_kernel_shared_bytes(const og_kernel_key *key)
 {
     if (!has_params(key))
         return 0;
-    /* Recovered float32 stages a high and a low tile of each operand. */
-    return (key->recover ? 2u : 1u) * og_params_shared_bytes(&key->p);
+    const og_params *p = &key->p;
+    uint32_t bytes = og_params_shared_bytes(p);
+    if (!key->recover)
+        return bytes;
+    /* Recovered float32 stages a tile of residuals beside each tile of high
+     * parts: float32 values in the portable tile, float16 in the matrix one,
+     * whose small sums also leave through a float32 fragment per subgroup. */
+    if (p->variant == OG_VARIANT_COOPMAT)
+        return bytes + (uint32_t)(2 * (p->bm * (p->bk + p->pad) + p->bk * (p->bn + p->pad)) +
+                                  4 * 256 * p->sgx * p->sgy);
+    return 2 * bytes;
 }
 
 void og_kernel_local_size(const og_kernel_key *key, uint32_t size[3])
@@ -119,15 +128,19 @@ static int float_types_check(const og_kernel_key *key, char *why, size_t len)
 }
 
 /* Recovered float32: the staged portable tile (element loads from storage
- * buffers), float32 inputs, a shift in 1..12; twice the staged memory. */
+ * buffers) or the staged cooperative-matrix tile, float32 inputs, a shift
+ * in 1..12; a tile of residuals beside each staged tile. */
 static int recover_check(const og_kernel_key *key, const og_limits *lim, char *why, size_t len)
 {
     if (!key->recover && !key->scaled)
         return 0;
     const og_params *p = &key->p;
-    if (key->kernel != OG_KERNEL_GEMM || p->variant != OG_VARIANT_TILE ||
-        p->load != OG_LOAD_STAGED || p->vec != 1 || p->src != OG_SRC_STORAGE) {
-        snprintf(why, len, "gen: recovered float32 runs the staged tile with vec=1, src=ssbo");
+    int tile = p->variant == OG_VARIANT_TILE && p->vec == 1 && p->src == OG_SRC_STORAGE;
+    if (key->kernel != OG_KERNEL_GEMM || (!tile && p->variant != OG_VARIANT_COOPMAT) ||
+        p->load != OG_LOAD_STAGED) {
+        snprintf(why, len,
+                 "gen: recovered float32 runs the staged tile (vec=1, src=ssbo) or the staged "
+                 "cooperative-matrix tile");
         return -1;
     }
     if (key->dtype != OG_F32 || og_kernel_b_type(key) != OG_F32) {
@@ -176,9 +189,13 @@ int og_kernel_check(const og_kernel_key *key, const og_limits *lim, char *why, s
         return -1;
     }
     /* Cooperative matrices: float16 inputs (no bfloat16 cooperative matrices
-     * in this toolchain), GLSL (GL_NV_cooperative_matrix; glslang's HLSL has none). */
-    if (key->p.variant == OG_VARIANT_COOPMAT && (key->dtype != OG_F16 || key->dialect != OG_GLSL)) {
-        snprintf(why, len, "gen: the cooperative-matrix kernel takes float16 inputs, in GLSL");
+     * in this toolchain), or float32 split into float16 parts (recovered),
+     * GLSL (GL_NV_cooperative_matrix; glslang's HLSL has none). */
+    if (key->p.variant == OG_VARIANT_COOPMAT &&
+        (key->dtype != (key->recover ? OG_F32 : OG_F16) || key->dialect != OG_GLSL)) {
+        snprintf(why, len,
+                 "gen: the cooperative-matrix kernel takes float16 inputs (float32 when "
+                 "recovered), in GLSL");
         return -1;
     }
     if (integer_variant && key->p.dot && key->dialect != OG_GLSL) {

@@ -21,10 +21,11 @@ extern const char og_embed_int8_common[];
 extern const char og_embed_gemm_coopmat[];
 extern const char og_embed_gemm_exponents[];
 extern const char og_embed_float_loads[];
+extern const char og_embed_recover[];
 
 /* Templates by name, and the parts they include: "common" (every kernel),
- * "int8_common" (the Int8Gemm kernels) and "float_loads" (the float kernels'
- * element loads and the FP8 decoders). */
+ * "int8_common" (the Int8Gemm kernels), "float_loads" (the float kernels'
+ * element loads and the FP8 decoders) and "recover" (recovered float32). */
 static const struct {
     const char *name;
     const char *text;
@@ -38,7 +39,8 @@ static const struct {
                  {OG_TEMPLATE_EXPONENTS, og_embed_gemm_exponents}},
   parts[] = {{"common", og_embed_common},
              {"int8_common", og_embed_int8_common},
-             {"float_loads", og_embed_float_loads}};
+             {"float_loads", og_embed_float_loads},
+             {"recover", og_embed_recover}};
 
 static const char *template_text(const char *name)
 {

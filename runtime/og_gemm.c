@@ -238,8 +238,21 @@ og_status og_choice_cache(og_gemm *g, int trans_a, int trans_b, int64_t m, int64
     return OG_OK;
 }
 
-og_params og_params_recovered(void)
+og_params og_params_recovered(const og_context *ctx, og_mode mode)
 {
+    static const int subgroups[OG_MATRIX_VARIANTS] = {8, 4};
+    og_matrix_note notes[OG_MATRIX_VARIANTS];
+    if (ctx->dialect == OG_GLSL && og_matrix_choose(&ctx->limits, OG_F16, mode, notes) >= 0) {
+        for (int i = 0; i < OG_MATRIX_VARIANTS; i++) {
+            og_kernel_key key = {.p = og_params_coopmat(subgroups[i]),
+                                 .dtype = OG_F32,
+                                 .dialect = OG_GLSL,
+                                 .recover = OG_RECOVER_SHIFT};
+            char why[256];
+            if (og_kernel_check(&key, &ctx->limits, why, sizeof why) == 0)
+                return key.p;
+        }
+    }
     og_params p = og_params_default();
     p.split = 1;
     return p;
@@ -254,7 +267,7 @@ og_status og_gemm_choose(og_gemm *g, const og_gemm_args *args, og_params *p)
 {
     int64_t batch = args->batch == 0 ? 1 : args->batch;
     if (g->recover) {
-        *p = og_params_recovered();
+        *p = og_params_recovered(g->ctx, g->mode);
         return OG_OK;
     }
     if (og_choice_cached(g, args->trans_a, args->trans_b, args->m, args->n, args->k, batch, p))

@@ -284,9 +284,11 @@ og_status og_choice_cache(og_gemm *g, int trans_a, int trans_b, int64_t m, int64
  * recovered float32 always runs og_params_recovered). */
 og_status og_gemm_choose(og_gemm *g, const og_gemm_args *args, og_params *p);
 
-/* The tile recovered float32 runs: the default geometry and summation
- * order, no split-k. */
-og_params og_params_recovered(void);
+/* The kernel recovered float32 runs on ctx in mode: the cooperative-matrix
+ * tile (8 subgroups, else 4) where the device takes float16 matrices in that
+ * mode (og_matrix_choose) and has the memory for the residual tiles, else the
+ * portable default tile (its summation order) without split-k. */
+og_params og_params_recovered(const og_context *ctx, og_mode mode);
 
 /* The input type whose records and rules select g's kernels: float32's for
  * FP8 inputs (the same tile and few-rows geometry), else A's. */

@@ -237,11 +237,14 @@ typedef struct og_gemm_desc {
 } og_gemm_desc;
 
 /* Creates a GEMM object as desc says (og_gemm_create is the case of equal
- * types and native precision). Recovered precision runs the portable tile
- * (64x64x16, staged; the float16 high products summed in the documented
- * blocked order, the small terms in one fma chain in increasing k; no
- * split-k) in both modes, and the tuning database is not consulted for it;
- * FP8 inputs use float32's records and rules (tile geometry, few rows).
+ * types and native precision). Recovered precision runs, in Fast mode on
+ * devices that take the float16 cooperative-matrix kernel, that kernel with
+ * residual tiles (three float16 matrix products per step); elsewhere, and in
+ * Deterministic mode, the portable tile (64x64x16, staged; the float16 high
+ * products summed in the documented blocked order, the small terms in one
+ * fma chain in increasing k; no split-k). The tuning database is not
+ * consulted for it; FP8 inputs use float32's records and rules (tile
+ * geometry, few rows).
  * Errors: OG_ERROR_INVALID_ARGUMENT naming the field (a type pair outside
  * the list above, recovered precision with non-float32 inputs, a shift
  * outside 1..12). */

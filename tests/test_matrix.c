@@ -51,7 +51,7 @@ ParameterizedTestParameters(matrix, module)
     og_shape cube = {1024, 1024, 1024, 1};
     if (og_space(&lim, OG_PRESET_STANDARD, OG_F16, 0, 0, &cube, &space, &n) != OG_OK)
         n = 0;
-    og_kernel_key *keys = cr_malloc((n ? n : 1) * sizeof *keys);
+    og_kernel_key *keys = cr_malloc((n + 8) * sizeof *keys);
     for (size_t i = 0; i < n; i++)
         if (space[i].variant == OG_VARIANT_COOPMAT)
             keys[count++] = (og_kernel_key){.p = space[i],
@@ -60,6 +60,16 @@ ParameterizedTestParameters(matrix, module)
                                             .trans_b = (int)(count / 2 % 2),
                                             .dialect = OG_GLSL};
     free(space);
+    /* Recovered float32 (float32 inputs split into float16 tiles), both
+     * subgroup counts, with and without row and column scaling. */
+    for (int v = 0; v < 8; v++)
+        keys[count++] = (og_kernel_key){.p = og_params_coopmat(v < 4 ? 8 : 4),
+                                        .dtype = OG_F32,
+                                        .trans_a = v & 1,
+                                        .trans_b = (v >> 1) & 1,
+                                        .dialect = OG_GLSL,
+                                        .recover = OG_RECOVER_SHIFT,
+                                        .scaled = (v >> 1) & 1};
     return cr_make_param_array(og_kernel_key, keys, count);
 }
 
@@ -67,8 +77,9 @@ ParameterizedTest(og_kernel_key *key, matrix, module)
 {
     char what[OG_PARAMS_MAX + 16], err[8192] = "";
     og_params_format(&key->p, what, sizeof what);
-    snprintf(what + strlen(what), sizeof what - strlen(what), " %c%c", key->trans_a ? 'T' : 'N',
-             key->trans_b ? 'T' : 'N');
+    snprintf(what + strlen(what), sizeof what - strlen(what), " %c%c%s%s", key->trans_a ? 'T' : 'N',
+             key->trans_b ? 'T' : 'N', key->recover ? " recovered" : "",
+             key->scaled ? " scaled" : "");
     og_limits lim = qualified();
     uint32_t *words = NULL;
     size_t count = 0;
@@ -78,9 +89,9 @@ ParameterizedTest(og_kernel_key *key, matrix, module)
     cr_expect_eq(spirv_val(words, count), 0, "%s: spirv-val rejects the module", what);
     free(words);
     cr_expect_eq(r.local_size[0], 32u * (uint32_t)(key->p.sgx * key->p.sgy), "%s", what);
-    cr_expect_eq(r.shared_bytes, og_params_shared_bytes(&key->p),
+    cr_expect_eq(r.shared_bytes, og_kernel_shared_bytes(key),
                  "%s: reflection gives %u shared bytes, the template's formula %u", what,
-                 r.shared_bytes, og_params_shared_bytes(&key->p));
+                 r.shared_bytes, og_kernel_shared_bytes(key));
 }
 
 Test(matrix, space_covers_both_subgroup_counts)

@@ -183,8 +183,8 @@ Test(recovered, scaled_pieces, .timeout = 300)
 }
 
 /* alpha, beta, bias and activation, and the residual shift: the float32
- * bound of the design on uniform inputs; Deterministic mode runs the same
- * kernel, bit for bit. */
+ * bound of the design on uniform inputs; where Deterministic mode runs the
+ * same kernel as Fast mode (no cooperative matrices), the same bits. */
 Test(recovered, epilogue_shift_and_modes, .timeout = 300)
 {
     og_context *ctx = open_context();
@@ -204,7 +204,7 @@ Test(recovered, epilogue_shift_and_modes, .timeout = 300)
             int accepted;
             double metric;
             char why[256] = "";
-            og_params p = og_params_recovered();
+            og_params p = og_params_recovered(ctx, OG_MODE_FAST);
             cr_assert_eq(og_problem_verify(fast, pr, &p, &accepted, &metric, why, sizeof why),
                          OG_OK, "%s", og_context_last_error(ctx));
             cr_expect(accepted, "shift %d, scaling %d: %s", shifts[s], scaling, why);
@@ -212,8 +212,13 @@ Test(recovered, epilogue_shift_and_modes, .timeout = 300)
             memcpy(first, pr->c, pr->nc * 4);
             cr_assert_eq(og_problem_verify(det, pr, NULL, &accepted, &metric, why, sizeof why),
                          OG_OK);
-            cr_expect(memcmp(first, pr->c, pr->nc * 4) == 0,
-                      "Deterministic mode gave other bits than Fast mode");
+            og_params pf, pd;
+            cr_assert_eq(og_gemm_choose(fast, &pr->args, &pf), OG_OK);
+            cr_assert_eq(og_gemm_choose(det, &pr->args, &pd), OG_OK);
+            cr_expect(accepted, "Deterministic, shift %d, scaling %d: %s", shifts[s], scaling, why);
+            if (memcmp(&pf, &pd, sizeof pf) == 0)
+                cr_expect(memcmp(first, pr->c, pr->nc * 4) == 0,
+                          "Deterministic mode gave other bits than Fast mode");
             free(first);
             og_problem_destroy(pr);
             og_gemm_destroy(fast);
@@ -253,7 +258,7 @@ Test(recovered, bad_options)
                   !strstr(text, "k ranges"),
               "%s", text);
     /* Forced split-k or direct loads are not the recovered kernel. */
-    og_params p = og_params_recovered();
+    og_params p = og_params_recovered(ctx, OG_MODE_FAST);
     p.load = OG_LOAD_DIRECT;
     float zero[64] = {0};
     args = (og_gemm_args){.m = 8, .n = 8, .k = 8, .alpha = 1, .lda = 8, .ldb = 8, .ldc = 8};
@@ -273,5 +278,65 @@ Test(recovered, bad_options)
     og_buffer_destroy(args.b);
     og_buffer_destroy(args.c);
     og_gemm_destroy(g);
+    close_context(ctx);
+}
+
+/* Which kernel recovered float32 takes: the cooperative-matrix tile with
+ * residual tiles where the device qualifies (a synthetic record of one),
+ * 4 subgroups where 8 do not fit the memory, the portable tile in
+ * Deterministic mode, in HLSL and on lavapipe. */
+Test(recovered, matrix_kernel_where_the_device_qualifies)
+{
+    og_context *ctx = open_context();
+    og_limits real = ctx->limits;
+    og_params p = og_params_recovered(ctx, OG_MODE_FAST);
+    if (real.matrix.n_shapes == 0)
+        cr_expect_eq(p.variant, OG_VARIANT_TILE, "no cooperative matrices: the portable tile");
+    og_limits *lim = &ctx->limits;
+    lim->max_invocations = 1024;
+    lim->max_shared_bytes = 48 * 1024;
+    lim->subgroup_size = 32;
+    og_matrix_caps *m = &lim->matrix;
+    memset(m, 0, sizeof *m);
+    m->shapes[m->n_shapes++] = (og_matrix_shape){16, 16, 16, 1, 1, 1, 1};
+    m->subgroup_min = m->subgroup_max = 32;
+    m->full_subgroups = m->float16 = m->storage16 = m->memory_model = 1;
+    p = og_params_recovered(ctx, OG_MODE_FAST);
+    cr_expect(p.variant == OG_VARIANT_COOPMAT && p.sgx * p.sgy == 8, "variant %d, %d subgroups",
+              (int)p.variant, p.sgx * p.sgy);
+    og_kernel_key key = {.p = p, .dtype = OG_F32, .dialect = OG_GLSL, .recover = 11};
+    /* Memory for the 4-subgroup kernel with residual tiles, not for 8. */
+    lim->max_shared_bytes = og_kernel_shared_bytes(&key) - 1;
+    p = og_params_recovered(ctx, OG_MODE_FAST);
+    cr_expect(p.variant == OG_VARIANT_COOPMAT && p.sgx * p.sgy == 4, "variant %d, %d subgroups",
+              (int)p.variant, p.sgx * p.sgy);
+    key.p = og_params_coopmat(4);
+    lim->max_shared_bytes = og_kernel_shared_bytes(&key) - 1;
+    cr_expect_eq(og_params_recovered(ctx, OG_MODE_FAST).variant, OG_VARIANT_TILE);
+    lim->max_shared_bytes = 48 * 1024;
+    cr_expect_eq(og_params_recovered(ctx, OG_MODE_DETERMINISTIC).variant, OG_VARIANT_TILE);
+    ctx->dialect = OG_HLSL;
+    cr_expect_eq(og_params_recovered(ctx, OG_MODE_FAST).variant, OG_VARIANT_TILE);
+    ctx->limits = real;
+    ctx->dialect = OG_GLSL;
+    close_context(ctx);
+}
+
+/* On a device with cooperative matrices (skipped on lavapipe): the matrix
+ * kernel, with and without scaling, on every layout against float64. */
+Test(recovered, matrix_kernel_right_where_the_device_qualifies, .timeout = 300)
+{
+    og_context *ctx = open_context();
+    og_params p = og_params_recovered(ctx, OG_MODE_FAST);
+    if (p.variant != OG_VARIANT_COOPMAT) {
+        close_context(ctx);
+        cr_skip_test("the device does not take the cooperative-matrix kernel");
+    }
+    og_gemm *g = recovered_gemm(ctx, OG_MODE_FAST, 0, 1);
+    for (int t = 0; t < 4; t++)
+        check_spread(ctx, g, t & 1, t >> 1, 130, 150, 200, 2, 31 + (uint64_t)t);
+    og_gemm_destroy(g);
+    og_precision_errors e = measure(ctx, OG_INPUT_UNIFORM, 1024);
+    cr_expect_leq(e.recovered, 2 * e.native, "recovered %.3g, native %.3g", e.recovered, e.native);
     close_context(ctx);
 }
