@@ -778,3 +778,60 @@ og_status og_db_each(og_db *db, int (*fn)(void *user, const og_record *rec, cons
     free(rec);
     return st;
 }
+
+og_status og_db_find(og_db *db, int64_t device, const og_record *rec, og_record *out, int *found,
+                     char *err, size_t errlen)
+{
+    *found = 0;
+    if ((unsigned)rec->key.dtype > OG_UINT8 || (unsigned)rec->key.mode > OG_MODE_DETERMINISTIC)
+        return og_db_fail(db->path, OG_ERROR_INVALID_ARGUMENT, err, errlen,
+                          "record has dtype %d, mode %d", (int)rec->key.dtype, (int)rec->key.mode);
+    char hash[17];
+    og_db_format_hash(hash, rec->template_hash);
+    sqlite3_stmt *stmt = NULL;
+    int rc = sqlite3_prepare_v2(
+        db->conn,
+        "SELECT " OG_DB_RECORD_COLUMNS " FROM records r"
+        " WHERE r.device = ?1 AND r.op = ?2 AND r.dtype = ?3 AND r.mode = ?4 AND r.trans_a = ?5"
+        " AND r.trans_b = ?6 AND r.m = ?7 AND r.n = ?8 AND r.k = ?9 AND r.batch = ?10"
+        " AND r.template_name = ?11 AND r.template_hash = ?12 AND r.params = ?13"
+        " ORDER BY r.accepted DESC, r.gflops DESC LIMIT 1",
+        -1, &stmt, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(stmt, 1, device);
+    if (rc == SQLITE_OK)
+        rc = og_db_bind_array(stmt, 2, rec->key.op, sizeof rec->key.op);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(stmt, 3, og_db_dtype_names[rec->key.dtype], -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(stmt, 4, og_db_mode_names[rec->key.mode], -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(stmt, 5, rec->key.trans_a != 0);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(stmt, 6, rec->key.trans_b != 0);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(stmt, 7, rec->m);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(stmt, 8, rec->n);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(stmt, 9, rec->k);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(stmt, 10, rec->batch);
+    if (rc == SQLITE_OK)
+        rc = og_db_bind_array(stmt, 11, rec->template_name, sizeof rec->template_name);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(stmt, 12, hash, -1, SQLITE_TRANSIENT);
+    if (rc == SQLITE_OK)
+        rc = og_db_bind_array(stmt, 13, rec->params, sizeof rec->params);
+    og_status st = OG_OK;
+    if (rc != SQLITE_OK) {
+        st = og_db_fail_sqlite(db->path, db->conn, rc, "finding a record", err, errlen);
+    } else if ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        st = og_db_read_record(db, stmt, out, err, errlen);
+        *found = st == OG_OK;
+    } else if (rc != SQLITE_DONE) {
+        st = og_db_fail_sqlite(db->path, db->conn, rc, "finding a record", err, errlen);
+    }
+    sqlite3_finalize(stmt);
+    return st;
+}

@@ -62,6 +62,13 @@ og_status og_db_device(og_db *db, const og_device_info *dev, int64_t *id, char *
 /* Stores one record for a device (committed at once). */
 og_status og_db_insert(og_db *db, int64_t device, const og_record *rec, char *err, size_t errlen);
 
+/* The record of this device with rec's key, shape, template, template hash
+ * and params (the best, accepted first, when there are several), into *out
+ * with *found = 1; *found = 0 when there is none. What a resumed tuning run
+ * asks before measuring a candidate. */
+og_status og_db_find(og_db *db, int64_t device, const og_record *rec, og_record *out, int *found,
+                     char *err, size_t errlen);
+
 /* Selection: the accepted record with the highest GFLOP/s for this device,
  * key, template and hash at exactly (m, n, k, batch); else the best record
  * of the nearest tuned shape in log space (sum of squared log ratios of M,

@@ -13,7 +13,8 @@ int og_cmd_tune(const og_cli *o)
                       .json = o->json,
                       .trans_a = o->trans_a,
                       .trans_b = o->trans_b,
-                      .budget_s = o->budget};
+                      .budget_s = o->budget,
+                      .budget_candidates = o->budget_candidates};
     char path[1024];
     if (o->db)
         snprintf(path, sizeof path, "%s", o->db);
@@ -32,6 +33,10 @@ int og_cmd_tune(const og_cli *o)
     }
     t.mode =
         o->mode && strcmp(o->mode, "deterministic") == 0 ? OG_MODE_DETERMINISTIC : OG_MODE_FAST;
+    if (o->strategy && og_strategy_parse(o->strategy, &t.strategy) != 0) {
+        fprintf(stderr, "ogtune tune: --strategy takes exhaustive, random or smart\n");
+        return 2;
+    }
     if (og_cli_dtypes(o, t.dtypes, &t.n_dtypes) != 0)
         return 2;
     if (og_parse_shapes(o->shapes ? o->shapes : default_shapes, &t.shapes, &t.n_shapes) != 0) {

@@ -6,11 +6,13 @@
 
 typedef struct og_cli {
     int json;
-    const char *db;     /* --db FILE */
-    const char *shapes; /* --shapes / --shape */
-    const char *dtypes; /* --dtype f32[,f16,bf16] */
-    const char *preset; /* --preset quick|standard */
-    double budget;      /* --budget SECONDS */
+    const char *db;           /* --db FILE */
+    const char *shapes;       /* --shapes / --shape */
+    const char *dtypes;       /* --dtype f32[,f16,bf16] */
+    const char *preset;       /* --preset quick|standard */
+    double budget;            /* --budget SECONDS (or Ns) */
+    size_t budget_candidates; /* --budget Nc: candidates per shape */
+    const char *strategy;     /* --strategy exhaustive|random|smart */
     int trans_a, trans_b;
     const char *mode;   /* --mode fast|deterministic */
     const char *emit;   /* --emit glsl|hlsl|spirv|msl */

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "og_tuner.h"
 
@@ -91,37 +92,134 @@ static og_status time_candidate(subject *s, const og_params *p, int *samples, do
     return subject_time(s, p, 1, reps, median_us);
 }
 
-static void report(const og_tune_opts *o, const og_record *r, size_t i, size_t n)
+static void report(const og_tune_opts *o, const og_record *r, size_t i, size_t n, int resumed)
 {
     if (o->json) {
         fprintf(o->out,
                 "{\"event\":\"candidate\",\"op\":\"%s\",\"dtype\":\"%s\",\"shape\":[%lld,%lld,%lld,"
                 "%lld],"
                 "\"index\":%zu,\"total\":%zu,\"params\":\"%s\",\"accepted\":%s,"
-                "\"gflops\":%.3f,\"median_us\":%.3f,\"max_error\":%.3g,\"reason\":",
+                "\"gflops\":%.3f,\"median_us\":%.3f,\"max_error\":%.3g,\"resumed\":%s,"
+                "\"reason\":",
                 r->key.op, og_dtype_name(r->key.dtype), (long long)r->m, (long long)r->n,
                 (long long)r->k, (long long)r->batch, i + 1, n, r->params,
-                r->accepted ? "true" : "false", r->gflops, r->median_us, r->max_error);
+                r->accepted ? "true" : "false", r->gflops, r->median_us, r->max_error,
+                resumed ? "true" : "false");
         og_json_string(o->out, r->reason);
         fputs("}\n", o->out);
     } else if (r->accepted) {
-        fprintf(o->out, "  [%zu/%zu] %-70s %8.2f %s  error %.2g\n", i + 1, n, r->params, r->gflops,
-                strcmp(r->key.op, "int8gemm") == 0 ? "GOP/s  " : "GFLOP/s", r->max_error);
+        fprintf(o->out, "  [%zu/%zu] %-70s %8.2f %s  error %.2g%s\n", i + 1, n, r->params,
+                r->gflops, strcmp(r->key.op, "int8gemm") == 0 ? "GOP/s  " : "GFLOP/s", r->max_error,
+                resumed ? "  (earlier run)" : "");
     } else {
-        fprintf(o->out, "  [%zu/%zu] %-70s rejected: %s\n", i + 1, n, r->params, r->reason);
+        fprintf(o->out, "  [%zu/%zu] %-70s rejected: %s%s\n", i + 1, n, r->params, r->reason,
+                resumed ? "  (earlier run)" : "");
     }
     fflush(o->out);
+}
+
+void og_progress_text(char *buf, size_t len, size_t done, size_t total, double elapsed_s,
+                      double budget_left_s, double best, const char *unit)
+{
+    double left = done ? elapsed_s / (double)done * (double)(total - done) : 0;
+    if (budget_left_s >= 0 && left > budget_left_s)
+        left = budget_left_s;
+    snprintf(buf, len, "[%zu/%zu] best %.2f %s, about %.0f s left", done, total, best, unit, left);
+}
+
+/* One (dtype, shape) being tuned: what the search's callback needs. */
+typedef struct tune_run {
+    og_context *ctx;
+    og_db *db;
+    int64_t device;
+    const og_tune_opts *o;
+    subject *sub;
+    const og_params *space;
+    og_record proto;    /* key and shape of every record */
+    double deadline;    /* 0: no time budget */
+    size_t visited;     /* candidates taken by the search so far */
+    size_t total;       /* how many the search may take */
+    size_t resumed;     /* of them, found in the database */
+    double start, best; /* when the shape started; its best rate so far */
+    int tty;            /* progress as one line rewritten in place */
+    og_status st;       /* the first error, which ends the run */
+} tune_run;
+
+/* Verifies and times candidate i into r (a failure rejects it, with the reason). */
+static void measure_into(tune_run *t, size_t i, og_record *r)
+{
+    og_status vs = subject_verify(t->sub, &t->space[i], &r->accepted, &r->max_error, r->reason,
+                                  sizeof r->reason);
+    if (vs != OG_OK) {
+        r->accepted = 0;
+        if (!r->reason[0])
+            snprintf(r->reason, sizeof r->reason, "%s", t->ctx->error);
+    }
+    if (r->accepted) {
+        og_status ts = time_candidate(t->sub, &t->space[i], &r->samples, &r->median_us);
+        if (ts != OG_OK) {
+            r->accepted = 0;
+            snprintf(r->reason, sizeof r->reason, "timing failed: %s", t->ctx->error);
+        }
+        r->gflops = subject_rate(t->sub, r->median_us);
+    }
+}
+
+/* og_measure_fn: candidate i from the database when a run measured it
+ * before (resuming), else measured and committed at once, so a run killed at
+ * any point loses at most the candidate in flight. */
+static int measure_candidate(void *user, size_t i, double *rate)
+{
+    tune_run *t = user;
+    /* The default (first) is always measured; the budget stops the rest. */
+    if (i > 0 && t->deadline > 0 && now_s() > t->deadline)
+        return 1;
+    og_record r = t->proto, old;
+    const char *template_name = og_params_template(&t->space[i]);
+    snprintf(r.template_name, sizeof r.template_name, "%s", template_name);
+    r.template_hash = og_template_hash(template_name);
+    og_params_format(&t->space[i], r.params, sizeof r.params);
+    char err[1024];
+    int found;
+    og_status st = og_db_find(t->db, t->device, &r, &old, &found, err, sizeof err);
+    if (st == OG_OK && found) {
+        t->resumed++;
+        r = old;
+    } else if (st == OG_OK) {
+        measure_into(t, i, &r);
+        st = og_db_insert(t->db, t->device, &r, err, sizeof err);
+    }
+    if (st != OG_OK) {
+        t->st = og_fail(t->ctx, st, "%s", err);
+        return 1;
+    }
+    *rate = r.accepted ? r.gflops : 0;
+    if (!t->tty) {
+        report(t->o, &r, t->visited++, t->total, found);
+        return 0;
+    }
+    /* A terminal: new bests stay on screen, the progress line is rewritten. */
+    const char *unit = strcmp(r.key.op, "int8gemm") == 0 ? "GOP/s" : "GFLOP/s";
+    t->visited++;
+    if (*rate > t->best) {
+        t->best = *rate;
+        fprintf(t->o->out, "\r\033[K  best so far %.2f %s  %s\n", r.gflops, unit, r.params);
+    }
+    char line[160];
+    og_progress_text(line, sizeof line, t->visited, t->total, now_s() - t->start,
+                     t->deadline > 0 ? t->deadline - now_s() : -1, t->best, unit);
+    fprintf(t->o->out, "\r\033[K  %s", line);
+    fflush(t->o->out);
+    return 0;
 }
 
 static og_status tune_shape(og_context *ctx, og_db *db, int64_t device, const og_tune_opts *o,
                             og_dtype t, const og_shape *s, double share_s)
 {
-    double deadline = share_s > 0 ? now_s() + share_s : 0;
     int int8 = og_dtype_is_int8(t);
     subject sub;
     og_params *space;
     size_t n;
-    char err[1024];
     og_status st = og_space(&ctx->limits, o->preset, t, o->trans_a, o->trans_b, s, &space, &n);
     if (st != OG_OK)
         return og_fail(ctx, st, "tune: out of memory");
@@ -134,55 +232,44 @@ static og_status tune_shape(og_context *ctx, og_db *db, int64_t device, const og
         free(space);
         return st;
     }
+    tune_run run = {.ctx = ctx,
+                    .db = db,
+                    .device = device,
+                    .o = o,
+                    .sub = &sub,
+                    .space = space,
+                    .deadline = share_s > 0 ? now_s() + share_s : 0,
+                    .start = now_s(),
+                    .tty = !o->json && isatty(fileno(o->out)),
+                    .total = o->budget_candidates && o->budget_candidates < n ? o->budget_candidates
+                                                                              : n};
+    /* Int8Gemm: one record serves every signedness (og_select_int8). */
+    run.proto.key = (og_record_key){"gemm", int8 ? OG_INT8 : t, int8 ? OG_MODE_FAST : o->mode,
+                                    o->trans_a, o->trans_b};
+    if (int8)
+        snprintf(run.proto.key.op, sizeof run.proto.key.op, "int8gemm");
+    run.proto.m = s->m;
+    run.proto.n = s->n;
+    run.proto.k = s->k;
+    run.proto.batch = s->batch;
     if (!o->json)
-        fprintf(o->out, "%s %lldx%lldx%lld batch %lld%s%s: %zu candidates\n",
+        fprintf(o->out, "%s %lldx%lldx%lld batch %lld%s%s: %zu candidates, %s search of %zu\n",
                 int8 ? "int8gemm" : og_dtype_name(t), (long long)s->m, (long long)s->n,
                 (long long)s->k, (long long)s->batch, o->trans_a ? " op(A)=A^T" : "",
-                o->trans_b ? " op(B)=B^T" : "", n);
-    for (size_t i = 0; i < n && st == OG_OK; i++) {
-        /* The default (first) is always measured; the budget stops the rest. */
-        if (i > 0 && deadline > 0 && now_s() > deadline) {
-            if (!o->json)
-                fprintf(o->out, "  budget spent after %zu of %zu candidates\n", i, n);
-            break;
-        }
-        og_record r;
-        memset(&r, 0, sizeof r);
-        /* Int8Gemm: one record serves every signedness (og_select_int8). */
-        r.key = (og_record_key){"gemm", int8 ? OG_INT8 : t, int8 ? OG_MODE_FAST : o->mode,
-                                o->trans_a, o->trans_b};
-        if (int8)
-            snprintf(r.key.op, sizeof r.key.op, "int8gemm");
-        r.m = s->m;
-        r.n = s->n;
-        r.k = s->k;
-        r.batch = s->batch;
-        const char *template_name = og_params_template(&space[i]);
-        snprintf(r.template_name, sizeof r.template_name, "%s", template_name);
-        r.template_hash = og_template_hash(template_name);
-        og_params_format(&space[i], r.params, sizeof r.params);
-        /* A candidate that fails to build or run is rejected, not fatal. */
-        og_status vs =
-            subject_verify(&sub, &space[i], &r.accepted, &r.max_error, r.reason, sizeof r.reason);
-        if (vs != OG_OK) {
-            r.accepted = 0;
-            if (!r.reason[0])
-                snprintf(r.reason, sizeof r.reason, "%s", ctx->error);
-        }
-        if (r.accepted) {
-            og_status ts = time_candidate(&sub, &space[i], &r.samples, &r.median_us);
-            if (ts != OG_OK) {
-                r.accepted = 0;
-                snprintf(r.reason, sizeof r.reason, "timing failed: %s", ctx->error);
-            }
-            r.gflops = subject_rate(&sub, r.median_us);
-        }
-        st = og_db_insert(db, device, &r, err, sizeof err);
-        if (st != OG_OK)
-            og_fail(ctx, st, "%s", err);
-        else
-            report(o, &r, i, n);
-    }
+                o->trans_b ? " op(B)=B^T" : "", n, og_strategy_name(o->strategy), run.total);
+    /* The seed follows the shape, so a resumed run takes the same path. */
+    uint64_t seed = (uint64_t)(s->m * 31 + s->n * 37 + s->k * 41 + s->batch * 43) + (uint64_t)t;
+    size_t measured;
+    st = og_search(o->strategy, space, n, run.total, seed, measure_candidate, &run, &measured);
+    if (st == OG_OK)
+        st = run.st;
+    if (run.tty)
+        fputs("\n", o->out);
+    if (st == OG_OK && !o->json && measured < run.total)
+        fprintf(o->out, "  budget spent after %zu of %zu candidates\n", measured, run.total);
+    if (st == OG_OK && !o->json && run.resumed)
+        fprintf(o->out, "  %zu candidates measured by an earlier run, not measured again\n",
+                run.resumed);
     subject_destroy(&sub);
     free(space);
     return st;

@@ -180,6 +180,32 @@ typedef struct og_shape {
 
 typedef enum og_preset { OG_PRESET_QUICK = 0, OG_PRESET_STANDARD = 1 } og_preset;
 
+/* ---- search strategies (og_search.c) ---- */
+
+/* Which candidates ogtune tune measures: all in the space's order, a random
+ * sample, or a search that follows the measurements (og_search). */
+typedef enum og_strategy {
+    OG_STRATEGY_EXHAUSTIVE = 0,
+    OG_STRATEGY_RANDOM = 1,
+    OG_STRATEGY_SMART = 2
+} og_strategy;
+
+const char *og_strategy_name(og_strategy s);
+/* Parses "exhaustive", "random", "smart". Returns 0, or -1. */
+int og_strategy_parse(const char *text, og_strategy *out);
+
+/* Measures candidate i: *rate is its GFLOP/s (0 or less when rejected).
+ * Returns non-zero to end the search (a time budget spent, an error). */
+typedef int (*og_measure_fn)(void *user, size_t i, double *rate);
+
+/* Runs a strategy over space[0..n): the default (index 0) first, then
+ * exhaustive (in order), random (a permutation from seed) or smart (hill
+ * climbing from a 5% random sample, og_search.c), until budget candidates
+ * (0: the whole space) are measured or measure says stop. The same seed and
+ * measurements give the same order. *measured: candidates measured. */
+og_status og_search(og_strategy strategy, const og_params *space, size_t n, size_t budget,
+                    uint64_t seed, og_measure_fn measure, void *user, size_t *measured);
+
 typedef struct og_tune_opts {
     const char *db_path;
     og_dtype dtypes[3];
@@ -189,7 +215,9 @@ typedef struct og_tune_opts {
     int trans_a, trans_b;
     og_preset preset;
     og_mode mode;    /* Deterministic: the rule's kernel only, recorded under its own key */
-    double budget_s; /* 0: no limit */
+    double budget_s; /* seconds for the whole run, shared by the shapes; 0: no limit */
+    size_t budget_candidates; /* candidates per shape at most; 0: no limit */
+    og_strategy strategy;
     int json;
     FILE *out; /* progress and results */
 } og_tune_opts;
@@ -204,8 +232,18 @@ typedef struct og_tune_opts {
 og_status og_space(const og_limits *lim, og_preset preset, og_dtype dtype, int trans_a, int trans_b,
                    const og_shape *s, og_params **out, size_t *n);
 
-/* Tunes every (dtype, shape) and stores every candidate, accepted or
- * rejected, in the database. */
+/* The progress line ogtune tune rewrites on a terminal: candidates done of
+ * total, the best rate so far and the time left (from the mean time per
+ * candidate, capped by what is left of a time budget; budget_left_s < 0:
+ * none). Not on a terminal, every candidate gets a plain line instead. */
+void og_progress_text(char *buf, size_t len, size_t done, size_t total, double elapsed_s,
+                      double budget_left_s, double best, const char *unit);
+
+/* Tunes every (dtype, shape): the strategy picks candidates within the
+ * budgets, and each is verified, timed and committed to the database as it
+ * completes, accepted or rejected with the reason. A candidate the database
+ * already holds (same device, key, shape, template hash and params) is read,
+ * not measured again, so running again resumes a run that was stopped. */
 og_status og_tune(og_context *ctx, const og_tune_opts *opts);
 
 /* ---- command-line helpers (og_cli.c) ---- */

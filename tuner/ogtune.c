@@ -12,7 +12,9 @@ static const char usage[] =
     "  devices                      list Vulkan devices and their limits\n"
     "  tune                         measure candidates into the tuning database\n"
     "       [--shapes MxNxK[xB],...] [--dtype f32,f16,bf16] [--preset quick|standard]\n"
-    "       [--budget SECONDS] [--trans-a] [--trans-b] [--mode fast|deterministic]\n"
+    "       [--budget SECONDS[s] | CANDIDATESc] [--strategy exhaustive|random|smart]\n"
+    "       [--trans-a] [--trans-b] [--mode fast|deterministic]\n"
+    "       (running again resumes: candidates already in the database are not measured)\n"
     "  select --shape MxNxK[xB]     show the kernel chosen for one call\n"
     "       [--dtype T] [--trans-a] [--trans-b] [--mode fast|deterministic]\n"
     "  show                         list the records of the database\n"
@@ -28,6 +30,25 @@ static const char usage[] =
     "  --op gemm|int8gemm (tune, select, bench, gen: the float GEMM, or Int8Gemm's 8-bit "
     "operands)\n"
     "environment: OG_DEVICE (index or name substring), OG_TUNING_DB (databases to search)\n";
+
+/* --budget: "120" or "120s" seconds for the run, "40c" candidates per shape. */
+static int parse_budget(const char *v, og_cli *o)
+{
+    char *end;
+    if (!v)
+        return -1;
+    double x = strtod(v, &end);
+    if (end == v || x < 0 || !(x < 1e12))
+        return -1;
+    if (strcmp(end, "c") == 0 && x >= 1 && x == (double)(size_t)x) {
+        o->budget_candidates = (size_t)x;
+        return 0;
+    }
+    if (*end && strcmp(end, "s") != 0)
+        return -1;
+    o->budget = x;
+    return 0;
+}
 
 static int parse(int argc, char **argv, og_cli *o)
 {
@@ -57,10 +78,12 @@ static int parse(int argc, char **argv, og_cli *o)
             slot = &o->params;
         else if (strcmp(a, "--op") == 0)
             slot = &o->op;
+        else if (strcmp(a, "--strategy") == 0)
+            slot = &o->strategy;
         else if (strcmp(a, "--budget") == 0) {
-            char *end;
-            if (!v || (o->budget = strtod(v, &end)) < 0 || *end) {
-                fprintf(stderr, "ogtune: --budget takes a number of seconds\n");
+            if (parse_budget(v, o) != 0) {
+                fprintf(stderr, "ogtune: --budget takes seconds (120 or 120s) or a number of "
+                                "candidates per shape (40c)\n");
                 return -1;
             }
             i++;

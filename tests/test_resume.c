@@ -1,0 +1,129 @@
+/* Fault-proof tuning: every measurement is committed as it completes, so a
+ * tune killed with SIGKILL at any point leaves a consistent database, and
+ * running again measures nothing twice; two tuners share one database. */
+#include <criterion/criterion.h>
+
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "og_ogtune.h"
+#include "og_tmpdir.h"
+#include "og_tuner.h"
+
+TestSuite(resume, .init = make_tmpdir, .fini = remove_tmpdir);
+
+/* Starts `ogtune tune ARGS...` with its output discarded; returns its pid. */
+static pid_t start_tune(const char *db, const char *shape, const char *extra)
+{
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1, "fork");
+    if (pid == 0) {
+        FILE *null = freopen("/dev/null", "w", stdout);
+        (void)null;
+        execl(OG_OGTUNE, "ogtune", "tune", "--preset", "quick", "--dtype", "f32", "--shapes", shape,
+              "--db", db, extra, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+static int wait_exit(pid_t pid)
+{
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The result of a one-value query on db. */
+static long long query_int(const char *db, const char *sql)
+{
+    sqlite3 *conn;
+    sqlite3_stmt *stmt;
+    cr_assert_eq(sqlite3_open_v2(db, &conn, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_prepare_v2(conn, sql, -1, &stmt, NULL), SQLITE_OK, "%s",
+                 sqlite3_errmsg(conn));
+    cr_assert_eq(sqlite3_step(stmt), SQLITE_ROW, "%s", sql);
+    long long v = sqlite3_column_int64(stmt, 0);
+    sqlite3_finalize(stmt);
+    sqlite3_close(conn);
+    return v;
+}
+
+static void expect_integrity(const char *db)
+{
+    sqlite3 *conn;
+    sqlite3_stmt *stmt;
+    cr_assert_eq(sqlite3_open_v2(db, &conn, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_prepare_v2(conn, "PRAGMA integrity_check", -1, &stmt, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_step(stmt), SQLITE_ROW);
+    cr_expect_str_eq((const char *)sqlite3_column_text(stmt, 0), "ok");
+    sqlite3_finalize(stmt);
+    sqlite3_close(conn);
+}
+
+/* Candidates of the quick space for a float32 shape on this device. */
+static size_t space_size(int64_t m, int64_t n, int64_t k)
+{
+    og_context *ctx;
+    cr_assert_eq(og_context_create(&(og_context_desc){.tuning_db = ""}, &ctx), OG_OK);
+    og_params *space;
+    size_t count;
+    og_shape s = {m, n, k, 1};
+    cr_assert_eq(og_space(&ctx->limits, OG_PRESET_QUICK, OG_F32, 0, 0, &s, &space, &count), OG_OK);
+    free(space);
+    og_context_destroy(ctx);
+    return count;
+}
+
+/* Killed four times at random points (the first kills land in context
+ * creation, compilation, verification or a commit), the database stays
+ * consistent; the fifth run finishes with one record per candidate. */
+Test(resume, sigkill_at_random_points, .timeout = 600)
+{
+    char db[512];
+    tmp_path(db, sizeof db, "killed.db");
+    srand((unsigned)time(NULL));
+    for (int round = 0; round < 4; round++) {
+        pid_t pid = start_tune(db, "64x64x64", NULL);
+        struct timespec delay = {0, (long)(200 + rand() % 1800) * 1000000L};
+        nanosleep(&delay, NULL);
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        if (access(db, F_OK) == 0)
+            expect_integrity(db);
+    }
+    cr_assert_eq(wait_exit(start_tune(db, "64x64x64", NULL)), 0);
+    expect_integrity(db);
+    long long n = (long long)space_size(64, 64, 64);
+    cr_expect_eq(query_int(db, "SELECT count(*) FROM records"), n);
+    cr_expect_eq(query_int(db, "SELECT count(DISTINCT params) FROM records"), n);
+    /* Once more: everything is in the database, nothing is measured. */
+    char *out, args[600];
+    snprintf(args, sizeof args, "tune --preset quick --dtype f32 --shapes 64x64x64 --db '%s'", db);
+    cr_assert_eq(ogtune(args, &out), 0);
+    char want[96];
+    snprintf(want, sizeof want, "%lld candidates measured by an earlier run", n);
+    cr_expect(strstr(out, want), "%s", out);
+    free(out);
+    cr_expect_eq(query_int(db, "SELECT count(*) FROM records"), n);
+}
+
+/* Two tuners at once on one database: both succeed (no "database is
+ * locked"), and every record of both is there. */
+Test(resume, two_tuners_one_database, .timeout = 600)
+{
+    char db[512];
+    tmp_path(db, sizeof db, "shared.db");
+    pid_t a = start_tune(db, "64x64x64", NULL);
+    pid_t b = start_tune(db, "48x80x96", NULL);
+    cr_expect_eq(wait_exit(a), 0);
+    cr_expect_eq(wait_exit(b), 0);
+    expect_integrity(db);
+    cr_expect_eq(query_int(db, "SELECT count(*) FROM records WHERE m = 64"),
+                 (long long)space_size(64, 64, 64));
+    cr_expect_eq(query_int(db, "SELECT count(*) FROM records WHERE m = 48"),
+                 (long long)space_size(48, 80, 96));
+}
