@@ -35,6 +35,7 @@
 struct og_db {
     sqlite3 *conn;
     int writable;
+    int version; /* the file's schema version (PRAGMA user_version) */
     char path[]; /* as given to og_db_open, for messages */
 };
 
@@ -42,7 +43,8 @@ struct og_db {
  * keep hand-edited or merged files (the .sql dumps in db/pretuned) in the shape this
  * code reads back. template_hash is TEXT because SQLite integers are signed
  * 64-bit and the hash is an unsigned 64-bit value. Version 2 added the
- * 8-bit input types ('i8', 'u8': op "int8gemm") to the dtype CHECK. */
+ * 8-bit input types ('i8', 'u8': op "int8gemm") to the dtype CHECK,
+ * version 3 the source column (provenance, ogtune merge). */
 #define OG_DB_RECORDS_TABLE(name)                                                                  \
     "CREATE TABLE " name " ("                                                                      \
     " id INTEGER PRIMARY KEY,"                                                                     \
@@ -65,7 +67,8 @@ struct og_db {
     " max_error REAL NOT NULL,"                                                                    \
     " accepted INTEGER NOT NULL CHECK (accepted IN (0, 1)),"                                       \
     " reason TEXT NOT NULL,"                                                                       \
-    " created INTEGER NOT NULL);"
+    " created INTEGER NOT NULL,"                                                                   \
+    " source TEXT NOT NULL);"
 #define OG_DB_RECORDS_INDEX                                                                        \
     "CREATE INDEX records_select ON records"                                                       \
     " (device, op, dtype, mode, trans_a, trans_b, template_name, template_hash, accepted);"
@@ -83,20 +86,26 @@ static const char og_db_schema_sql[] =
     " UNIQUE (vendor_id, device_id, driver_id, driver_version));" OG_DB_RECORDS_TABLE("records")
         OG_DB_RECORDS_INDEX OG_DB_SET_VERSION;
 
-/* Version 1 -> 2: SQLite cannot change a CHECK in place, so the records move
- * to a table with the new one (same columns, same order, same ids). */
-static const char og_db_upgrade_1_sql[] = OG_DB_RECORDS_TABLE(
-    "records_v2") "INSERT INTO records_v2 SELECT * FROM records;"
+/* Version 1 or 2 -> 3: SQLite cannot change a CHECK in place (1 -> 2), so
+ * the records move to a table of this version: the same columns in the same
+ * order and the same ids, with source '' (measured into this file). */
+static const char og_db_upgrade_sql[] = OG_DB_RECORDS_TABLE(
+    "records_v3") "INSERT INTO records_v3 SELECT *, '' FROM records;"
                   "DROP TABLE records;"
-                  "ALTER TABLE records_v2 RENAME TO records;" OG_DB_RECORDS_INDEX OG_DB_SET_VERSION;
+                  "ALTER TABLE records_v3 RENAME TO records;" OG_DB_RECORDS_INDEX OG_DB_SET_VERSION;
 
 /* The record columns in the order og_db_read_record expects, for a query
- * that names the records table r. */
+ * that names the records table r: these, then the source column. A query
+ * is a macro of that column (OG_DB_SQL): "r.source", or "''" in a file
+ * before version 3, which has no such column. */
 #define OG_DB_RECORD_COLUMNS                                                                       \
     "r.op, r.dtype, r.mode, r.trans_a, r.trans_b, r.m, r.n, r.k, r.batch, r.template_name,"        \
     " r.template_hash, r.params, r.median_us, r.gflops, r.samples, r.max_error, r.accepted,"       \
-    " r.reason, r.created"
-#define OG_DB_RECORD_NCOLUMNS 19
+    " r.reason, r.created, "
+#define OG_DB_RECORD_NCOLUMNS 20
+
+/* The text of a query for db's version. */
+#define OG_DB_SQL(db, query) ((db)->version >= 3 ? query("r.source") : query("''"))
 
 static const char *const og_db_dtype_names[] = {
     [OG_F32] = "f32", [OG_F16] = "f16", [OG_BF16] = "bf16", [OG_INT8] = "i8", [OG_UINT8] = "u8"};
@@ -213,6 +222,7 @@ static og_status og_db_read_record(const og_db *db, sqlite3_stmt *stmt, og_recor
     rec->accepted = sqlite3_column_int64(stmt, 16) != 0;
     og_db_copy_text(rec->reason, sizeof rec->reason, sqlite3_column_text(stmt, 17));
     rec->created = sqlite3_column_int64(stmt, 18);
+    og_db_copy_text(rec->source, sizeof rec->source, sqlite3_column_text(stmt, 19));
     return OG_OK;
 }
 
@@ -273,7 +283,9 @@ static og_status og_db_update_schema(og_db *db, char *err, size_t errlen)
         st = og_db_fail(db->path, OG_ERROR_DATABASE, err, errlen,
                         "has no onegpu schema (user_version 0 but %" PRId64 " schema objects)",
                         tables);
-    const char *sql = version == 0 ? og_db_schema_sql : version == 1 ? og_db_upgrade_1_sql : NULL;
+    const char *sql = version == 0                     ? og_db_schema_sql
+                      : version < OG_DB_SCHEMA_VERSION ? og_db_upgrade_sql
+                                                       : NULL;
     if (st == OG_OK && sql) {
         rc = sqlite3_exec(db->conn, sql, NULL, NULL, NULL);
         if (rc != SQLITE_OK)
@@ -291,8 +303,14 @@ static og_status og_db_update_schema(og_db *db, char *err, size_t errlen)
     return st;
 }
 
-/* Checks the version and that both tables have every column this code uses:
- * preparing a statement that names them all fails otherwise. */
+#define OG_DB_CHECK_SQL(source)                                                                    \
+    "SELECT " OG_DB_RECORD_COLUMNS source ", d.id, d.vendor_id, d.device_id, d.driver_id,"         \
+    " d.driver_version, d.name, d.driver_name FROM records r, devices d WHERE r.device = d.id"     \
+    " LIMIT 0"
+
+/* Checks the version and that both tables have every column this code uses
+ * at that version: preparing a statement that names them all fails
+ * otherwise. Sets db->version. */
 static og_status og_db_check_schema(og_db *db, char *err, size_t errlen)
 {
     int version = 0;
@@ -306,13 +324,10 @@ static og_status og_db_check_schema(og_db *db, char *err, size_t errlen)
     if (version < 1)
         return og_db_fail(db->path, OG_ERROR_DATABASE, err, errlen,
                           "has no onegpu schema (user_version %d)", version);
+    db->version = version;
 
     sqlite3_stmt *stmt = NULL;
-    int rc = sqlite3_prepare_v2(db->conn,
-                                "SELECT " OG_DB_RECORD_COLUMNS ", d.id, d.vendor_id, d.device_id,"
-                                " d.driver_id, d.driver_version, d.name, d.driver_name"
-                                " FROM records r, devices d WHERE r.device = d.id LIMIT 0",
-                                -1, &stmt, NULL);
+    int rc = sqlite3_prepare_v2(db->conn, OG_DB_SQL(db, OG_DB_CHECK_SQL), -1, &stmt, NULL);
     sqlite3_finalize(stmt);
     if (rc != SQLITE_OK)
         return og_db_fail(db->path,
@@ -524,30 +539,15 @@ og_status og_db_device(og_db *db, const og_device_info *dev, int64_t *id, char *
     return st;
 }
 
-og_status og_db_insert(og_db *db, int64_t device, const og_record *rec, char *err, size_t errlen)
+/* Binds ?1 to ?13 to the key columns of a record on a device, in the order
+ * of the table: device, op, dtype, mode, trans_a, trans_b, m, n, k, batch,
+ * template_name, template_hash, params. The caller has checked dtype and
+ * mode. */
+static int og_db_bind_key(sqlite3_stmt *stmt, int64_t device, const og_record *rec)
 {
-    if (db == NULL || rec == NULL)
-        return og_db_fail(db != NULL ? db->path : "(null)", OG_ERROR_INVALID_ARGUMENT, err, errlen,
-                          "og_db_insert: NULL argument");
-    if ((unsigned)rec->key.dtype > OG_UINT8 || (unsigned)rec->key.mode > OG_MODE_DETERMINISTIC)
-        return og_db_fail(db->path, OG_ERROR_INVALID_ARGUMENT, err, errlen,
-                          "record has dtype %d, mode %d", (int)rec->key.dtype, (int)rec->key.mode);
-    if (!db->writable)
-        return og_db_fail(db->path, OG_ERROR_DATABASE, err, errlen, "opened read-only");
-
     char hash[17];
     og_db_format_hash(hash, rec->template_hash);
-    sqlite3_stmt *stmt = NULL;
-    int rc = sqlite3_prepare_v2(
-        db->conn,
-        "INSERT INTO records (device, op, dtype, mode, trans_a, trans_b, m, n, k, batch,"
-        " template_name, template_hash, params, median_us, gflops, samples, max_error, accepted,"
-        " reason, created)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,"
-        " ?18, ?19, ?20)",
-        -1, &stmt, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(stmt, 1, device);
+    int rc = sqlite3_bind_int64(stmt, 1, device);
     if (rc == SQLITE_OK)
         rc = og_db_bind_array(stmt, 2, rec->key.op, sizeof rec->key.op);
     if (rc == SQLITE_OK)
@@ -572,6 +572,41 @@ og_status og_db_insert(og_db *db, int64_t device, const og_record *rec, char *er
         rc = sqlite3_bind_text(stmt, 12, hash, -1, SQLITE_TRANSIENT);
     if (rc == SQLITE_OK)
         rc = og_db_bind_array(stmt, 13, rec->params, sizeof rec->params);
+    return rc;
+}
+
+/* The argument checks of the functions that write a record. */
+static og_status og_db_check_write(og_db *db, const og_record *rec, const char *what, char *err,
+                                   size_t errlen)
+{
+    if (db == NULL || rec == NULL)
+        return og_db_fail(db != NULL ? db->path : "(null)", OG_ERROR_INVALID_ARGUMENT, err, errlen,
+                          "%s: NULL argument", what);
+    if ((unsigned)rec->key.dtype > OG_UINT8 || (unsigned)rec->key.mode > OG_MODE_DETERMINISTIC)
+        return og_db_fail(db->path, OG_ERROR_INVALID_ARGUMENT, err, errlen,
+                          "record has dtype %d, mode %d", (int)rec->key.dtype, (int)rec->key.mode);
+    if (!db->writable)
+        return og_db_fail(db->path, OG_ERROR_DATABASE, err, errlen, "opened read-only");
+    return OG_OK;
+}
+
+og_status og_db_insert(og_db *db, int64_t device, const og_record *rec, char *err, size_t errlen)
+{
+    og_status st = og_db_check_write(db, rec, "og_db_insert", err, errlen);
+    if (st != OG_OK)
+        return st;
+
+    sqlite3_stmt *stmt = NULL;
+    int rc = sqlite3_prepare_v2(
+        db->conn,
+        "INSERT INTO records (device, op, dtype, mode, trans_a, trans_b, m, n, k, batch,"
+        " template_name, template_hash, params, median_us, gflops, samples, max_error, accepted,"
+        " reason, created, source)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,"
+        " ?18, ?19, ?20, ?21)",
+        -1, &stmt, NULL);
+    if (rc == SQLITE_OK)
+        rc = og_db_bind_key(stmt, device, rec);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_double(stmt, 14, rec->median_us);
     if (rc == SQLITE_OK)
@@ -587,8 +622,9 @@ og_status og_db_insert(og_db *db, int64_t device, const og_record *rec, char *er
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(stmt, 20, rec->created != 0 ? rec->created : (int64_t)time(NULL));
     if (rc == SQLITE_OK)
+        rc = og_db_bind_array(stmt, 21, rec->source, sizeof rec->source);
+    if (rc == SQLITE_OK)
         rc = sqlite3_step(stmt);
-    og_status st = OG_OK;
     if (rc != SQLITE_DONE)
         st = og_db_fail_sqlite(db->path, db->conn, rc, "storing a record", err, errlen);
     sqlite3_finalize(stmt);
@@ -632,6 +668,15 @@ static int og_db_better(const og_db_pick *pick, int exact, double distance, doub
     return gflops > pick->rec.gflops;
 }
 
+/* ?5 = 1 keeps the exact driver version, ?5 = 0 every other one. */
+#define OG_DB_SCAN_SQL(source)                                                                     \
+    "SELECT " OG_DB_RECORD_COLUMNS source " FROM devices d JOIN records r ON r.device = d.id"      \
+    " WHERE d.vendor_id = ?1 AND d.device_id = ?2 AND d.driver_id = ?3"                            \
+    " AND (d.driver_version = ?4) = ?5"                                                            \
+    " AND r.op = ?6 AND r.dtype = ?7 AND r.mode = ?8 AND r.trans_a = ?9 AND r.trans_b = ?10"       \
+    " AND r.template_name = ?11 AND r.template_hash = ?12 AND r.accepted = 1"                      \
+    " ORDER BY r.id DESC"
+
 /* Scans the accepted records of one key on either the exact device key
  * (same_driver 1) or the devices that differ only in driver version
  * (same_driver 0). Rows come newest first and only a strictly better row
@@ -641,16 +686,7 @@ static og_status og_db_scan(og_db *db, const og_device_info *dev, const og_recor
                             int same_driver, og_db_pick *pick, char *err, size_t errlen)
 {
     sqlite3_stmt *stmt = NULL;
-    int rc = sqlite3_prepare_v2(
-        db->conn,
-        "SELECT " OG_DB_RECORD_COLUMNS " FROM devices d JOIN records r ON r.device = d.id"
-        " WHERE d.vendor_id = ?1 AND d.device_id = ?2 AND d.driver_id = ?3"
-        /* ?5 = 1 keeps the exact driver version, ?5 = 0 every other one */
-        " AND (d.driver_version = ?4) = ?5"
-        " AND r.op = ?6 AND r.dtype = ?7 AND r.mode = ?8 AND r.trans_a = ?9 AND r.trans_b = ?10"
-        " AND r.template_name = ?11 AND r.template_hash = ?12 AND r.accepted = 1"
-        " ORDER BY r.id DESC",
-        -1, &stmt, NULL);
+    int rc = sqlite3_prepare_v2(db->conn, OG_DB_SQL(db, OG_DB_SCAN_SQL), -1, &stmt, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(stmt, 1, dev->vendor_id);
     if (rc == SQLITE_OK)
@@ -739,6 +775,10 @@ og_status og_db_select(og_db *db, const og_device_info *dev, const og_record_key
     return st;
 }
 
+#define OG_DB_EACH_SQL(source)                                                                     \
+    "SELECT " OG_DB_RECORD_COLUMNS source ", coalesce(d.name, '')"                                 \
+    " FROM records r LEFT JOIN devices d ON d.id = r.device ORDER BY r.id"
+
 og_status og_db_each(og_db *db, int (*fn)(void *user, const og_record *rec, const char *device),
                      void *user, char *err, size_t errlen)
 {
@@ -752,11 +792,7 @@ og_status og_db_each(og_db *db, int (*fn)(void *user, const og_record *rec, cons
     /* LEFT JOIN: a hand-edited file may hold a record whose device is gone;
      * it is still listed, with an empty device name. */
     sqlite3_stmt *stmt = NULL;
-    int rc = sqlite3_prepare_v2(db->conn,
-                                "SELECT " OG_DB_RECORD_COLUMNS ", coalesce(d.name, '')"
-                                " FROM records r LEFT JOIN devices d ON d.id = r.device"
-                                " ORDER BY r.id",
-                                -1, &stmt, NULL);
+    int rc = sqlite3_prepare_v2(db->conn, OG_DB_SQL(db, OG_DB_EACH_SQL), -1, &stmt, NULL);
     og_status st = OG_OK;
     if (rc != SQLITE_OK) {
         st = og_db_fail_sqlite(db->path, db->conn, rc, "listing records", err, errlen);
@@ -779,54 +815,201 @@ og_status og_db_each(og_db *db, int (*fn)(void *user, const og_record *rec, cons
     return st;
 }
 
+/* Records in the order og_db_walk promises, each row with its device (20 to
+ * 25) and whether the device has no record at all (26: the row of a device
+ * without records, its record columns NULL). */
+#define OG_DB_WALK_SQL(source)                                                                     \
+    "SELECT " OG_DB_RECORD_COLUMNS source ", d.vendor_id, d.device_id, d.driver_id,"               \
+    " d.driver_version, d.name, d.driver_name, r.id IS NULL"                                       \
+    " FROM devices d LEFT JOIN records r ON r.device = d.id"                                       \
+    " ORDER BY d.vendor_id, d.device_id, d.driver_id, d.driver_version, r.op, r.dtype, r.mode,"    \
+    " r.trans_a, r.trans_b, r.m, r.n, r.k, r.batch, r.template_name, r.template_hash, r.params,"   \
+    " r.median_us, r.gflops, r.samples, r.max_error, r.accepted, r.reason, r.created, " source
+#define OG_DB_WALK_DEVICE OG_DB_RECORD_NCOLUMNS
+#define OG_DB_WALK_NO_RECORD (OG_DB_RECORD_NCOLUMNS + 6)
+
+/* Reads the key of the device of a walk row: four integers of 32 bits,
+ * which only a damaged or foreign file can fail to hold. */
+static og_status og_db_read_device_key(const og_db *db, sqlite3_stmt *stmt, uint32_t key[4],
+                                       char *err, size_t errlen)
+{
+    for (int i = 0; i < 4; i++) {
+        sqlite3_int64 v = sqlite3_column_int64(stmt, OG_DB_WALK_DEVICE + i);
+        if (sqlite3_column_type(stmt, OG_DB_WALK_DEVICE + i) != SQLITE_INTEGER || v < 0 ||
+            v > (sqlite3_int64)UINT32_MAX)
+            return og_db_fail(db->path, OG_ERROR_DATABASE, err, errlen,
+                              "malformed device (vendor, device or driver id or version)");
+        key[i] = (uint32_t)v;
+    }
+    return OG_OK;
+}
+
+/* What og_db_walk keeps while it steps: off the stack, like og_db_each's record. */
+typedef struct og_db_walker {
+    og_device_info dev;
+    og_record rec;
+} og_db_walker;
+
+og_status og_db_walk(og_db *db,
+                     int (*fn)(void *user, const og_device_info *dev, const og_record *rec),
+                     void *user, char *err, size_t errlen)
+{
+    if (db == NULL || fn == NULL)
+        return og_db_fail(db != NULL ? db->path : "(null)", OG_ERROR_INVALID_ARGUMENT, err, errlen,
+                          "og_db_walk: NULL argument");
+    og_db_walker *w = malloc(sizeof *w);
+    if (w == NULL)
+        return og_db_fail(db->path, OG_ERROR_OUT_OF_MEMORY, err, errlen, "out of memory");
+
+    sqlite3_stmt *stmt = NULL;
+    int rc = sqlite3_prepare_v2(db->conn, OG_DB_SQL(db, OG_DB_WALK_SQL), -1, &stmt, NULL);
+    og_status st = OG_OK;
+    int have_device = 0, stop = 0;
+    if (rc != SQLITE_OK) {
+        st = og_db_fail_sqlite(db->path, db->conn, rc, "listing records", err, errlen);
+    } else {
+        while (!stop && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+            uint32_t key[4];
+            st = og_db_read_device_key(db, stmt, key, err, errlen);
+            if (st != OG_OK)
+                break;
+            og_device_info *d = &w->dev;
+            if (!have_device || key[0] != d->vendor_id || key[1] != d->device_id ||
+                key[2] != d->driver_id || key[3] != d->driver_version) {
+                memset(d, 0, sizeof *d);
+                d->vendor_id = key[0];
+                d->device_id = key[1];
+                d->driver_id = key[2];
+                d->driver_version = key[3];
+                og_db_copy_text(d->name, sizeof d->name,
+                                sqlite3_column_text(stmt, OG_DB_WALK_DEVICE + 4));
+                og_db_copy_text(d->driver_name, sizeof d->driver_name,
+                                sqlite3_column_text(stmt, OG_DB_WALK_DEVICE + 5));
+                have_device = 1;
+                stop = fn(user, d, NULL) != 0;
+            }
+            if (stop || sqlite3_column_int(stmt, OG_DB_WALK_NO_RECORD) != 0)
+                continue;
+            st = og_db_read_record(db, stmt, &w->rec, err, errlen);
+            if (st != OG_OK)
+                break;
+            stop = fn(user, d, &w->rec) != 0;
+        }
+        if (st == OG_OK && !stop && rc != SQLITE_DONE)
+            st = og_db_fail_sqlite(db->path, db->conn, rc, "listing records", err, errlen);
+    }
+    sqlite3_finalize(stmt);
+    free(w);
+    return st;
+}
+
+og_status og_db_begin(og_db *db, char *err, size_t errlen)
+{
+    if (db == NULL)
+        return og_db_fail("(null)", OG_ERROR_INVALID_ARGUMENT, err, errlen,
+                          "og_db_begin: NULL argument");
+    int rc = sqlite3_exec(db->conn, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    if (rc != SQLITE_OK)
+        return og_db_fail_sqlite(db->path, db->conn, rc, "starting a transaction", err, errlen);
+    return OG_OK;
+}
+
+og_status og_db_commit(og_db *db, char *err, size_t errlen)
+{
+    if (db == NULL)
+        return og_db_fail("(null)", OG_ERROR_INVALID_ARGUMENT, err, errlen,
+                          "og_db_commit: NULL argument");
+    int rc = sqlite3_exec(db->conn, "COMMIT", NULL, NULL, NULL);
+    if (rc != SQLITE_OK)
+        return og_db_fail_sqlite(db->path, db->conn, rc, "committing", err, errlen);
+    return OG_OK;
+}
+
+void og_db_rollback(og_db *db)
+{
+    if (db != NULL)
+        sqlite3_exec(db->conn, "ROLLBACK", NULL, NULL, NULL); /* fails harmlessly if none is open */
+}
+
+/* The rows of one key (og_db_bind_key's ?1 to ?13). */
+#define OG_DB_KEY_WHERE                                                                            \
+    " WHERE device = ?1 AND op = ?2 AND dtype = ?3 AND mode = ?4 AND trans_a = ?5"                 \
+    " AND trans_b = ?6 AND m = ?7 AND n = ?8 AND k = ?9 AND batch = ?10 AND template_name = ?11"   \
+    " AND template_hash = ?12 AND params = ?13"
+
+/* Runs a statement on the rows of rec's key on device. With found
+ * non-NULL, reads the first row's accepted and gflops (*found 0 when there
+ * is none). */
+static og_status og_db_key_step(og_db *db, const char *sql, int64_t device, const og_record *rec,
+                                int *found, int *accepted, double *gflops, char *err, size_t errlen)
+{
+    sqlite3_stmt *stmt = NULL;
+    int rc = sqlite3_prepare_v2(db->conn, sql, -1, &stmt, NULL);
+    if (rc == SQLITE_OK)
+        rc = og_db_bind_key(stmt, device, rec);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(stmt);
+    og_status st = OG_OK;
+    if (rc == SQLITE_ROW && found != NULL) {
+        *found = 1;
+        *accepted = sqlite3_column_int(stmt, 0) != 0;
+        *gflops = sqlite3_column_double(stmt, 1);
+    } else if (rc == SQLITE_DONE && found != NULL) {
+        *found = 0;
+    } else if (rc != SQLITE_DONE) {
+        st = og_db_fail_sqlite(db->path, db->conn, rc, "merging a record", err, errlen);
+    }
+    sqlite3_finalize(stmt);
+    return st;
+}
+
+og_status og_db_merge_record(og_db *db, int64_t device, const og_record *rec, int *stored,
+                             char *err, size_t errlen)
+{
+    og_status st = og_db_check_write(db, rec, "og_db_merge_record", err, errlen);
+    if (st == OG_OK && stored == NULL)
+        st = og_db_fail(db->path, OG_ERROR_INVALID_ARGUMENT, err, errlen,
+                        "og_db_merge_record: NULL argument");
+    if (st != OG_OK)
+        return st;
+    *stored = 0;
+
+    int found = 0, accepted = 0;
+    double gflops = 0.0;
+    st = og_db_key_step(db,
+                        "SELECT accepted, gflops FROM records" OG_DB_KEY_WHERE
+                        " ORDER BY accepted DESC, gflops DESC LIMIT 1",
+                        device, rec, &found, &accepted, &gflops, err, errlen);
+    int outranks = !found || (rec->accepted != 0 && !accepted) ||
+                   ((rec->accepted != 0) == accepted && rec->gflops > gflops);
+    if (st != OG_OK || !outranks)
+        return st;
+    st = og_db_key_step(db, "DELETE FROM records" OG_DB_KEY_WHERE, device, rec, NULL, NULL, NULL,
+                        err, errlen);
+    if (st == OG_OK)
+        st = og_db_insert(db, device, rec, err, errlen);
+    if (st == OG_OK)
+        *stored = 1;
+    return st;
+}
+
 og_status og_db_find(og_db *db, int64_t device, const og_record *rec, og_record *out, int *found,
                      char *err, size_t errlen)
 {
     *found = 0;
-    if ((unsigned)rec->key.dtype > OG_UINT8 || (unsigned)rec->key.mode > OG_MODE_DETERMINISTIC)
-        return og_db_fail(db->path, OG_ERROR_INVALID_ARGUMENT, err, errlen,
-                          "record has dtype %d, mode %d", (int)rec->key.dtype, (int)rec->key.mode);
-    char hash[17];
-    og_db_format_hash(hash, rec->template_hash);
+    og_status st = og_db_check_write(db, rec, "og_db_find", err, errlen);
+    if (st != OG_OK)
+        return st;
     sqlite3_stmt *stmt = NULL;
-    int rc = sqlite3_prepare_v2(
-        db->conn,
-        "SELECT " OG_DB_RECORD_COLUMNS " FROM records r"
-        " WHERE r.device = ?1 AND r.op = ?2 AND r.dtype = ?3 AND r.mode = ?4 AND r.trans_a = ?5"
-        " AND r.trans_b = ?6 AND r.m = ?7 AND r.n = ?8 AND r.k = ?9 AND r.batch = ?10"
-        " AND r.template_name = ?11 AND r.template_hash = ?12 AND r.params = ?13"
-        " ORDER BY r.accepted DESC, r.gflops DESC LIMIT 1",
-        -1, &stmt, NULL);
+    int rc = sqlite3_prepare_v2(db->conn,
+                                "SELECT " OG_DB_RECORD_COLUMNS " FROM records r" OG_DB_KEY_WHERE
+                                " ORDER BY accepted DESC, gflops DESC LIMIT 1",
+                                -1, &stmt, NULL);
     if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(stmt, 1, device);
+        rc = og_db_bind_key(stmt, device, rec);
     if (rc == SQLITE_OK)
-        rc = og_db_bind_array(stmt, 2, rec->key.op, sizeof rec->key.op);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(stmt, 3, og_db_dtype_names[rec->key.dtype], -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(stmt, 4, og_db_mode_names[rec->key.mode], -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int(stmt, 5, rec->key.trans_a != 0);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int(stmt, 6, rec->key.trans_b != 0);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(stmt, 7, rec->m);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(stmt, 8, rec->n);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(stmt, 9, rec->k);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(stmt, 10, rec->batch);
-    if (rc == SQLITE_OK)
-        rc = og_db_bind_array(stmt, 11, rec->template_name, sizeof rec->template_name);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(stmt, 12, hash, -1, SQLITE_TRANSIENT);
-    if (rc == SQLITE_OK)
-        rc = og_db_bind_array(stmt, 13, rec->params, sizeof rec->params);
-    og_status st = OG_OK;
-    if (rc != SQLITE_OK) {
-        st = og_db_fail_sqlite(db->path, db->conn, rc, "finding a record", err, errlen);
-    } else if ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW) {
         st = og_db_read_record(db, stmt, out, err, errlen);
         *found = st == OG_OK;
     } else if (rc != SQLITE_DONE) {

@@ -14,7 +14,7 @@
 /* Bumped whenever the schema changes; a file with a higher number is
  * refused, one with a lower number is read as it is and upgraded when opened
  * writable. */
-#define OG_DB_SCHEMA_VERSION 2
+#define OG_DB_SCHEMA_VERSION 3
 
 typedef struct og_db og_db;
 
@@ -46,6 +46,10 @@ typedef struct og_record {
     int accepted;
     char reason[256]; /* why it was rejected ("" when accepted) */
     int64_t created;  /* Unix time */
+    /* Provenance: "" for a record measured into this database, else the
+     * database it was first merged from (ogtune merge), as named there.
+     * Files before schema version 3 read as "". */
+    char source[256];
 } og_record;
 
 /* Opens a database. writable: creates the file and the schema when needed
@@ -59,7 +63,8 @@ void og_db_close(og_db *db);
 /* Row id of a device, inserting it (writable databases) when missing. */
 og_status og_db_device(og_db *db, const og_device_info *dev, int64_t *id, char *err, size_t errlen);
 
-/* Stores one record for a device (committed at once). */
+/* Stores one record for a device (committed at once, or with the
+ * transaction of og_db_begin). */
 og_status og_db_insert(og_db *db, int64_t device, const og_record *rec, char *err, size_t errlen);
 
 /* The record of this device with rec's key, shape, template, template hash
@@ -84,5 +89,34 @@ og_status og_db_select(og_db *db, const og_device_info *dev, const og_record_key
  * early when fn returns non-zero. */
 og_status og_db_each(og_db *db, int (*fn)(void *user, const og_record *rec, const char *device),
                      void *user, char *err, size_t errlen);
+
+/* Calls fn for every device in the order of its key (vendor id, device id,
+ * driver id, driver version) with rec NULL, then for each of its records in
+ * the order of their columns (op, dtype, mode, trans_a, trans_b, m, n, k,
+ * batch, template_name, template_hash, params, then the measurements,
+ * reason, created and source): an order that depends on the contents only,
+ * never on row ids or insertion order. Records whose device row is missing
+ * (only a hand-edited file has them) are not visited. Stops early when fn
+ * returns non-zero. */
+og_status og_db_walk(og_db *db,
+                     int (*fn)(void *user, const og_device_info *dev, const og_record *rec),
+                     void *user, char *err, size_t errlen);
+
+/* A transaction around the writes that follow: og_db_begin takes the write
+ * lock at once (BEGIN IMMEDIATE); og_db_commit stores everything since, and
+ * og_db_rollback drops it (harmless when no transaction is open). */
+og_status og_db_begin(og_db *db, char *err, size_t errlen);
+og_status og_db_commit(og_db *db, char *err, size_t errlen);
+void og_db_rollback(og_db *db);
+
+/* One step of a merge. The records of rec's key on device (the same op,
+ * dtype, mode, trans_a, trans_b, m, n, k, batch, template_name,
+ * template_hash and params) are compared with rec by rank: an accepted
+ * record above a rejected one, then the higher GFLOP/s. When rec ranks
+ * above all of them (or there are none) they are deleted and rec is stored
+ * (*stored = 1); otherwise nothing changes (*stored = 0), so a tie keeps
+ * what is stored and merging a record twice changes nothing. */
+og_status og_db_merge_record(og_db *db, int64_t device, const og_record *rec, int *stored,
+                             char *err, size_t errlen);
 
 #endif /* OG_DB_H */

@@ -3,6 +3,15 @@
 #include <string.h>
 
 #include "og_commands.h"
+#include "og_travel.h"
+
+void og_cli_db_path(const og_cli *o, char *buf, size_t len)
+{
+    if (o->db)
+        snprintf(buf, len, "%s", o->db);
+    else
+        og_default_db_path(buf, len);
+}
 
 og_context *og_cli_context(const og_cli *o)
 {
@@ -236,9 +245,12 @@ int og_cmd_select(const og_cli *o)
     return rc;
 }
 
+/* One record of ogtune show. Stale: measured with another version of its
+ * template, so never selected. */
 static int show_record(void *user, const og_record *r, const char *device)
 {
     int *first = user;
+    int stale = og_record_stale(r);
     if (*first < 0) {
         printf("%s{\"device\":", *first == -1 ? "" : ",");
         og_json_string(stdout, device);
@@ -253,21 +265,27 @@ static int show_record(void *user, const og_record *r, const char *device)
                r->params, r->median_us, r->gflops, r->samples, r->max_error,
                r->accepted ? "true" : "false");
         og_json_string(stdout, r->reason);
-        printf(",\"created\":%lld}", (long long)r->created);
+        printf(",\"created\":%lld,\"stale\":%s,\"source\":", (long long)r->created,
+               stale ? "true" : "false");
+        og_json_string(stdout, r->source);
+        putchar('}');
         *first = -2;
         return 0;
     }
     char shape[64];
     snprintf(shape, sizeof shape, "%lldx%lldx%lldx%lld", (long long)r->m, (long long)r->n,
              (long long)r->k, (long long)r->batch);
-    printf("%-4s %-4s %s%s %-20s %-70s %s\n", r->key.op, og_dtype_name(r->key.dtype),
+    printf("%-4s %-4s %s%s %-20s %-70s %s%s%s\n", r->key.op, og_dtype_name(r->key.dtype),
            r->key.trans_a ? "T" : "N", r->key.trans_b ? "T" : "N", shape, r->params,
-           r->accepted ? "" : "rejected");
+           r->accepted ? "" : "rejected", !r->accepted && stale ? ", " : "", stale ? "stale" : "");
     if (r->accepted)
-        printf("%*s %.2f GFLOP/s, %.1f us, error %.2g, %s\n", 10, "", r->gflops, r->median_us,
+        printf("%*s %.2f GFLOP/s, %.1f us, error %.2g, %s", 10, "", r->gflops, r->median_us,
                r->max_error, device);
     else
-        printf("%*s %s\n", 10, "", r->reason);
+        printf("%*s %s", 10, "", r->reason);
+    if (r->source[0])
+        printf(" (from %s)", r->source);
+    putchar('\n');
     return 0;
 }
 
@@ -275,10 +293,7 @@ int og_cmd_show(const og_cli *o)
 {
     char path[1024], err[1024];
     og_db *db;
-    if (o->db)
-        snprintf(path, sizeof path, "%s", o->db);
-    else
-        og_default_db_path(path, sizeof path);
+    og_cli_db_path(o, path, sizeof path);
     if (og_db_open(path, 0, &db, err, sizeof err) != OG_OK) {
         fprintf(stderr, "ogtune show: %s\n", err);
         return 1;

@@ -18,6 +18,9 @@ typedef struct og_cli {
     const char *emit;   /* --emit glsl|hlsl|spirv|msl */
     const char *params; /* --params "bm=..,..." */
     const char *op;     /* --op gemm|int8gemm */
+    const char *out;    /* --out FILE (export) */
+    const char **args;  /* the arguments that are not options (import, merge) */
+    int nargs;
 } og_cli;
 
 /* Each returns the process exit status. */
@@ -28,8 +31,14 @@ int og_cmd_show(const og_cli *o);
 int og_cmd_bench(const og_cli *o);
 int og_cmd_gen(const og_cli *o);
 int og_cmd_accuracy(const og_cli *o);
+int og_cmd_export(const og_cli *o);
+int og_cmd_import(const og_cli *o);
+int og_cmd_merge(const og_cli *o);
 /* ogtune bench --op int8gemm, on an open context. */
 int og_cmd_bench_int8(const og_cli *o, og_context *ctx);
+
+/* The database of the command: --db, else the user's cache. */
+void og_cli_db_path(const og_cli *o, char *buf, size_t len);
 
 /* Shared by the commands: the context (with o->db as the only database when
  * given), the dtype list, the table of chosen kernels. */

@@ -17,7 +17,8 @@ static const char usage[] =
     "       (running again resumes: candidates already in the database are not measured)\n"
     "  select --shape MxNxK[xB]     show the kernel chosen for one call\n"
     "       [--dtype T] [--trans-a] [--trans-b] [--mode fast|deterministic]\n"
-    "  show                         list the records of the database\n"
+    "  show                         list the records of the database (stale: measured with\n"
+    "                               another version of the template, never selected)\n"
     "  bench [--shapes ...]         GFLOP/s of the 64x64 tile alone and of the selected\n"
     "       [--params P]            kernels, or of P (default: the design's table shapes);\n"
     "                               with --op int8gemm, GOP/s of Int8Gemm next to float32\n"
@@ -26,6 +27,13 @@ static const char usage[] =
     "  accuracy [--shapes MxNxK,...] error of float32 recovered from float16 products, with\n"
     "                               and without row/column scaling, next to float32 and\n"
     "                               float16, on four kinds of input (default K = 256..4096)\n"
+    "  export [--out FILE]          the database as SQL text: one block per device, rows in\n"
+    "                               a stable order, no row ids (for review and diffs)\n"
+    "  import FILE                  a dump of export into the database, in one transaction;\n"
+    "                               the whole file is checked first (nothing changes when\n"
+    "                               it is refused)\n"
+    "  merge SRC...                 the best record of every key of the SRC databases into\n"
+    "                               the database, each with the database it came from\n"
     "common options: --json (machine-readable output), --db FILE (default: the user's cache),\n"
     "  --op gemm|int8gemm (tune, select, bench, gen: the float GEMM, or Int8Gemm's 8-bit "
     "operands)\n"
@@ -80,6 +88,10 @@ static int parse(int argc, char **argv, og_cli *o)
             slot = &o->op;
         else if (strcmp(a, "--strategy") == 0)
             slot = &o->strategy;
+        else if (strcmp(a, "--out") == 0)
+            slot = &o->out;
+        else if (a[0] != '-')
+            o->args[o->nargs++] = a; /* main sized args for every argument */
         else if (strcmp(a, "--budget") == 0) {
             if (parse_budget(v, o) != 0) {
                 fprintf(stderr, "ogtune: --budget takes seconds (120 or 120s) or a number of "
@@ -103,25 +115,64 @@ static int parse(int argc, char **argv, og_cli *o)
     return 0;
 }
 
+/* The command's arguments that are not options: none, exactly one
+ * (import's FILE) or one or more (merge's SRC...). */
+enum { OG_ARGS_NONE, OG_ARGS_ONE, OG_ARGS_SOME };
+
+static const struct {
+    const char *name;
+    int (*run)(const og_cli *);
+    int args;
+    const char *what; /* the arguments, for the message when they are wrong */
+} commands[] = {
+    {"devices", og_cmd_devices, OG_ARGS_NONE, NULL},
+    {"tune", og_cmd_tune, OG_ARGS_NONE, NULL},
+    {"select", og_cmd_select, OG_ARGS_NONE, NULL},
+    {"show", og_cmd_show, OG_ARGS_NONE, NULL},
+    {"bench", og_cmd_bench, OG_ARGS_NONE, NULL},
+    {"gen", og_cmd_gen, OG_ARGS_NONE, NULL},
+    {"accuracy", og_cmd_accuracy, OG_ARGS_NONE, NULL},
+    {"export", og_cmd_export, OG_ARGS_NONE, NULL},
+    {"import", og_cmd_import, OG_ARGS_ONE, "one dump FILE"},
+    {"merge", og_cmd_merge, OG_ARGS_SOME, "one or more SRC databases"},
+};
+
+/* Runs the command argv[1] with its parsed options. */
+static int run(int argc, char **argv, og_cli *o)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        if (strcmp(argv[1], commands[i].name) != 0)
+            continue;
+        if (parse(argc, argv, o) != 0)
+            return 2;
+        int args = commands[i].args;
+        if (args == OG_ARGS_NONE && o->nargs > 0) {
+            fprintf(stderr, "ogtune %s: unexpected argument %s\n", argv[1], o->args[0]);
+            return 2;
+        }
+        if ((args == OG_ARGS_ONE && o->nargs != 1) || (args == OG_ARGS_SOME && o->nargs < 1)) {
+            fprintf(stderr, "ogtune %s: takes %s\n", argv[1], commands[i].what);
+            return 2;
+        }
+        return commands[i].run(o);
+    }
+    fprintf(stderr, "ogtune: unknown command %s\n%s", argv[1], usage);
+    return 2;
+}
+
 int main(int argc, char **argv)
 {
-    static const struct {
-        const char *name;
-        int (*run)(const og_cli *);
-    } commands[] = {{"devices", og_cmd_devices},  {"tune", og_cmd_tune},
-                    {"select", og_cmd_select},    {"show", og_cmd_show},
-                    {"bench", og_cmd_bench},      {"gen", og_cmd_gen},
-                    {"accuracy", og_cmd_accuracy}};
-    og_cli o = {0};
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
-    if (parse(argc, argv, &o) != 0)
-        return 2;
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].run(&o);
-    fprintf(stderr, "ogtune: unknown command %s\n%s", argv[1], usage);
-    return 2;
+    og_cli o = {0};
+    o.args = calloc((size_t)argc, sizeof *o.args);
+    if (o.args == NULL) {
+        fputs("ogtune: out of memory\n", stderr);
+        return 1;
+    }
+    int rc = run(argc, argv, &o);
+    free(o.args);
+    return rc;
 }

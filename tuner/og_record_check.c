@@ -1,0 +1,81 @@
+/* Staleness and the checks of a record from elsewhere (og_travel.h). */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "og_gen.h"
+#include "og_travel.h"
+
+int og_record_stale(const og_record *rec)
+{
+    char name[sizeof rec->template_name + 1];
+    size_t len = strnlen(rec->template_name, sizeof rec->template_name);
+    memcpy(name, rec->template_name, len);
+    name[len] = '\0';
+    return rec->template_hash != og_template_hash(name);
+}
+
+/* Whether the text of a fixed-size field is terminated, not empty, and of
+ * the characters og_params_format and the template names use. */
+static int plain_text(const char *s, size_t size)
+{
+    size_t len = strnlen(s, size);
+    if (len == 0 || len == size)
+        return 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '=' || c == ','))
+            return 0;
+    }
+    return 1;
+}
+
+int og_record_check(const og_record *rec, char *why, size_t len)
+{
+    const og_record_key *key = &rec->key;
+    int op_len = (int)strnlen(key->op, sizeof key->op);
+    if (strncmp(key->op, "gemm", sizeof key->op) != 0 &&
+        strncmp(key->op, "int8gemm", sizeof key->op) != 0) {
+        snprintf(why, len, "op '%.*s' is not gemm or int8gemm", op_len, key->op);
+        return -1;
+    }
+    if ((unsigned)key->dtype > OG_UINT8 || (unsigned)key->mode > OG_MODE_DETERMINISTIC ||
+        (key->trans_a != 0 && key->trans_a != 1) || (key->trans_b != 0 && key->trans_b != 1) ||
+        (rec->accepted != 0 && rec->accepted != 1)) {
+        snprintf(why, len, "dtype, mode, trans_a, trans_b or accepted out of range");
+        return -1;
+    }
+    if (rec->m < 0 || rec->n < 0 || rec->k < 0 || rec->batch < 1 || rec->m > UINT32_MAX ||
+        rec->n > UINT32_MAX || rec->k > UINT32_MAX || rec->batch > UINT32_MAX) {
+        snprintf(why, len, "shape %lldx%lldx%lldx%lld out of range", (long long)rec->m,
+                 (long long)rec->n, (long long)rec->k, (long long)rec->batch);
+        return -1;
+    }
+    if (!plain_text(rec->template_name, sizeof rec->template_name) ||
+        !plain_text(rec->params, sizeof rec->params)) {
+        snprintf(why, len,
+                 "template name or params empty or not of a-z, 0-9, '_', '=' and ',' alone");
+        return -1;
+    }
+    if (!og_record_stale(rec)) {
+        og_params p;
+        if (og_params_parse(rec->params, &p, why, len) != 0)
+            return -1;
+        if (strcmp(og_params_template(&p), rec->template_name) != 0) {
+            snprintf(why, len, "params '%s' are of template %s, not %s", rec->params,
+                     og_params_template(&p), rec->template_name);
+            return -1;
+        }
+    }
+    if (!isfinite(rec->median_us) || rec->median_us < 0 || !isfinite(rec->gflops) ||
+        rec->gflops < 0 || isnan(rec->max_error) || rec->max_error < 0 || rec->samples < 0) {
+        snprintf(why, len, "negative or not finite measurements (%g us, %g GFLOP/s, error %g)",
+                 rec->median_us, rec->gflops, rec->max_error);
+        return -1;
+    }
+    if (rec->created <= 0) {
+        snprintf(why, len, "created %lld is not a time after 1970", (long long)rec->created);
+        return -1;
+    }
+    return 0;
+}
