@@ -1,0 +1,39 @@
+# What `cmake --install` puts under the prefix (GNUInstallDirs; LIBDIR is lib,
+# or lib/<multiarch> under /usr):
+#   LIBDIR/libonegpu.so, LIBDIR/libonegpu.a   the library, shared and static
+#   include/onegpu.h, include/onegpu_formats.h
+#   bin/ogtune
+#   LIBDIR/pkgconfig/onegpu.pc
+#   LIBDIR/cmake/onegpu/                      onegpuConfig.cmake: onegpu::onegpu (shared)
+#                                             and onegpu::onegpu_static
+#   share/onegpu/*.db                         pre-tuned databases, when the build made
+#                                             them in <build>/pretuned/
+include(CMakePackageConfigHelpers)
+
+set(OG_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/onegpu)
+
+install(TARGETS onegpu onegpu_shared EXPORT onegpuTargets)
+install(TARGETS ogtune)
+install(FILES runtime/onegpu.h runtime/onegpu_formats.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+install(EXPORT onegpuTargets NAMESPACE onegpu:: DESTINATION ${OG_CMAKE_DIR})
+configure_package_config_file(cmake/onegpuConfig.cmake.in onegpuConfig.cmake
+  INSTALL_DESTINATION ${OG_CMAKE_DIR})
+# 0.x: a minor version may change the interface, as the soname says.
+write_basic_package_version_file(onegpuConfigVersion.cmake COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/onegpuConfig.cmake ${PROJECT_BINARY_DIR}/onegpuConfigVersion.cmake
+  DESTINATION ${OG_CMAKE_DIR})
+
+# onegpu.pc finds its prefix from its own directory, so it stays right under
+# `cmake --install --prefix`; Libs.private lists the static archives.
+file(RELATIVE_PATH OG_PC_PREFIX /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
+string(REGEX REPLACE "/$" "" OG_PC_PREFIX ${OG_PC_PREFIX})
+list(TRANSFORM OG_SHADERC_LIBS PREPEND -l OUTPUT_VARIABLE OG_PC_SHADERC)
+list(JOIN OG_PC_SHADERC " " OG_PC_SHADERC)
+configure_file(cmake/onegpu.pc.in onegpu.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/onegpu.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# Pre-tuned databases: whatever *.db a build rule leaves in <build>/pretuned
+# (none makes any yet); nothing when the directory is missing.
+install(DIRECTORY ${PROJECT_BINARY_DIR}/pretuned/ DESTINATION ${CMAKE_INSTALL_DATADIR}/onegpu
+  OPTIONAL FILES_MATCHING PATTERN "*.db")
