@@ -16,6 +16,7 @@ typedef struct og_cli {
     const char *emit;   /* --emit glsl|hlsl|spirv|msl */
     const char *params; /* --params "bm=..,..." */
     const char *op;     /* --op gemm|int8gemm */
+    int first_call;     /* bench --first-call */
 } og_cli;
 
 /* Each returns the process exit status. */
@@ -28,6 +29,9 @@ int og_cmd_gen(const og_cli *o);
 int og_cmd_accuracy(const og_cli *o);
 /* ogtune bench --op int8gemm, on an open context. */
 int og_cmd_bench_int8(const og_cli *o, og_context *ctx);
+/* ogtune bench --first-call: the latency of a new process's first GEMM,
+ * cold and warm, in milliseconds (og_cmd_first_call.c). */
+int og_cmd_bench_first_call(const og_cli *o);
 
 /* Shared by the commands: the context (with o->db as the only database when
  * given), the dtype list, the table of chosen kernels. */
