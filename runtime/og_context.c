@@ -344,6 +344,8 @@ og_status og_context_create(const og_context_desc *desc, og_context **out)
     }
     if (st == OG_OK)
         st = create_shared_objects(ctx);
+    if (st == OG_OK)
+        og_pipeline_cache_open(ctx);
     if (st == OG_OK && dbs && !(ctx->db_paths = og_mem_strdup(&ctx->allocator, dbs)))
         st = og_fail(NULL, OG_ERROR_OUT_OF_MEMORY, "context: out of memory");
     if (st == OG_OK && og_buffer_create(ctx, 4, &ctx->placeholder) != OG_OK)
@@ -363,6 +365,7 @@ void og_context_destroy(og_context *ctx)
     if (ctx->device) {
         ctx->vk.vkDeviceWaitIdle(ctx->device);
         og_buffer_destroy(ctx->placeholder);
+        og_pipeline_cache_close(ctx); /* while ctx->n_pipelines still counts them */
         og_pipelines_destroy(ctx);
         for (int src = OG_SRC_STORAGE; src <= OG_SRC_TEXEL; src++) {
             ctx->vk.vkDestroyPipelineLayout(ctx->device, ctx->pipeline_layout[src], NULL);

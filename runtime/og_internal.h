@@ -62,6 +62,13 @@ struct og_context {
 
     og_pipeline *pipelines; /* cache by kernel key (template, params, dialect) */
     size_t n_pipelines, cap_pipelines;
+    /* The driver's cache every pipeline is created with (VK_NULL_HANDLE when
+     * the driver could not make one), its file ("" when the on-disk caches are
+     * off), and the bytes of that file handed to the driver at creation (0:
+     * none, or the file was missing or refused; og_pipeline_cache.c). */
+    VkPipelineCache pipeline_cache;
+    char pipeline_cache_path[1024];
+    size_t pipeline_cache_loaded;
 
     struct og_db_entry {
         og_db *db;
@@ -123,10 +130,44 @@ og_status og_fail(og_context *ctx, og_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 og_status og_vk_fail(og_context *ctx, VkResult r, const char *what);
 
+/* ---- On-disk caches (og_cache_file.c) ---- */
+
+/* The directory of the on-disk caches, $XDG_CACHE_HOME/onegpu, else
+ * ~/.cache/onegpu, into dir. Returns 0 (the caches are off) when
+ * OG_SPIRV_CACHE=0, when neither variable is set, or when the path does not
+ * fit in len. Read on every call: the environment decides. */
+int og_cache_dir(char *dir, size_t len);
+
+/* 64-bit FNV-1a of n bytes, continuing from h (OG_FNV_OFFSET to start). */
+#define OG_FNV_OFFSET 1469598103934665603ull
+uint64_t og_fnv1a(uint64_t h, const void *data, size_t n);
+
+/* Reads a file that og_cache_write wrote: returns 1 with *data (allocated
+ * from a, NULL: malloc; free with og_mem_free(a, ...)) holding *bytes bytes,
+ * min_bytes <= *bytes <= max_bytes, whose checksum holds; else 0 with *data
+ * NULL: no file, not a regular file, another size, or a wrong checksum. */
+int og_cache_read(const og_allocator *a, const char *path, size_t min_bytes, size_t max_bytes,
+                  void **data, size_t *bytes);
+
+/* Writes data and its checksum to a new file beside path (creating the
+ * directories, mode 0600), then renames it onto path. Returns 0, or -1 with
+ * nothing left behind and path as it was. */
+int og_cache_write(const char *path, const void *data, size_t bytes);
+
 /* SPIR-V of a kernel that passed og_build_kernel's checks, kept on disk
  * (og_spirv_cache.c). load returns 1 with *words malloc'ed, or 0. */
 int og_spirv_cache_load(const og_kernel_key *key, uint32_t **words, size_t *count);
 void og_spirv_cache_store(const og_kernel_key *key, const uint32_t *words, size_t count);
+
+/* The driver's pipeline cache, kept on disk (og_pipeline_cache.c). open
+ * (og_context_create, after the device) makes ctx->pipeline_cache, seeded
+ * from the file of this device, driver version and pipelineCacheUUID when
+ * that file is intact and its header names the same device and UUID; close
+ * (og_context_destroy, before the pipelines go) writes the driver's data
+ * back when the context created a pipeline, then destroys the cache.
+ * Neither fails: the cache is an optimisation. */
+void og_pipeline_cache_open(og_context *ctx);
+void og_pipeline_cache_close(og_context *ctx);
 
 /* The pipeline for key, compiled and cached on first use. */
 og_status og_pipeline_get(og_context *ctx, const og_kernel_key *key, VkPipeline *out);

@@ -58,7 +58,7 @@ static og_status create_pipeline(og_context *ctx, const og_kernel_key *key, VkPi
         if (m->size_control && m->subgroup_min != m->subgroup_max)
             pi.stage.pNext = &size;
     }
-    r = ctx->vk.vkCreateComputePipelines(ctx->device, VK_NULL_HANDLE, 1, &pi, NULL, out);
+    r = ctx->vk.vkCreateComputePipelines(ctx->device, ctx->pipeline_cache, 1, &pi, NULL, out);
     ctx->vk.vkDestroyShaderModule(ctx->device, module, NULL);
     return r == VK_SUCCESS ? OG_OK : og_vk_fail(ctx, r, "pipeline: vkCreateComputePipelines");
 }

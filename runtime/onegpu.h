@@ -140,10 +140,26 @@ typedef struct og_context_desc {
 /* Creates a Vulkan instance and a logical device with one compute queue.
  * Errors: OG_ERROR_NOT_FOUND when no Vulkan device matches,
  * OG_ERROR_VULKAN when the loader or driver fails. On failure *out is NULL;
- * og_last_error() gives the reason. */
+ * og_last_error() gives the reason.
+ *
+ * Every pipeline the context creates goes through one VkPipelineCache,
+ * seeded from the user's cache directory ($XDG_CACHE_HOME/onegpu, else
+ * ~/.cache/onegpu, beside the compiled SPIR-V), file
+ * pipelines-<vendorID>-<deviceID>-<driverVersion>-<pipelineCacheUUID>.bin
+ * (hex), so another device or a driver update never reads it. The file is
+ * handed to the driver only when its checksum holds and its
+ * VkPipelineCacheHeaderVersionOne names this device and UUID; anything else
+ * (missing, truncated, damaged, not a regular file) is ignored. Both caches
+ * are off when OG_SPIRV_CACHE=0 and when neither XDG_CACHE_HOME nor HOME is
+ * set. Reading or writing them never fails a call. */
 og_status og_context_create(const og_context_desc *desc, og_context **out);
 
-/* Waits for the device to be idle and frees everything the context owns. NULL is allowed. */
+/* Waits for the device to be idle and frees everything the context owns.
+ * When the context created a pipeline and the cache is on, first writes the
+ * driver's pipeline cache to its file (see og_context_create), to a
+ * temporary file renamed into place, so another process sees the old file or
+ * the new one, never a part. A process that ends without destroying its
+ * context keeps only the SPIR-V it compiled. NULL is allowed. */
 void og_context_destroy(og_context *ctx);
 
 /* The message of the last failed call on this context ("" when none). */

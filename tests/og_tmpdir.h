@@ -1,5 +1,5 @@
 /* A temporary directory per test (Criterion suite .init/.fini), for tests
- * that write database files. */
+ * that write database or cache files. */
 #ifndef OG_TMPDIR_H
 #define OG_TMPDIR_H
 
@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char og_tmpdir[256];
@@ -19,22 +20,35 @@ static inline void make_tmpdir(void)
     cr_assert_not_null(mkdtemp(og_tmpdir), "mkdtemp failed");
 }
 
-/* Removes every file the test left (databases, -wal, -shm) and the directory. */
-static inline void remove_tmpdir(void)
+/* Removes path: a file, or a directory with everything under it (links are
+ * removed, not followed). */
+static inline void remove_tree(const char *path)
 {
-    DIR *dir = opendir(og_tmpdir);
-    if (dir == NULL)
+    struct stat st;
+    if (lstat(path, &st) != 0)
         return;
+    DIR *dir = S_ISDIR(st.st_mode) ? opendir(path) : NULL;
+    if (dir == NULL) {
+        unlink(path);
+        return;
+    }
     struct dirent *ent;
     while ((ent = readdir(dir)) != NULL) {
         if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0)
             continue;
-        char path[512];
-        snprintf(path, sizeof path, "%s/%s", og_tmpdir, ent->d_name);
-        unlink(path);
+        char sub[1024];
+        snprintf(sub, sizeof sub, "%s/%s", path, ent->d_name);
+        remove_tree(sub);
     }
     closedir(dir);
-    rmdir(og_tmpdir);
+    rmdir(path);
+}
+
+/* Removes the directory and everything the test left in it (databases,
+ * -wal, -shm, cache directories). */
+static inline void remove_tmpdir(void)
+{
+    remove_tree(og_tmpdir);
 }
 
 /* out = the temporary directory / name. */

@@ -40,6 +40,8 @@ int og_cmd_bench(const og_cli *o)
     og_shape *shapes;
     size_t ns, nd;
     og_dtype dtypes[3];
+    if (o->first_call)
+        return og_cmd_bench_first_call(o);
     if (og_cli_dtypes(o, dtypes, &nd) != 0)
         return 2;
     if (og_dtype_is_int8(dtypes[0])) {

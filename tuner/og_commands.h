@@ -21,6 +21,7 @@ typedef struct og_cli {
     const char *out;    /* --out FILE (export) */
     const char **args;  /* the arguments that are not options (import, merge) */
     int nargs;
+    int first_call;     /* bench --first-call */
 } og_cli;
 
 /* Each returns the process exit status. */
@@ -36,6 +37,9 @@ int og_cmd_import(const og_cli *o);
 int og_cmd_merge(const og_cli *o);
 /* ogtune bench --op int8gemm, on an open context. */
 int og_cmd_bench_int8(const og_cli *o, og_context *ctx);
+/* ogtune bench --first-call: the latency of a new process's first GEMM,
+ * cold and warm, in milliseconds (og_cmd_first_call.c). */
+int og_cmd_bench_first_call(const og_cli *o);
 
 /* The database of the command: --db, else the user's cache. */
 void og_cli_db_path(const og_cli *o, char *buf, size_t len);

@@ -23,6 +23,9 @@ static const char usage[] =
     "       [--params P]            kernels, or of P (default: the design's table shapes);\n"
     "                               with --op int8gemm, GOP/s of Int8Gemm next to float32\n"
     "                               GFLOP/s (default: decoder steps, 512 and 1024 cubed)\n"
+    "  bench --first-call           milliseconds of a new process's first GEMM (256-cubed\n"
+    "                               float32, default kernel): cold (empty cache directory)\n"
+    "                               and warm (the SPIR-V and pipeline caches it left)\n"
     "  gen --emit glsl|hlsl|spirv|msl [--params P] [--dtype T] [--trans-a] [--trans-b]\n"
     "  accuracy [--shapes MxNxK,...] error of float32 recovered from float16 products, with\n"
     "                               and without row/column scaling, next to float32 and\n"
@@ -70,6 +73,8 @@ static int parse(int argc, char **argv, og_cli *o)
             o->trans_a = 1;
         else if (strcmp(a, "--trans-b") == 0)
             o->trans_b = 1;
+        else if (strcmp(a, "--first-call") == 0)
+            o->first_call = 1;
         else if (strcmp(a, "--db") == 0)
             slot = &o->db;
         else if (strcmp(a, "--shapes") == 0 || strcmp(a, "--shape") == 0)
