@@ -18,6 +18,7 @@ typedef struct og_cli {
     const char *emit;   /* --emit glsl|hlsl|spirv|msl */
     const char *params; /* --params "bm=..,..." */
     const char *op;     /* --op gemm|int8gemm */
+    const char *out;    /* --out DIR (report) */
 } og_cli;
 
 /* Each returns the process exit status. */
@@ -28,6 +29,7 @@ int og_cmd_show(const og_cli *o);
 int og_cmd_bench(const og_cli *o);
 int og_cmd_gen(const og_cli *o);
 int og_cmd_accuracy(const og_cli *o);
+int og_cmd_report(const og_cli *o);
 /* ogtune bench --op int8gemm, on an open context. */
 int og_cmd_bench_int8(const og_cli *o, og_context *ctx);
 

@@ -26,6 +26,8 @@ static const char usage[] =
     "  accuracy [--shapes MxNxK,...] error of float32 recovered from float16 products, with\n"
     "                               and without row/column scaling, next to float32 and\n"
     "                               float16, on four kinds of input (default K = 256..4096)\n"
+    "  report [--out DIR]           report.html (charts of every tuned shape, inline SVG, no\n"
+    "                               scripts) and report.csv (every record) into DIR (default .)\n"
     "common options: --json (machine-readable output), --db FILE (default: the user's cache),\n"
     "  --op gemm|int8gemm (tune, select, bench, gen: the float GEMM, or Int8Gemm's 8-bit "
     "operands)\n"
@@ -80,6 +82,8 @@ static int parse(int argc, char **argv, og_cli *o)
             slot = &o->op;
         else if (strcmp(a, "--strategy") == 0)
             slot = &o->strategy;
+        else if (strcmp(a, "--out") == 0)
+            slot = &o->out;
         else if (strcmp(a, "--budget") == 0) {
             if (parse_budget(v, o) != 0) {
                 fprintf(stderr, "ogtune: --budget takes seconds (120 or 120s) or a number of "
@@ -108,10 +112,10 @@ int main(int argc, char **argv)
     static const struct {
         const char *name;
         int (*run)(const og_cli *);
-    } commands[] = {{"devices", og_cmd_devices},  {"tune", og_cmd_tune},
-                    {"select", og_cmd_select},    {"show", og_cmd_show},
-                    {"bench", og_cmd_bench},      {"gen", og_cmd_gen},
-                    {"accuracy", og_cmd_accuracy}};
+    } commands[] = {{"devices", og_cmd_devices},   {"tune", og_cmd_tune},
+                    {"select", og_cmd_select},     {"show", og_cmd_show},
+                    {"bench", og_cmd_bench},       {"gen", og_cmd_gen},
+                    {"accuracy", og_cmd_accuracy}, {"report", og_cmd_report}};
     og_cli o = {0};
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
         fputs(usage, argc < 2 ? stderr : stdout);
