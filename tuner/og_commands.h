@@ -18,10 +18,10 @@ typedef struct og_cli {
     const char *emit;   /* --emit glsl|hlsl|spirv|msl */
     const char *params; /* --params "bm=..,..." */
     const char *op;     /* --op gemm|int8gemm */
-    const char *out;    /* --out FILE (export) */
+    const char *out;    /* --out FILE (export) or DIR (report) */
     const char **args;  /* the arguments that are not options (import, merge) */
     int nargs;
-    int first_call;     /* bench --first-call */
+    int first_call; /* bench --first-call */
 } og_cli;
 
 /* Each returns the process exit status. */
@@ -35,6 +35,7 @@ int og_cmd_accuracy(const og_cli *o);
 int og_cmd_export(const og_cli *o);
 int og_cmd_import(const og_cli *o);
 int og_cmd_merge(const og_cli *o);
+int og_cmd_report(const og_cli *o);
 /* ogtune bench --op int8gemm, on an open context. */
 int og_cmd_bench_int8(const og_cli *o, og_context *ctx);
 /* ogtune bench --first-call: the latency of a new process's first GEMM,

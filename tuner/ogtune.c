@@ -37,6 +37,8 @@ static const char usage[] =
     "                               it is refused)\n"
     "  merge SRC...                 the best record of every key of the SRC databases into\n"
     "                               the database, each with the database it came from\n"
+    "  report [--out DIR]           report.html (charts of every tuned shape, inline SVG, no\n"
+    "                               scripts) and report.csv (every record) into DIR (default .)\n"
     "common options: --json (machine-readable output), --db FILE (default: the user's cache),\n"
     "  --op gemm|int8gemm (tune, select, bench, gen: the float GEMM, or Int8Gemm's 8-bit "
     "operands)\n"
@@ -140,6 +142,7 @@ static const struct {
     {"export", og_cmd_export, OG_ARGS_NONE, NULL},
     {"import", og_cmd_import, OG_ARGS_ONE, "one dump FILE"},
     {"merge", og_cmd_merge, OG_ARGS_SOME, "one or more SRC databases"},
+    {"report", og_cmd_report, OG_ARGS_NONE, NULL},
 };
 
 /* Runs the command argv[1] with its parsed options. */
