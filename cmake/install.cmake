@@ -6,8 +6,8 @@
 #   LIBDIR/pkgconfig/onegpu.pc
 #   LIBDIR/cmake/onegpu/                      onegpuConfig.cmake: onegpu::onegpu (shared)
 #                                             and onegpu::onegpu_static
-#   share/onegpu/*.db                         pre-tuned databases, when the build made
-#                                             them in <build>/pretuned/
+#   share/onegpu/*.db                         pre-tuned databases, built from
+#                                             db/pretuned/*.sql in <build>/pretuned/
 include(CMakePackageConfigHelpers)
 
 set(OG_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/onegpu)
@@ -33,7 +33,7 @@ list(JOIN OG_PC_SHADERC " " OG_PC_SHADERC)
 configure_file(cmake/onegpu.pc.in onegpu.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/onegpu.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
-# Pre-tuned databases: whatever *.db a build rule leaves in <build>/pretuned
-# (none makes any yet); nothing when the directory is missing.
+# Pre-tuned databases: the *.db the og_pretuned target builds in
+# <build>/pretuned from db/pretuned/*.sql; nothing when there are none.
 install(DIRECTORY ${PROJECT_BINARY_DIR}/pretuned/ DESTINATION ${CMAKE_INSTALL_DATADIR}/onegpu
   OPTIONAL FILES_MATCHING PATTERN "*.db")

@@ -1,13 +1,35 @@
 /* Kernel selection: exact tuned record, nearest tuned shape, or the default
  * (DESIGN.md "Selection order"). */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "og_internal.h"
 
+/* The pre-tuned databases shipped with the library: every *.db of
+ * OG_PRETUNED_DIR (env), else of the install prefix's share/onegpu, in name
+ * order, each followed by ':'; appended to buf of size len. */
+static void append_pretuned(char *buf, size_t len)
+{
+    const char *dir = getenv("OG_PRETUNED_DIR");
+    if (!dir || !*dir)
+        dir = OG_PRETUNED_DIR;
+    struct dirent **names;
+    int n = scandir(dir, &names, NULL, alphasort);
+    for (int i = 0; i < n; i++) {
+        size_t used = strlen(buf), name_len = strlen(names[i]->d_name);
+        if (name_len > 3 && strcmp(names[i]->d_name + name_len - 3, ".db") == 0)
+            snprintf(buf + used, len - used, ":%s/%s", dir, names[i]->d_name);
+        free(names[i]);
+    }
+    if (n >= 0)
+        free(names);
+}
+
 /* The databases to search, ':'-separated: the context's, else OG_TUNING_DB,
- * else the user's cache (*implicit set: a missing file there is no news). */
+ * else the user's cache followed by the pre-tuned databases of the install
+ * prefix (*implicit set: a missing file there is no news). */
 static char *search_path(const og_context *ctx, int *implicit)
 {
     const char *env = getenv("OG_TUNING_DB");
@@ -17,13 +39,14 @@ static char *search_path(const og_context *ctx, int *implicit)
     if (env && *env)
         return og_mem_strdup(&ctx->allocator, env);
     *implicit = 1;
-    char buf[1024];
+    char buf[8192];
     const char *cache = getenv("XDG_CACHE_HOME");
     const char *home = getenv("HOME");
     if (cache && *cache)
         snprintf(buf, sizeof buf, "%s/onegpu/tuning.db", cache);
     else
         snprintf(buf, sizeof buf, "%s/.cache/onegpu/tuning.db", home ? home : ".");
+    append_pretuned(buf, sizeof buf);
     return og_mem_strdup(&ctx->allocator, buf);
 }
 

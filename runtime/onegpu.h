@@ -127,8 +127,11 @@ typedef struct og_context_desc {
      * device is used. */
     const char *device;
     /* Tuning databases to search, ':'-separated, first match wins; "" for
-     * none (the built-in defaults). NULL reads OG_TUNING_DB, then the user's
-     * cache ($XDG_CACHE_HOME/onegpu/tuning.db or ~/.cache/onegpu/tuning.db). */
+     * none (the built-in defaults). NULL reads OG_TUNING_DB when it is set
+     * and not empty; else the user's cache ($XDG_CACHE_HOME/onegpu/tuning.db
+     * or ~/.cache/onegpu/tuning.db), then the pre-tuned databases installed
+     * with the library (every *.db of <prefix>/share/onegpu, or of
+     * OG_PRETUNED_DIR when set), in that order. */
     const char *tuning_db;
     /* Non-zero enables VK_LAYER_KHRONOS_validation and counts the errors it
      * reports (og_context_validation_errors). OG_VALIDATION=1 does the same. */

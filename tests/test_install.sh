@@ -17,6 +17,12 @@ for f in "$libdir/libonegpu.so" "$libdir/libonegpu.a" include/onegpu.h include/o
   [ -f "$prefix/$f" ] || { echo "test_install: $f was not installed" >&2; exit 1; }
 done
 "$prefix/bin/ogtune" devices >/dev/null
+# Every pre-tuned database the build made (from db/pretuned/*.sql) is installed.
+for db in "$build"/pretuned/*.db; do
+  [ -e "$db" ] || continue
+  [ -f "$prefix/share/onegpu/$(basename "$db")" ] ||
+    { echo "test_install: share/onegpu/$(basename "$db") was not installed" >&2; exit 1; }
+done
 
 "$cmake" -S "$examples" -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_FLAGS="$cflags" >/dev/null
 "$cmake" --build "$tmp/cmake" >/dev/null

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "og_ogtune.h"
@@ -851,4 +852,76 @@ Test(travel, ogtune_export_import_merge, .timeout = 120)
         cr_expect_eq(ogtune(wrong[i], &out), 2, "ogtune %s", wrong[i]);
         free(out);
     }
+}
+
+/* ---- pre-tuned databases ---- */
+
+/* An accepted 256 cubed record for this device with split = ranges, in a
+ * database at path (created). */
+static void plant(const char *path, const og_device_info *dev, int ranges)
+{
+    og_record r = tile_record(256, 5.0, 1);
+    r.n = r.k = 256;
+    og_params p = og_params_default();
+    p.split = ranges;
+    og_params_format(&p, r.params, sizeof r.params);
+    og_db *db = open_db(path, 1);
+    insert(db, dev, &r);
+    og_db_close(db);
+}
+
+static int selected_split(og_choice *c)
+{
+    og_context *ctx = NULL;
+    cr_assert_eq(og_context_create(NULL, &ctx), OG_OK, "%s", og_last_error());
+    cr_assert_eq(og_select(ctx, OG_F32, OG_MODE_FAST, 0, 0, 256, 256, 256, 1, c), OG_OK);
+    og_context_destroy(ctx);
+    return c->source == OG_SOURCE_DB ? c->params.split : -1;
+}
+
+/* Without OG_TUNING_DB, the runtime searches the user's cache, then the
+ * pre-tuned databases (OG_PRETUNED_DIR standing for the install prefix's
+ * share/onegpu); OG_TUNING_DB replaces both. */
+Test(travel, pretuned_databases_after_the_user_cache, .timeout = 120)
+{
+    char cache[512], pretuned[512], user_db[600], shipped[600], other[512];
+    tmp_path(cache, sizeof cache, "cache");
+    tmp_path(pretuned, sizeof pretuned, "share");
+    tmp_path(other, sizeof other, "other.db");
+    cr_assert_eq(mkdir(cache, 0700), 0);
+    cr_assert_eq(mkdir(pretuned, 0700), 0);
+    snprintf(user_db, sizeof user_db, "%s/onegpu", cache);
+    cr_assert_eq(mkdir(user_db, 0700), 0);
+    snprintf(user_db, sizeof user_db, "%s/onegpu/tuning.db", cache);
+    snprintf(shipped, sizeof shipped, "%s/llvmpipe.db", pretuned);
+    char *saved_cache = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME")) : NULL;
+    char *saved_db = getenv("OG_TUNING_DB") ? strdup(getenv("OG_TUNING_DB")) : NULL;
+    setenv("XDG_CACHE_HOME", cache, 1);
+    setenv("OG_PRETUNED_DIR", pretuned, 1);
+    unsetenv("OG_TUNING_DB");
+
+    og_context *ctx = NULL;
+    cr_assert_eq(og_context_create(NULL, &ctx), OG_OK, "%s", og_last_error());
+    og_device_info dev = ctx->info;
+    og_context_destroy(ctx);
+    og_choice c;
+    cr_expect_eq(selected_split(&c), -1, "nothing tuned yet");
+    plant(shipped, &dev, 3);
+    cr_expect_eq(selected_split(&c), 3, "the pre-tuned database is searched");
+    cr_expect_str_eq(c.db_path, shipped);
+    plant(user_db, &dev, 5);
+    cr_expect_eq(selected_split(&c), 5, "the user's cache comes first");
+    plant(other, &dev, 7);
+    setenv("OG_TUNING_DB", other, 1);
+    cr_expect_eq(selected_split(&c), 7, "OG_TUNING_DB replaces both");
+
+    unsetenv("OG_PRETUNED_DIR");
+    if (saved_cache)
+        setenv("XDG_CACHE_HOME", saved_cache, 1);
+    if (saved_db)
+        setenv("OG_TUNING_DB", saved_db, 1);
+    else
+        unsetenv("OG_TUNING_DB");
+    free(saved_cache);
+    free(saved_db);
 }
