@@ -1,25 +1,23 @@
 #!/usr/bin/env bash
-# Records a tuning space for tests/test_search.c: a random sample of the
-# standard float32 space at 256x256x256 (the default first), measured on the
-# local device into DB (resumable: run it again, or stop it and run it again
-# with fewer candidates, and what DB holds is kept), then written in the
-# order measured as "params<TAB>GFLOP/s" lines (0 for rejected candidates) to
-# tests/data/space-<device>-f32-256.tsv. lavapipe compiles a kernel in about
-# 15 s on two cores, so a few hundred candidates take an hour or more.
-# Usage: bench/record_space.sh [CANDIDATES (400)] [DB (a temporary file)]
+# Records a whole tuning space for tests/test_search.c: every candidate of
+# the standard Int8Gemm space at 1x768x768 (the skinny kernel's rows, columns,
+# k slices and dot products: 96 candidates on lavapipe, the default first),
+# measured on the local device into DB (resumable: run it again and what DB
+# holds is kept), then written in the space's order as "params<TAB>GOP/s"
+# lines (0 for rejected candidates) to tests/data/space-<device>-int8-1x768x768.tsv.
+# Usage: bench/record_space.sh [DB (a temporary file)]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
-count=${1:-400}
-db=${2:-$(mktemp -d)/space.db}
+db=${1:-$(mktemp -d)/space.db}
 device=$(build/ogtune devices --json | sed -n 's/.*"name":"\([^"(]*\).*/\1/p' | head -n1 |
          tr -c 'a-zA-Z0-9\n' '-' | sed 's/-*$//')
-out=tests/data/space-$device-f32-256.tsv
-build/ogtune tune --preset standard --dtype f32 --shapes 256x256x256 --strategy random \
-    --budget "${count}c" --db "$db" > /dev/null
+out=tests/data/space-$device-int8-1x768x768.tsv
+build/ogtune tune --op int8gemm --preset standard --shapes 1x768x768 --strategy exhaustive \
+    --db "$db" > /dev/null
 {
-  echo "# ogtune tune --preset standard --shapes 256x256x256 --strategy random --budget ${count}c"
-  echo "# $device, commit $(git rev-parse --short HEAD), $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo "# ogtune tune --op int8gemm --preset standard --shapes 1x768x768 (every candidate)"
+  echo "# $device, commit $(git rev-parse --short HEAD), $(date -u +%Y-%m-%dT%H:%MZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
   # One record per line, in the order measured (show lists the oldest first).
   build/ogtune show --db "$db" --json | sed 's/},{/}\n{/g' |
     sed -n 's/.*"params":"\([^"]*\)".*"gflops":\([0-9.]*\).*"accepted":\([a-z]*\).*/\1\t\2\t\3/p' |

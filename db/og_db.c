@@ -993,6 +993,10 @@ og_status og_db_merge_record(og_db *db, int64_t device, const og_record *rec, in
     return st;
 }
 
+#define OG_DB_FIND_SQL(source)                                                                     \
+    "SELECT " OG_DB_RECORD_COLUMNS source " FROM records r" OG_DB_KEY_WHERE                        \
+    " ORDER BY accepted DESC, gflops DESC LIMIT 1"
+
 og_status og_db_find(og_db *db, int64_t device, const og_record *rec, og_record *out, int *found,
                      char *err, size_t errlen)
 {
@@ -1001,10 +1005,7 @@ og_status og_db_find(og_db *db, int64_t device, const og_record *rec, og_record 
     if (st != OG_OK)
         return st;
     sqlite3_stmt *stmt = NULL;
-    int rc = sqlite3_prepare_v2(db->conn,
-                                "SELECT " OG_DB_RECORD_COLUMNS " FROM records r" OG_DB_KEY_WHERE
-                                " ORDER BY accepted DESC, gflops DESC LIMIT 1",
-                                -1, &stmt, NULL);
+    int rc = sqlite3_prepare_v2(db->conn, OG_DB_SQL(db, OG_DB_FIND_SQL), -1, &stmt, NULL);
     if (rc == SQLITE_OK)
         rc = og_db_bind_key(stmt, device, rec);
     if (rc == SQLITE_OK)

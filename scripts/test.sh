@@ -12,11 +12,12 @@ jobs=$(nproc)
 scripts/build.sh -DOG_WERROR=ON
 ctest --test-dir build --output-on-failure -j"$jobs"
 
-# test_gen only generates and compiles kernels and test_formats only
-# converts numbers on the host: no Vulkan calls to validate. test_install's
-# example does not count the layer's reports; it runs in steps 1 and 3.
+# test_gen only generates and compiles kernels, test_formats converts
+# numbers and test_search replays recorded measurements on the host: no
+# Vulkan calls to validate. test_install's example does not count the
+# layer's reports; it runs in steps 1 and 3.
 OG_VALIDATION=1 ctest --test-dir build --output-on-failure -j"$jobs" \
-  -E '^(test_gen|test_formats|test_install)$'
+  -E '^(test_gen|test_formats|test_search|test_install)$'
 
 OG_BUILD_DIR=build-asan scripts/build.sh -DOG_WERROR=ON -DOG_SANITIZE=ON
 # shaderc runs several times slower under ASan: the generator test builds a

@@ -896,6 +896,7 @@ Test(travel, pretuned_databases_after_the_user_cache, .timeout = 120)
     snprintf(shipped, sizeof shipped, "%s/llvmpipe.db", pretuned);
     char *saved_cache = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME")) : NULL;
     char *saved_db = getenv("OG_TUNING_DB") ? strdup(getenv("OG_TUNING_DB")) : NULL;
+    char *saved_dir = getenv("OG_PRETUNED_DIR") ? strdup(getenv("OG_PRETUNED_DIR")) : NULL;
     setenv("XDG_CACHE_HOME", cache, 1);
     setenv("OG_PRETUNED_DIR", pretuned, 1);
     unsetenv("OG_TUNING_DB");
@@ -915,7 +916,10 @@ Test(travel, pretuned_databases_after_the_user_cache, .timeout = 120)
     setenv("OG_TUNING_DB", other, 1);
     cr_expect_eq(selected_split(&c), 7, "OG_TUNING_DB replaces both");
 
-    unsetenv("OG_PRETUNED_DIR");
+    if (saved_dir)
+        setenv("OG_PRETUNED_DIR", saved_dir, 1);
+    else
+        unsetenv("OG_PRETUNED_DIR");
     if (saved_cache)
         setenv("XDG_CACHE_HOME", saved_cache, 1);
     if (saved_db)
@@ -924,4 +928,5 @@ Test(travel, pretuned_databases_after_the_user_cache, .timeout = 120)
         unsetenv("OG_TUNING_DB");
     free(saved_cache);
     free(saved_db);
+    free(saved_dir);
 }

@@ -195,12 +195,13 @@ const char *og_strategy_name(og_strategy s);
 int og_strategy_parse(const char *text, og_strategy *out);
 
 /* Measures candidate i: *rate is its GFLOP/s (0 or less when rejected).
- * Returns non-zero to end the search (a time budget spent, an error). */
+ * Returns non-zero, without measuring i, to end the search (a time budget
+ * spent, an error). */
 typedef int (*og_measure_fn)(void *user, size_t i, double *rate);
 
 /* Runs a strategy over space[0..n): the default (index 0) first, then
- * exhaustive (in order), random (a permutation from seed) or smart (hill
- * climbing from a 5% random sample, og_search.c), until budget candidates
+ * exhaustive (in order), random (a permutation from seed) or smart (a model
+ * of the measurements proposes the next candidate, og_search.c), until budget candidates
  * (0: the whole space) are measured or measure says stop. The same seed and
  * measurements give the same order. *measured: candidates measured. */
 og_status og_search(og_strategy strategy, const og_params *space, size_t n, size_t budget,
