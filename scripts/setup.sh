@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages onegpu builds and tests with (see DESIGN.md, "Dependencies").
 # Does nothing when every package is already present.
+# --peers adds what bench/peers.sh compares against (CLBlast and its tuners on
+# PoCL, OpenBLAS); the build and the tests never need those.
 set -euo pipefail
 
 packages=(
@@ -15,6 +17,13 @@ packages=(
   spirv-tools
   vulkan-validationlayers
 )
+if [ "${1:-}" = "--peers" ]; then
+  packages+=(
+    libclblast-dev clblast-utils
+    pocl-opencl-icd ocl-icd-opencl-dev opencl-headers
+    libopenblas-dev
+  )
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Peers, side by side: float32 row-major GEMM at 256, 512 and 1024 cubed and two BERT-base
+# products of the reference design's table (M = 128 tokens: 128x768x768, a projection, and
+# 128x3072x768, the feed-forward layer up), measured in one run on this machine with
+#  - onegpu on the default Vulkan device (lavapipe here): the 64x64 tile and the kernel that
+#    `ogtune tune --preset quick` selects into a fresh database (ogtune bench, Vulkan timestamps);
+#  - CLBlast on PoCL (OpenCL on the same CPU): its built-in parameters, and the best
+#    parameters its own tuners (clblast_tuner_xgemm, clblast_tuner_xgemm_direct) find for each
+#    shape, applied with CLBlastOverrideParameters (bench/peers/peer_gemm.c; host clock);
+#  - OpenBLAS (cblas_sgemm; host clock).
+# Prints GFLOP/s, the ratios and both tuners' times; keeps the log in bench/logs/.
+# The peers' packages come from `scripts/setup.sh --peers` (run here; the build and the tests
+# never need them).
+# Usage: bench/peers.sh [extra ogtune tune options]
+# CLBlast's tuners sample 1/F of each of their spaces (their -fraction F; the same sample for
+# every shape, their seed is fixed): F is PEERS_XGEMM_FRACTION (default 1250) and
+# PEERS_DIRECT_FRACTION (default 512). Their full spaces would take hours here; these give
+# them about the time ogtune's quick preset takes, and the whole script 13 minutes on a 2-core
+# machine at a load average of 0.7 to 1.6 (longer when the machine is busier).
+# PEERS_SHAPES replaces the shapes (MxNxK,...; M and N multiples of 128, as CLBlast's xgemm
+# tuner needs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh --peers
+scripts/build.sh
+shapes=${PEERS_SHAPES:-256x256x256,512x512x512,1024x1024x1024,128x768x768,128x3072x768}
+xgemm_fraction=${PEERS_XGEMM_FRACTION:-1250}
+direct_fraction=${PEERS_DIRECT_FRACTION:-512}
+tmp=$(mktemp -d)
+db=$tmp/tuning.db
+# Both sides start without compiled kernels: PoCL's kernel cache and Mesa's shader cache
+# (onegpu's SPIR-V cache lies beside the fresh database).
+export POCL_CACHE_DIR=$tmp/pocl-cache MESA_SHADER_CACHE_DIR=$tmp/mesa-cache
+peer=$tmp/peer_gemm
+# shellcheck disable=SC2046
+cc -std=c17 -O2 -Wall -Wextra $(pkg-config --cflags openblas) bench/peers/peer_gemm.c -o "$peer" \
+  -lclblast $(pkg-config --libs openblas OpenCL) -lm
+platform=$("$peer" --platform-index)
+log=bench/logs/$(date +%Y-%m-%d)-peers-$(build/ogtune devices --json |
+      sed -n 's/.*"name":"\([^"(]*\).*/\1/p' | head -n1 | tr -c 'a-zA-Z0-9\n' '-' | sed 's/-*$//').txt
+strip() { sed 's/\x1b\[[0-9;]*m//g'; }
+
+{
+  echo "# onegpu and its peers, float32 row-major C = A * B, $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo "# commit $(git rev-parse --short HEAD); $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
+  echo "# shapes MxNxK: $shapes"
+  echo "# load at start:$(uptime | sed 's/.*,  *load/ load/')"
+  build/ogtune devices
+  echo
+
+  echo "## onegpu: ogtune tune --preset quick into a fresh database"
+  t0=$(date +%s)
+  build/ogtune tune --preset quick --shapes "$shapes" --db "$db" "$@" | tee "$tmp/ogtune-tune.txt"
+  og_tune_s=$(( $(date +%s) - t0 ))
+  og_candidates=$(sed -n 's/^f32 .*: \([0-9]*\) candidates.*/\1/p' "$tmp/ogtune-tune.txt" |
+                  awk '{s += $1} END {print s + 0}')
+  echo "ogtune tuning took $og_tune_s s ($og_candidates candidates)"
+  echo
+
+  echo "## CLBlast: its tuners on PoCL (OpenCL platform $platform), -fraction $xgemm_fraction (xgemm)" \
+       "and $direct_fraction (xgemm_direct): a random 1/F of each space, 2 timed runs a candidate"
+  cl_xgemm_s=0 cl_direct_s=0 cl_candidates=0
+  tuned=$tmp/clblast-tuned.txt
+  : >"$tuned"
+  for s in ${shapes//,/ }; do
+    IFS=x read -r m n k <<<"$s"
+    dir=$tmp/clblast/$s
+    mkdir -p "$dir"
+    for tuner in xgemm xgemm_direct; do
+      fraction=$xgemm_fraction
+      [ $tuner = xgemm ] || fraction=$direct_fraction
+      t0=$(date +%s)
+      status=0
+      (cd "$dir" && exec clblast_tuner_$tuner -platform "$platform" -device 0 -precision 32 \
+         -m "$m" -n "$n" -k "$k" -alpha 1 -beta 0 -fraction "$fraction") \
+         >"$dir/$tuner.txt" 2>&1 || status=$?
+      secs=$(( $(date +%s) - t0 ))
+      if [ $tuner = xgemm ]; then cl_xgemm_s=$((cl_xgemm_s + secs)); else cl_direct_s=$((cl_direct_s + secs)); fi
+      count=$(strip <"$dir/$tuner.txt" | sed -n 's/^\* Exploring a random subset of \([0-9]*\).*/\1/p' |
+              awk '{s += $1} END {print s + 0}')
+      cl_candidates=$((cl_candidates + count))
+      echo "$s clblast_tuner_$tuner: $secs s, $count candidates"
+      strip <"$dir/$tuner.txt" | sed -n 's/^\* (\(.*\)/  (\1/p; s/^\* \(Found [0-9]* conf.*\)/    \1/p;
+                                         s/^\* \(Exploring.*\)/    \1/p; s/^\* \(Found best.*\)/    \1/p;
+                                         s/^\* \(Best parameters.*\)/    \1/p'
+      [ $status -eq 0 ] ||
+        echo "    the tuner exited with status $status (134: abort, 139: segmentation fault) in the" \
+             "last phase listed; the phases it completed are used"
+    done
+    # The best of each kernel over the tuners' phases (one JSON file a phase with results).
+    for f in "$dir"/clblast_xgemm_*_32.json; do
+      [ -e "$f" ] || continue
+      case $f in *xgemm_direct_*) kernel=XgemmDirect ;; *) kernel=Xgemm ;; esac
+      printf '%s %s %s %s\n' "$(sed -n 's/.*"best_time": "\(.*\)".*/\1/p' "$f")" "$s" "$kernel" \
+        "$(sed -n 's/.*"best_parameters": "\(.*\)".*/\1/p' "$f")"
+    done | sort -k3,3 -k1,1g | awk '!seen[$3]++ { $1 = ""; sub(/^ /, ""); print }' >>"$tuned"
+  done
+  echo "CLBlast tuning took $((cl_xgemm_s + cl_direct_s)) s ($cl_xgemm_s xgemm, $cl_direct_s xgemm_direct;" \
+       "$cl_candidates candidates)"
+  echo "parameters applied (CLBlastOverrideParameters, per shape; full tuner output in $tmp/clblast):"
+  sed 's/^/  /' "$tuned"
+  echo
+
+  echo "## onegpu: 64x64 tile and selected kernel (ogtune bench)"
+  echo "# load before measuring:$(uptime | sed 's/.*,  *load/ load/')"
+  build/ogtune bench --shapes "$shapes" --db "$db" | tee "$tmp/ogtune-bench.txt"
+  echo
+  echo "## CLBlast (defaults, then tuned through either kernel) and OpenBLAS (peer_gemm)"
+  "$peer" --shapes "$shapes" --tuned "$tuned" | tee "$tmp/peers.txt"
+  echo "# load at end:$(uptime | sed 's/.*,  *load/ load/')"
+  echo
+
+  echo "## GFLOP/s and ratios"
+  echo "# onegpu: Vulkan timestamps of the kernel alone; CLBlast, OpenBLAS: host clock around the"
+  echo "# call (CLBlast's row-major call includes its transposes of A, B and C around Xgemm)."
+  echo "# CLBlast tuned: the faster of its tuned indirect (Xgemm) and direct (XgemmDirect) paths."
+  awk '
+    FNR == NR && $1 == "f32" { s = $2; sub(/x1$/, "", s); ogd[s] = $3; ogt[s] = $5; next }
+    $1 == "result" {
+      s = $2; order[++n] = s; ob[s] = $4; cd[s] = $6
+      ct[s] = $8; path[s] = "indirect"
+      if ($10 != "-" && ($8 == "-" || $10 + 0 > $8 + 0)) { ct[s] = $10; path[s] = "direct" }
+    }
+    function r(a, b) { return (a + 0 > 0 && b + 0 > 0) ? sprintf("%.2f", a / b) : "-" }
+    END {
+      printf "%-16s %8s %8s  %8s %8s %-8s  %8s  %9s %9s %9s  %8s %8s\n", "", "onegpu", "onegpu",
+             "CLBlast", "CLBlast", "", "OpenBLAS", "onegpu t", "onegpu t", "onegpu d", "onegpu", "CLBlast"
+      printf "%-16s %8s %8s  %8s %8s %-8s  %8s  %9s %9s %9s  %8s %8s\n", "shape MxNxK", "default",
+             "tuned", "default", "tuned", "(path)", "", "/CLB t", "/OpenBLAS", "/CLB d", "t/d", "t/d"
+      for (i = 1; i <= n; i++) {
+        s = order[i]
+        printf "%-16s %8s %8s  %8s %8s %-8s  %8s  %9s %9s %9s  %8s %8s\n", s, ogd[s], ogt[s], cd[s],
+               ct[s], path[s], ob[s], r(ogt[s], ct[s]), r(ogt[s], ob[s]), r(ogd[s], cd[s]),
+               r(ogt[s], ogd[s]), r(ct[s], cd[s])
+      }
+    }' "$tmp/ogtune-bench.txt" "$tmp/peers.txt"
+  echo
+  echo "tuning time: ogtune $og_tune_s s ($og_candidates candidates, --preset quick);" \
+       "CLBlast $((cl_xgemm_s + cl_direct_s)) s ($cl_candidates candidates: xgemm 1/$xgemm_fraction," \
+       "xgemm_direct 1/$direct_fraction of their spaces)"
+  echo "whole script: $SECONDS s"
+} 2>&1 | tee "$log"
+echo "log: $log"
