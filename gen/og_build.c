@@ -19,6 +19,19 @@ og_status og_build_kernel(const og_kernel_key *key, const og_limits *lim, uint32
     free(src);
     if (st == OG_OK)
         st = og_reflect(*words, *count, refl, err, errlen);
+    /* The features and memory its SPIR-V declares it needs, from the module
+     * itself: a template that outgrows the device is refused here whatever
+     * its formulas say. */
+    if (st == OG_OK && lim && og_limits_lack(lim, refl->needs, err, errlen) != 0)
+        st = OG_ERROR_UNSUPPORTED;
+    if (st == OG_OK && lim &&
+        (refl->shared_bytes > lim->max_shared_bytes || refl->push_bytes > lim->max_push_bytes)) {
+        snprintf(err, errlen,
+                 "limits: kernel needs %u bytes of shared memory (device: %u) and %u of push "
+                 "constants (device: %u)",
+                 refl->shared_bytes, lim->max_shared_bytes, refl->push_bytes, lim->max_push_bytes);
+        st = OG_ERROR_UNSUPPORTED;
+    }
     /* The reflected module must agree with what the parameters promise. */
     uint32_t size[3];
     og_kernel_local_size(key, size);
@@ -31,15 +44,6 @@ og_status og_build_kernel(const og_kernel_key *key, const og_limits *lim, uint32
                  refl->local_size[0], refl->local_size[1], refl->local_size[2], refl->shared_bytes,
                  size[0], size[1], size[2], shared);
         st = OG_ERROR_COMPILE;
-    }
-    /* The features its SPIR-V declares it needs, from the module itself. */
-    if (st == OG_OK && lim && og_limits_lack(lim, refl->needs, err, errlen) != 0)
-        st = OG_ERROR_UNSUPPORTED;
-    if (st == OG_OK && lim &&
-        (refl->shared_bytes > lim->max_shared_bytes || refl->push_bytes > lim->max_push_bytes)) {
-        snprintf(err, errlen, "limits: kernel needs %u shared and %u push-constant bytes",
-                 refl->shared_bytes, refl->push_bytes);
-        st = OG_ERROR_UNSUPPORTED;
     }
     if (st != OG_OK) {
         free(*words);

@@ -238,7 +238,9 @@ int og_kernel_check(const og_kernel_key *key, const og_limits *lim, char *why, s
 const char *og_kernel_template(const og_kernel_key *key);
 
 /* 64-bit FNV-1a of the template text and the parts it includes: the version
- * recorded with every tuning record, so records of an older template are ignored. */
+ * recorded with every tuning record, so records of an older template are ignored.
+ * A template or part is the built-in text, or the file OG_TEMPLATE_DIR/NAME.tmpl
+ * where the environment names a directory holding one (og_template.c). */
 uint64_t og_template_hash(const char *template_name);
 
 /* Expands the template for key into GLSL or HLSL. *src is malloc'ed.

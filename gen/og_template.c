@@ -42,12 +42,58 @@ static const struct {
              {"float_loads", og_embed_float_loads},
              {"recover", og_embed_recover}};
 
-static const char *template_text(const char *name)
+static const char *builtin_text(const char *name)
 {
     for (size_t i = 0; i < sizeof templates / sizeof templates[0]; i++)
         if (strcmp(name, templates[i].name) == 0)
             return templates[i].text;
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        if (strcmp(name, parts[i].name) == 0)
+            return parts[i].text;
     return NULL;
+}
+
+/* The whole of a regular file, malloc'ed and NUL-terminated; NULL when it
+ * cannot be read. */
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t len = 0, cap = 1 << 14;
+    char *buf = malloc(cap);
+    for (size_t got; buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0;) {
+        len += got;
+        char *bigger = cap - len < 2 ? realloc(buf, cap *= 2) : buf;
+        if (!bigger)
+            free(buf);
+        buf = bigger;
+    }
+    if (buf && ferror(f)) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf)
+        buf[len] = '\0';
+    return buf;
+}
+
+/* The text of a template or part: NAME.tmpl in the directory OG_TEMPLATE_DIR
+ * names, when that file can be read (template development: a changed
+ * template is tried, and tuned, without rebuilding; its records carry its
+ * own og_template_hash, so they are stale for a build without it), else the
+ * built-in text. *owned is what the caller frees (NULL for built-in text). */
+static const char *template_text(const char *name, char **owned)
+{
+    const char *dir = getenv("OG_TEMPLATE_DIR");
+    *owned = NULL;
+    if (dir && *dir && builtin_text(name)) {
+        char path[4096];
+        if (snprintf(path, sizeof path, "%s/%s.tmpl", dir, name) < (int)sizeof path)
+            *owned = read_file(path);
+    }
+    return *owned ? *owned : builtin_text(name);
 }
 
 /* Whether a template's text includes a part: ${include("name")}. */
@@ -69,11 +115,16 @@ static uint64_t fnv1a(uint64_t h, const char *text)
 
 uint64_t og_template_hash(const char *name)
 {
-    const char *text = template_text(name);
+    char *owned, *part_owned;
+    const char *text = template_text(name, &owned);
     uint64_t h = fnv1a(1469598103934665603ull, text);
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-        if (includes_part(text, parts[i].name))
-            h = fnv1a(h, parts[i].text);
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        if (!includes_part(text, parts[i].name))
+            continue;
+        h = fnv1a(h, template_text(parts[i].name, &part_owned));
+        free(part_owned);
+    }
+    free(owned);
     return h;
 }
 
@@ -161,11 +212,15 @@ og_status og_gen_source(const og_kernel_key *key, char **src, char *err, size_t 
     }
     lua_getfield(L, -1, "expand");
     lua_pushstring(L, name);
-    lua_pushstring(L, template_text(name));
+    char *owned;
+    lua_pushstring(L, template_text(name, &owned));
+    free(owned);
     push_params(L, key);
     lua_newtable(L);
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-        set_str(L, parts[i].name, parts[i].text);
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        set_str(L, parts[i].name, template_text(parts[i].name, &owned));
+        free(owned);
+    }
     if (lua_pcall(L, 4, 1, 0) != LUA_OK || !lua_isstring(L, -1)) {
         snprintf(err, errlen, "gen: %s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "no text");
         st = OG_ERROR_COMPILE;

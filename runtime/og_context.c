@@ -26,7 +26,8 @@ og_status og_vk_fail(og_context *ctx, VkResult r, const char *what)
 {
     og_status st = r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_OUT_OF_DEVICE_MEMORY
                        ? OG_ERROR_OUT_OF_MEMORY
-                       : OG_ERROR_VULKAN;
+                   : r == VK_ERROR_DEVICE_LOST ? OG_ERROR_DEVICE_LOST
+                                               : OG_ERROR_VULKAN;
     return og_fail(ctx, st, "%s failed (VkResult %d)", what, (int)r);
 }
 

@@ -52,7 +52,10 @@ typedef enum og_status {
     OG_ERROR_VULKAN,           /* a Vulkan call failed (the message gives the VkResult) */
     OG_ERROR_COMPILE,          /* a generated kernel failed to compile */
     OG_ERROR_NOT_FOUND,        /* no device, database record or file where one was asked for */
-    OG_ERROR_DATABASE          /* the tuning database could not be read or written */
+    OG_ERROR_DATABASE,         /* the tuning database could not be read or written */
+    OG_ERROR_DEVICE_LOST       /* VK_ERROR_DEVICE_LOST (Vulkan spec 5.2.3, "Lost Device"):
+                                  nothing more runs on this context; destroy it and create
+                                  a new one (its buffers' contents are undefined) */
 } og_status;
 
 /* Element type of A and B. The float GEMM takes float32, float16, bfloat16

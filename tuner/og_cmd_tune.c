@@ -1,8 +1,14 @@
 /* ogtune tune: run the tuner, then show what selection now chooses. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "og_commands.h"
+
+/* A candidate's default time-out: compiling one on a CPU driver takes up to
+ * half a minute, so this leaves room for a loaded machine. */
+#define OG_DEFAULT_TIMEOUT_S 300.0
 
 /* The quick preset's shapes: square float32 products from 256 to 1024. */
 static const char default_shapes[] = "256x256x256,512x512x512,1024x1024x1024";
@@ -14,7 +20,18 @@ int og_cmd_tune(const og_cli *o)
                       .trans_a = o->trans_a,
                       .trans_b = o->trans_b,
                       .budget_s = o->budget,
-                      .budget_candidates = o->budget_candidates};
+                      .budget_candidates = o->budget_candidates,
+                      .timeout_s = o->timeout > 0 ? o->timeout : OG_DEFAULT_TIMEOUT_S};
+    /* The workers are this binary. */
+    char exe[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0) {
+        fprintf(stderr, "ogtune tune: cannot find its own binary (/proc/self/exe) to start "
+                        "workers\n");
+        return 1;
+    }
+    exe[len] = '\0';
+    t.worker_exe = exe;
     char path[1024];
     if (o->db)
         snprintf(path, sizeof path, "%s", o->db);
@@ -63,4 +80,10 @@ int og_cmd_tune(const og_cli *o)
     og_context_destroy(ctx);
     free(t.shapes);
     return rc;
+}
+
+int og_cmd_worker(const og_cli *o)
+{
+    (void)o;
+    return og_worker_serve();
 }

@@ -22,6 +22,7 @@ typedef struct og_cli {
     const char **args;  /* the arguments that are not options (import, merge) */
     int nargs;
     int first_call; /* bench --first-call */
+    double timeout; /* --timeout SECONDS: tune's limit per candidate */
 } og_cli;
 
 /* Each returns the process exit status. */
@@ -36,6 +37,7 @@ int og_cmd_export(const og_cli *o);
 int og_cmd_import(const og_cli *o);
 int og_cmd_merge(const og_cli *o);
 int og_cmd_report(const og_cli *o);
+int og_cmd_worker(const og_cli *o);
 /* ogtune bench --op int8gemm, on an open context. */
 int og_cmd_bench_int8(const og_cli *o, og_context *ctx);
 /* ogtune bench --first-call: the latency of a new process's first GEMM,

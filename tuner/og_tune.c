@@ -14,84 +14,6 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* What a shape is tuned on: a float GEMM or an Int8Gemm (input type OG_INT8),
- * with its problem. */
-typedef struct subject {
-    og_gemm *g;
-    og_problem *pr;
-    og_int8gemm *ig;
-    og_int8_problem *ipr;
-} subject;
-
-static og_status subject_create(og_context *ctx, const og_tune_opts *o, og_dtype t,
-                                const og_shape *s, subject *out)
-{
-    memset(out, 0, sizeof *out);
-    og_status st;
-    if (og_dtype_is_int8(t)) {
-        st = og_int8gemm_create(ctx, &out->ig);
-        if (st == OG_OK)
-            st = og_int8_problem_create(ctx, OG_INT8, OG_INT8, o->trans_a, o->trans_b, s->m, s->n,
-                                        s->k, s->batch, 1234, &out->ipr);
-    } else {
-        st = og_gemm_create(ctx, t, o->mode, &out->g);
-        if (st == OG_OK)
-            st = og_problem_create(ctx, t, o->trans_a, o->trans_b, s->m, s->n, s->k, s->batch, 1234,
-                                   &out->pr);
-    }
-    return st;
-}
-
-static void subject_destroy(subject *s)
-{
-    og_problem_destroy(s->pr);
-    og_gemm_destroy(s->g);
-    og_int8_problem_destroy(s->ipr);
-    og_int8gemm_destroy(s->ig);
-}
-
-/* Verifies p on the shape and ragged shapes around its tile: within the
- * design's bound (float), bit for bit (Int8Gemm, max_error 0). */
-static og_status subject_verify(subject *s, const og_params *p, int *accepted, double *max_error,
-                                char *why, size_t len)
-{
-    *max_error = 0;
-    if (s->ig)
-        return og_int8_candidate_verify(s->ig, s->ipr, p, accepted, why, len);
-    return og_candidate_verify(s->g, s->pr, p, accepted, max_error, why, len);
-}
-
-static og_status subject_time(subject *s, const og_params *p, int warmup, int reps, double *us)
-{
-    if (s->ig)
-        return og_int8gemm_time(s->ig, &s->ipr->args, p, warmup, reps, us);
-    return og_gemm_time(s->g, &s->pr->args, p, warmup, reps, us);
-}
-
-/* GFLOP/s, or GOP/s of Int8Gemm: 2*M*N*K*batch operations in us microseconds. */
-static double subject_rate(const subject *s, double us)
-{
-    if (!s->ig)
-        return og_gflops(&s->pr->args, us);
-    const og_int8gemm_args *a = &s->ipr->args;
-    og_gemm_args shape = {.m = a->m, .n = a->n, .k = a->k, .batch = a->batch};
-    return og_gflops(&shape, us);
-}
-
-/* Times a verified candidate: one call to estimate, then enough calls for
- * about 0.3 s (3 to 15), median of the timestamps. */
-static og_status time_candidate(subject *s, const og_params *p, int *samples, double *median_us)
-{
-    double first;
-    og_status st = subject_time(s, p, 0, 1, &first);
-    if (st != OG_OK)
-        return st;
-    int reps = first > 0 ? (int)(3e5 / first) : 15;
-    reps = reps < 3 ? 3 : reps > 15 ? 15 : reps;
-    *samples = reps;
-    return subject_time(s, p, 1, reps, median_us);
-}
-
 static void report(const og_tune_opts *o, const og_record *r, size_t i, size_t n, int resumed)
 {
     if (o->json) {
@@ -133,7 +55,9 @@ typedef struct tune_run {
     og_db *db;
     int64_t device;
     const og_tune_opts *o;
-    subject *sub;
+    og_subject_job job;
+    og_subject sub;   /* measuring in this process: created at the first candidate */
+    og_worker worker; /* measuring in a worker: started when the last one stopped */
     const og_params *space;
     og_record proto;    /* key and shape of every record */
     double deadline;    /* 0: no time budget */
@@ -145,24 +69,30 @@ typedef struct tune_run {
     og_status st;       /* the first error, which ends the run */
 } tune_run;
 
-/* Verifies and times candidate i into r (a failure rejects it, with the reason). */
-static void measure_into(tune_run *t, size_t i, og_record *r)
+/* Verifies and times candidate p into r (a failure rejects it, with the
+ * reason), in a worker process when the options name one. */
+static og_status measure_into(tune_run *t, const og_params *p, og_record *r)
 {
-    og_status vs = subject_verify(t->sub, &t->space[i], &r->accepted, &r->max_error, r->reason,
-                                  sizeof r->reason);
-    if (vs != OG_OK) {
-        r->accepted = 0;
-        if (!r->reason[0])
-            snprintf(r->reason, sizeof r->reason, "%s", t->ctx->error);
+    const og_tune_opts *o = t->o;
+    char err[1024];
+    og_status st = OG_OK;
+    if (o->worker_exe) {
+        if (!t->worker.pid)
+            st = og_worker_start(o->worker_exe, &t->job, o->timeout_s, &t->worker, err, sizeof err);
+        if (st != OG_OK)
+            return og_fail(t->ctx, st, "%s", err);
+        og_worker_measure(&t->worker, p, o->timeout_s, r);
+        return OG_OK;
     }
-    if (r->accepted) {
-        og_status ts = time_candidate(t->sub, &t->space[i], &r->samples, &r->median_us);
-        if (ts != OG_OK) {
-            r->accepted = 0;
-            snprintf(r->reason, sizeof r->reason, "timing failed: %s", t->ctx->error);
-        }
-        r->gflops = subject_rate(t->sub, r->median_us);
-    }
+    if (!t->sub.ctx && (st = og_subject_create(t->ctx, &t->job, &t->sub)) != OG_OK)
+        return st;
+    st = og_subject_measure(&t->sub, p, r);
+    if (st == OG_ERROR_DEVICE_LOST)
+        return og_fail(t->ctx, st,
+                       "tune: the device was lost measuring %s (%s); run again to resume, or "
+                       "let ogtune measure in worker processes, which recover",
+                       r->params, r->reason);
+    return st;
 }
 
 /* og_measure_fn: candidate i from the database when a run measured it
@@ -186,7 +116,10 @@ static int measure_candidate(void *user, size_t i, double *rate)
         t->resumed++;
         r = old;
     } else if (st == OG_OK) {
-        measure_into(t, i, &r);
+        if ((st = measure_into(t, &t->space[i], &r)) != OG_OK) {
+            t->st = st;
+            return 1;
+        }
         st = og_db_insert(t->db, t->device, &r, err, sizeof err);
     }
     if (st != OG_OK) {
@@ -217,7 +150,6 @@ static og_status tune_shape(og_context *ctx, og_db *db, int64_t device, const og
                             og_dtype t, const og_shape *s, double share_s)
 {
     int int8 = og_dtype_is_int8(t);
-    subject sub;
     og_params *space;
     size_t n;
     og_status st = og_space(&ctx->limits, o->preset, t, o->trans_a, o->trans_b, s, &space, &n);
@@ -227,16 +159,15 @@ static og_status tune_shape(og_context *ctx, og_db *db, int64_t device, const og
      * measured and recorded under its own key, never selected from. */
     if (o->mode == OG_MODE_DETERMINISTIC)
         n = 1;
-    if ((st = subject_create(ctx, o, t, s, &sub)) != OG_OK) {
-        subject_destroy(&sub);
-        free(space);
-        return st;
-    }
     tune_run run = {.ctx = ctx,
                     .db = db,
                     .device = device,
                     .o = o,
-                    .sub = &sub,
+                    .job = {.dtype = t,
+                            .mode = o->mode,
+                            .trans_a = o->trans_a,
+                            .trans_b = o->trans_b,
+                            .shape = *s},
                     .space = space,
                     .deadline = share_s > 0 ? now_s() + share_s : 0,
                     .start = now_s(),
@@ -270,7 +201,8 @@ static og_status tune_shape(og_context *ctx, og_db *db, int64_t device, const og
     if (st == OG_OK && !o->json && run.resumed)
         fprintf(o->out, "  %zu candidates measured by an earlier run, not measured again\n",
                 run.resumed);
-    subject_destroy(&sub);
+    og_subject_destroy(&run.sub);
+    og_worker_stop(&run.worker);
     free(space);
     return st;
 }

@@ -207,6 +207,80 @@ typedef int (*og_measure_fn)(void *user, size_t i, double *rate);
 og_status og_search(og_strategy strategy, const og_params *space, size_t n, size_t budget,
                     uint64_t seed, og_measure_fn measure, void *user, size_t *measured);
 
+/* ---- one candidate on one shape (og_subject.c) ---- */
+
+/* What a (dtype, shape) is tuned with. */
+typedef struct og_subject_job {
+    og_dtype dtype; /* OG_INT8: Int8Gemm */
+    og_mode mode;
+    int trans_a, trans_b;
+    og_shape shape;
+} og_subject_job;
+
+/* The GEMM object and problem a job is measured on: a float GEMM, or an
+ * Int8Gemm (dtype OG_INT8). */
+typedef struct og_subject {
+    og_context *ctx;
+    og_gemm *g;
+    og_problem *pr;
+    og_int8gemm *ig;
+    og_int8_problem *ipr;
+} og_subject;
+
+og_status og_subject_create(og_context *ctx, const og_subject_job *job, og_subject *out);
+void og_subject_destroy(og_subject *s);
+
+/* The first words of a rejected record's reason: what went wrong. */
+#define OG_REJECT_COMPILE "compile error"
+#define OG_REJECT_LIMIT "over a limit"
+#define OG_REJECT_WRONG "wrong result"
+#define OG_REJECT_TIMEOUT "time-out"
+#define OG_REJECT_CRASH "crashed"
+#define OG_REJECT_DEVICE_LOST "device lost"
+
+/* Verifies p on the shape and ragged shapes around its tile (float: within
+ * the design's bound; Int8Gemm: bit for bit), then times it (median of 3 to
+ * 15 calls, about 0.3 s). Fills r's accepted, max_error, samples, median_us,
+ * gflops and reason: "" when accepted, else one of the OG_REJECT_ classes,
+ * ": " and the detail. Returns OG_OK, or OG_ERROR_DEVICE_LOST (r rejected
+ * too) when the device is gone and s must not be used again. */
+og_status og_subject_measure(og_subject *s, const og_params *p, og_record *r);
+
+/* ---- measuring in a worker process (og_worker.c) ---- */
+
+/* A worker: `ogtune worker` with its own Vulkan context, measuring the
+ * candidates of one job sent to it through a pipe, so that a candidate
+ * that hangs, crashes the driver or loses the device costs only the worker:
+ * the tuner stops it, records the candidate as rejected and starts another
+ * (a new process, a new device). Linux: a worker dies with the tuner. */
+typedef struct og_worker {
+    int pid; /* 0: not running */
+    int fd;  /* the tuner's end of the socket pair */
+} og_worker;
+
+/* Starts exe (the ogtune binary) as a worker for job and waits, at most
+ * timeout_s seconds, until it has its context and problem. Errors: the
+ * worker's own (its context or problem could not be created), or
+ * OG_ERROR_UNSUPPORTED when no process could be started; reason in err. */
+og_status og_worker_start(const char *exe, const og_subject_job *job, double timeout_s,
+                          og_worker *w, char *err, size_t errlen);
+/* Measures p in the worker into r as og_subject_measure does, waiting at
+ * most timeout_s seconds. A worker that gives no answer in time is killed
+ * (r: OG_REJECT_TIMEOUT), one that dies is reaped (OG_REJECT_CRASH, with
+ * the signal or exit status), one whose device was lost stops
+ * (OG_REJECT_DEVICE_LOST); then w is not running and the next candidate
+ * needs og_worker_start. */
+void og_worker_measure(og_worker *w, const og_params *p, double timeout_s, og_record *r);
+/* Kills and reaps a worker; takes one that is not running. */
+void og_worker_stop(og_worker *w);
+/* The worker's side (`ogtune worker`): reads the job and the candidates from
+ * descriptor 3, answers there. Returns
+ * the process exit status. OG_TUNE_FAULT=device-lost:PARAMS makes the
+ * measurement of the candidate PARAMS (og_params_format's text) report a
+ * lost device, as a test of the recovery: the worker stops, the tuner
+ * starts another. */
+int og_worker_serve(void);
+
 typedef struct og_tune_opts {
     const char *db_path;
     og_dtype dtypes[3];
@@ -221,6 +295,11 @@ typedef struct og_tune_opts {
     og_strategy strategy;
     int json;
     FILE *out; /* progress and results */
+    /* The ogtune binary, to measure in worker processes (og_worker), each
+     * candidate within timeout_s seconds; NULL: in this process, with no
+     * time-out, and a lost device ends the run. */
+    const char *worker_exe;
+    double timeout_s;
 } og_tune_opts;
 
 /* The candidates of a preset for one shape that the device's limits allow

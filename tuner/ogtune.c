@@ -106,6 +106,14 @@ static int parse(int argc, char **argv, og_cli *o)
                 return -1;
             }
             i++;
+        } else if (strcmp(a, "--timeout") == 0) {
+            char *end = NULL;
+            o->timeout = v ? strtod(v, &end) : 0;
+            if (!v || *end || !(o->timeout > 0 && o->timeout <= 1e6)) {
+                fprintf(stderr, "ogtune: --timeout takes seconds, more than 0 and at most 1e6\n");
+                return -1;
+            }
+            i++;
         } else {
             fprintf(stderr, "ogtune: unknown option %s\n%s", a, usage);
             return -1;
@@ -143,6 +151,7 @@ static const struct {
     {"import", og_cmd_import, OG_ARGS_ONE, "one dump FILE"},
     {"merge", og_cmd_merge, OG_ARGS_SOME, "one or more SRC databases"},
     {"report", og_cmd_report, OG_ARGS_NONE, NULL},
+    {"worker", og_cmd_worker, OG_ARGS_NONE, NULL}, /* tune's, on descriptor 3 */
 };
 
 /* Runs the command argv[1] with its parsed options. */

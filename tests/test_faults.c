@@ -1,0 +1,223 @@
+/* Candidates planted to fail in each way a real one can: a template that
+ * does not compile, gives a wrong result, needs more shared memory than the
+ * device has, or never finishes; and a device lost in the middle of a run.
+ * Each is recorded as rejected with its class of reason, never selected,
+ * and the run goes on (a new worker process, a new device, after a time-out
+ * or a lost device). The plants live in a copy of the Int8Gemm skinny
+ * template read through OG_TEMPLATE_DIR; its 18 quick candidates at
+ * 1x768x768 take seconds on lavapipe. */
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "og_ogtune.h"
+#include "og_tmpdir.h"
+#include "og_tuner.h"
+
+TestSuite(faults, .init = make_tmpdir, .fini = remove_tmpdir);
+
+/* Seconds a planted hang is given; every honest candidate needs far less. */
+#define TIMEOUT "20"
+
+static const struct {
+    const char *params;
+    const char *reason; /* the class its reason starts with */
+} planted[] = {
+    {"variant=int8skinny,rows=1,cols=16,slices=32,dot=0", OG_REJECT_COMPILE},
+    {"variant=int8skinny,rows=1,cols=64,slices=8,dot=0", OG_REJECT_TIMEOUT},
+    {"variant=int8skinny,rows=2,cols=16,slices=32,dot=0", OG_REJECT_LIMIT},
+    {"variant=int8skinny,rows=1,cols=16,slices=32,dot=1", OG_REJECT_WRONG},
+    {"variant=int8skinny,rows=1,cols=32,slices=16,dot=1", OG_REJECT_WRONG},
+    {"variant=int8skinny,rows=1,cols=64,slices=8,dot=1", OG_REJECT_WRONG},
+    {"variant=int8skinny,rows=2,cols=32,slices=16,dot=1", OG_REJECT_DEVICE_LOST},
+};
+enum { N_PLANTED = sizeof planted / sizeof planted[0], N_CANDIDATES = 18 };
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "open %s", path);
+    cr_assert_eq(fseek(f, 0, SEEK_END), 0);
+    long len = ftell(f);
+    cr_assert_gt(len, 0);
+    rewind(f);
+    char *text = malloc((size_t)len + 1);
+    cr_assert_not_null(text);
+    cr_assert_eq(fread(text, 1, (size_t)len, f), (size_t)len);
+    text[len] = '\0';
+    fclose(f);
+    return text;
+}
+
+/* Writes text with the first `anchor` replaced by `with`. */
+static void put_replaced(FILE *out, const char *text, const char *anchor, const char *with)
+{
+    const char *at = strstr(text, anchor);
+    cr_assert_not_null(at, "the template has no \"%s\" to plant at", anchor);
+    fwrite(text, 1, (size_t)(at - text), out);
+    fputs(with, out);
+    fputs(at + strlen(anchor), out);
+}
+
+/* dir/int8gemm_skinny.tmpl: the built-in template with the plants of the
+ * table (the device loss is planted in the worker, by OG_TUNE_FAULT). */
+static void write_planted_template(const char *dir)
+{
+    char *text = read_text(OG_TEMPLATES "/int8gemm_skinny.tmpl");
+    /* Over the limit: 64 KiB more workgroup memory, used so it stays. */
+    const char *big = "@ if DOT == 0 and ROWS == 2 and COLS == 16 then\n"
+                      "SHARED uint planted_big[16384];\n"
+                      "@ end\n"
+                      "SHARED uint partial[";
+    /* Compile error; hang: 65535 rounds of 200 atomic adds on C per
+     * invocation, many minutes on a CPU. (Lavapipe ends a shader's loops
+     * after 65535 iterations in all, so a hang there is long straight code
+     * inside a loop, not an endless loop.) */
+    const char *entry = "ENTRY {\n"
+                        "@ if DOT == 0 and ROWS == 1 and COLS == 16 then\n"
+                        "    this line is not GLSL;\n"
+                        "@ elseif DOT == 0 and ROWS == 1 and COLS == 64 then\n"
+                        "    for (uint i = 0u; i < 65535u; i++) {\n"
+                        "@   for u = 1, 200 do\n"
+                        "        atomicAdd(c_data[pc.off_c], 1u);\n"
+                        "@   end\n"
+                        "    }\n"
+                        "@ elseif DOT == 0 and ROWS == 2 and COLS == 16 then\n"
+                        "    planted_big[LID.x] = LID.x;\n"
+                        "    BARRIER();\n"
+                        "    partial[LID.x] = planted_big[16383u - LID.x];\n"
+                        "@ end\n";
+    /* Wrong result: every sum one too large. */
+    const char *sum = "@ if DOT == 1 and ROWS == 1 then\n"
+                      "                uint tot = 1u;\n"
+                      "@ else\n"
+                      "                uint tot = 0u;\n"
+                      "@ end\n";
+    char path[512], step[512];
+    snprintf(path, sizeof path, "%s/int8gemm_skinny.tmpl", dir);
+    snprintf(step, sizeof step, "%s.step", path);
+    FILE *out = fopen(step, "w");
+    cr_assert_not_null(out);
+    put_replaced(out, text, "SHARED uint partial[", big);
+    fclose(out);
+    free(text);
+    text = read_text(step);
+    out = fopen(path, "w");
+    cr_assert_not_null(out);
+    put_replaced(out, text, "ENTRY {\n", entry);
+    fclose(out);
+    free(text);
+    text = read_text(path);
+    out = fopen(step, "w");
+    cr_assert_not_null(out);
+    put_replaced(out, text, "                uint tot = 0u;\n", sum);
+    fclose(out);
+    free(text);
+    cr_assert_eq(rename(step, path), 0);
+}
+
+/* The JSON line of `ogtune tune --json` output for params, or NULL. */
+static char *line_of(char *out, const char *params, char *line, size_t len)
+{
+    char key[128];
+    snprintf(key, sizeof key, "\"params\":\"%s\"", params);
+    char *at = strstr(out, key);
+    if (!at)
+        return NULL;
+    char *start = at, *end = strchr(at, '\n');
+    while (start > out && start[-1] != '\n')
+        start--;
+    size_t n = end ? (size_t)(end - start) : strlen(start);
+    snprintf(line, len, "%.*s", (int)(n < len ? n : len - 1), start);
+    return line;
+}
+
+static int count(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *at = text; (at = strstr(at, what)) != NULL; at += strlen(what))
+        n++;
+    return n;
+}
+
+Test(faults, planted_failures_are_rejected_with_their_reason_and_never_selected, .timeout = 600)
+{
+    char dir[512], db[512], args[2048], line[4096], reason[128];
+    tmp_path(dir, sizeof dir, "templates");
+    tmp_path(db, sizeof db, "faults.db");
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    write_planted_template(dir);
+    cr_assert_eq(setenv("OG_TEMPLATE_DIR", dir, 1), 0);
+    snprintf(args, sizeof args, "device-lost:%s", planted[N_PLANTED - 1].params);
+    cr_assert_eq(setenv("OG_TUNE_FAULT", args, 1), 0);
+
+    char *out;
+    snprintf(args, sizeof args,
+             "tune --json --op int8gemm --shapes 1x768x768 --preset quick --strategy exhaustive "
+             "--timeout " TIMEOUT " --db '%s'",
+             db);
+    cr_assert_eq(ogtune(args, &out), 0, "ogtune %s:\n%s", args, out);
+    for (size_t i = 0; i < N_PLANTED; i++) {
+        cr_assert_not_null(line_of(out, planted[i].params, line, sizeof line), "%s not measured",
+                           planted[i].params);
+        snprintf(reason, sizeof reason, "\"reason\":\"%s: ", planted[i].reason);
+        cr_expect(strstr(line, "\"accepted\":false") && strstr(line, reason),
+                  "%s should be rejected with %s...; got\n%s", planted[i].params, reason, line);
+    }
+    /* Everything else is measured and accepted, after the hang and after
+     * the lost device too (by new workers). */
+    cr_expect_eq(count(out, "\"event\":\"candidate\""), N_CANDIDATES, "%s", out);
+    cr_expect_eq(count(out, "\"accepted\":true"), N_CANDIDATES - N_PLANTED, "%s", out);
+    cr_expect(strstr(out, "\"index\":18,") &&
+                  strstr(line_of(out, "variant=int8skinny,rows=4,cols=64,slices=8,dot=1", line,
+                                 sizeof line),
+                         "\"accepted\":true"),
+              "the candidates after the lost device are measured");
+    free(out);
+
+    /* Selection (with the planted template, whose records these are) takes
+     * an accepted candidate, never a planted one. */
+    snprintf(args, sizeof args, "select --json --op int8gemm --shape 1x768x768 --db '%s'", db);
+    cr_assert_eq(ogtune(args, &out), 0, "%s", out);
+    cr_assert(strstr(out, "\"source\":\"db\""), "%s", out);
+    for (size_t i = 0; i < N_PLANTED; i++)
+        cr_expect_null(strstr(out, planted[i].params), "selected planted %s", planted[i].params);
+    free(out);
+
+    /* Running again measures nothing, so no hang waits a second time. */
+    unsetenv("OG_TUNE_FAULT");
+    snprintf(args, sizeof args,
+             "tune --json --op int8gemm --shapes 1x768x768 --preset quick --strategy exhaustive "
+             "--timeout " TIMEOUT " --db '%s'",
+             db);
+    cr_assert_eq(ogtune(args, &out), 0, "%s", out);
+    cr_expect_eq(count(out, "\"resumed\":true"), N_CANDIDATES, "%s", out);
+    free(out);
+    unsetenv("OG_TEMPLATE_DIR");
+}
+
+Test(faults, records_of_a_template_directory_are_stale_without_it, .timeout = 600)
+{
+    char dir[512], db[512], args[1024];
+    tmp_path(dir, sizeof dir, "templates");
+    tmp_path(db, sizeof db, "dir.db");
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    write_planted_template(dir);
+    cr_assert_eq(setenv("OG_TEMPLATE_DIR", dir, 1), 0);
+    char *out;
+    /* Two accepted candidates of the planted template's space. */
+    snprintf(args, sizeof args,
+             "tune --op int8gemm --shapes 1x768x768 --preset quick --budget 2c --db '%s'", db);
+    cr_assert_eq(ogtune(args, &out), 0, "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "select --json --op int8gemm --shape 1x768x768 --db '%s'", db);
+    cr_assert_eq(ogtune(args, &out), 0, "%s", out);
+    cr_expect(strstr(out, "\"source\":\"db\""), "with the directory: %s", out);
+    free(out);
+    unsetenv("OG_TEMPLATE_DIR");
+    cr_assert_eq(ogtune(args, &out), 0, "%s", out);
+    cr_expect(strstr(out, "\"source\":\"default\""), "without it: %s", out);
+    free(out);
+}

@@ -1,0 +1,130 @@
+/* What one (dtype, shape) is tuned on, and the measurement of one candidate
+ * on it: verification, then timing. Used in the tuner's own process and in
+ * its worker processes (og_worker.c). */
+#include <stdio.h>
+#include <string.h>
+
+#include "og_tuner.h"
+
+og_status og_subject_create(og_context *ctx, const og_subject_job *job, og_subject *out)
+{
+    memset(out, 0, sizeof *out);
+    out->ctx = ctx;
+    const og_shape *s = &job->shape;
+    og_status st;
+    if (og_dtype_is_int8(job->dtype)) {
+        st = og_int8gemm_create(ctx, &out->ig);
+        if (st == OG_OK)
+            st = og_int8_problem_create(ctx, OG_INT8, OG_INT8, job->trans_a, job->trans_b, s->m,
+                                        s->n, s->k, s->batch, 1234, &out->ipr);
+    } else {
+        st = og_gemm_create(ctx, job->dtype, job->mode, &out->g);
+        if (st == OG_OK)
+            st = og_problem_create(ctx, job->dtype, job->trans_a, job->trans_b, s->m, s->n, s->k,
+                                   s->batch, 1234, &out->pr);
+    }
+    if (st != OG_OK)
+        og_subject_destroy(out);
+    return st;
+}
+
+void og_subject_destroy(og_subject *s)
+{
+    og_problem_destroy(s->pr);
+    og_gemm_destroy(s->g);
+    og_int8_problem_destroy(s->ipr);
+    og_int8gemm_destroy(s->ig);
+    memset(s, 0, sizeof *s);
+}
+
+static og_status subject_time(og_subject *s, const og_params *p, int warmup, int reps, double *us)
+{
+    if (s->ig)
+        return og_int8gemm_time(s->ig, &s->ipr->args, p, warmup, reps, us);
+    return og_gemm_time(s->g, &s->pr->args, p, warmup, reps, us);
+}
+
+/* GFLOP/s, or GOP/s of Int8Gemm: 2*M*N*K*batch operations in us microseconds. */
+static double subject_rate(const og_subject *s, double us)
+{
+    if (!s->ig)
+        return og_gflops(&s->pr->args, us);
+    const og_int8gemm_args *a = &s->ipr->args;
+    og_gemm_args shape = {.m = a->m, .n = a->n, .k = a->k, .batch = a->batch};
+    return og_gflops(&shape, us);
+}
+
+/* Times a verified candidate: one call to estimate, then enough calls for
+ * about 0.3 s (3 to 15), median of the timestamps. */
+static og_status time_candidate(og_subject *s, const og_params *p, int *samples, double *median_us)
+{
+    double first;
+    og_status st = subject_time(s, p, 0, 1, &first);
+    if (st != OG_OK)
+        return st;
+    int reps = first > 0 ? (int)(3e5 / first) : 15;
+    reps = reps < 3 ? 3 : reps > 15 ? 15 : reps;
+    *samples = reps;
+    return subject_time(s, p, 1, reps, median_us);
+}
+
+/* The class a failure's status puts at the head of its reason. */
+static const char *failure_class(og_status st)
+{
+    switch (st) {
+    case OG_ERROR_COMPILE:
+        return OG_REJECT_COMPILE;
+    case OG_ERROR_UNSUPPORTED:
+        return OG_REJECT_LIMIT;
+    case OG_ERROR_DEVICE_LOST:
+        return OG_REJECT_DEVICE_LOST;
+    default:
+        return "failed";
+    }
+}
+
+/* A reason on one line: a compiler's log has several. */
+static void one_line(char *text)
+{
+    size_t n = 0;
+    for (char *c = text; *c; c++) {
+        if (*c == '\n' || *c == '\r' || *c == '\t')
+            *c = ' ';
+        if (*c != ' ' || (n && text[n - 1] != ' '))
+            text[n++] = *c;
+    }
+    while (n && text[n - 1] == ' ')
+        n--;
+    text[n] = '\0';
+}
+
+og_status og_subject_measure(og_subject *s, const og_params *p, og_record *r)
+{
+    char why[sizeof r->reason] = "";
+    og_status st;
+    r->accepted = 0;
+    r->max_error = 0;
+    r->samples = 0;
+    r->median_us = 0;
+    r->gflops = 0;
+    if (s->ig)
+        st = og_int8_candidate_verify(s->ig, s->ipr, p, &r->accepted, why, sizeof why);
+    else
+        st = og_candidate_verify(s->g, s->pr, p, &r->accepted, &r->max_error, why, sizeof why);
+    if (st == OG_OK && !r->accepted) {
+        snprintf(r->reason, sizeof r->reason, "%s: %s", OG_REJECT_WRONG, why);
+        return OG_OK;
+    }
+    if (st == OG_OK)
+        st = time_candidate(s, p, &r->samples, &r->median_us);
+    if (st != OG_OK) {
+        r->accepted = 0;
+        snprintf(r->reason, sizeof r->reason, "%s: %s", failure_class(st),
+                 why[0] ? why : s->ctx->error);
+        one_line(r->reason);
+        return st == OG_ERROR_DEVICE_LOST ? st : OG_OK;
+    }
+    r->reason[0] = '\0';
+    r->gflops = subject_rate(s, r->median_us);
+    return OG_OK;
+}

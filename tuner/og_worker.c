@@ -1,0 +1,254 @@
+/* Measuring candidates in a worker process: the tuner's side starts
+ * `ogtune worker`, sends it a job and then one og_params per candidate, and
+ * waits for each answer with a time-out; the worker's side measures them on
+ * its own Vulkan context. Both ends are the same binary, so the messages are
+ * the structs themselves, over a Unix socket pair. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#include "og_tuner.h"
+
+/* The worker's end of the socket pair: requests in, answers out. */
+enum { WORKER_FD = 3 };
+
+/* The worker's first answer: its context and problem are ready, or why not. */
+typedef struct ready_msg {
+    int32_t status;
+    char error[512];
+} ready_msg;
+
+/* The answer for one candidate. */
+typedef struct result_msg {
+    int32_t status; /* OG_OK or OG_ERROR_DEVICE_LOST */
+    og_record record;
+} result_msg;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Sends len bytes; a closed peer is an error, not SIGPIPE. Returns 0 or -1. */
+static int send_all(int fd, const void *buf, size_t len)
+{
+    for (const char *p = buf; len > 0;) {
+        ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Receives len bytes, waiting until deadline (a now_s() time; 0: no limit).
+ * Returns 0, -1 when the peer is gone, -2 at the deadline. */
+static int recv_all(int fd, void *buf, size_t len, double deadline)
+{
+    for (char *p = buf; len > 0;) {
+        if (deadline > 0) {
+            double left = deadline - now_s();
+            if (left <= 0)
+                return -2;
+            struct pollfd pfd = {.fd = fd, .events = POLLIN};
+            int ready = poll(&pfd, 1, (int)(left * 1e3) + 1);
+            if (ready < 0 && errno != EINTR)
+                return -1;
+            if (ready <= 0)
+                continue; /* the deadline test above decides */
+        }
+        ssize_t n = recv(fd, p, len, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Kills the worker (a no-op on one that has died) and reaps it; what ended
+ * it, for a reason, in how. */
+static void end_worker(og_worker *w, char *how, size_t len)
+{
+    int status = 0;
+    close(w->fd);
+    kill(w->pid, SIGKILL);
+    while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFSIGNALED(status))
+        snprintf(how, len, "the worker process died from signal %d (%s)", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)));
+    else
+        snprintf(how, len, "the worker process exited with status %d", WEXITSTATUS(status));
+    w->pid = 0;
+    w->fd = -1;
+}
+
+void og_worker_stop(og_worker *w)
+{
+    char ignored[128];
+    if (w->pid)
+        end_worker(w, ignored, sizeof ignored);
+}
+
+/* The child between fork and exec: its socket on WORKER_FD, standard output
+ * onto standard error (the tuner's output is the tuner's), killed when the
+ * tuner dies (Linux). */
+static void exec_worker(const char *exe, int fd, pid_t tuner)
+{
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != tuner)
+        _exit(127);
+#else
+    (void)tuner;
+#endif
+    /* Above WORKER_FD first, so dup2 never meets its own descriptor (which
+     * would keep close-on-exec). */
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+    if (high < 0 || dup2(high, WORKER_FD) < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+        _exit(127);
+    execl(exe, exe, "worker", (char *)NULL);
+    _exit(127);
+}
+
+og_status og_worker_start(const char *exe, const og_subject_job *job, double timeout_s,
+                          og_worker *w, char *err, size_t errlen)
+{
+    int sv[2];
+    *w = (og_worker){.pid = 0, .fd = -1};
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        snprintf(err, errlen, "tune: socket pair for a worker: %s", strerror(errno));
+        return OG_ERROR_UNSUPPORTED;
+    }
+    pid_t tuner = getpid();
+    pid_t pid = fork();
+    if (pid == 0)
+        exec_worker(exe, sv[1], tuner);
+    close(sv[1]);
+    if (pid < 0) {
+        snprintf(err, errlen, "tune: starting a worker: %s", strerror(errno));
+        close(sv[0]);
+        return OG_ERROR_UNSUPPORTED;
+    }
+    *w = (og_worker){.pid = (int)pid, .fd = sv[0]};
+    ready_msg ready;
+    int got = send_all(w->fd, job, sizeof *job);
+    if (got == 0)
+        got = recv_all(w->fd, &ready, sizeof ready, now_s() + timeout_s);
+    if (got == 0 && ready.status == OG_OK)
+        return OG_OK;
+    char how[128];
+    end_worker(w, how, sizeof how);
+    if (got == 0) {
+        ready.error[sizeof ready.error - 1] = '\0';
+        snprintf(err, errlen, "%s", ready.error);
+        return ready.status == OG_ERROR_DEVICE_LOST ? OG_ERROR_DEVICE_LOST : OG_ERROR_VULKAN;
+    }
+    snprintf(err, errlen, "tune: the worker %s was not ready %s: %s", exe,
+             got == -2 ? "in time" : "", how);
+    return OG_ERROR_UNSUPPORTED;
+}
+
+void og_worker_measure(og_worker *w, const og_params *p, double timeout_s, og_record *r)
+{
+    result_msg msg;
+    int got = send_all(w->fd, p, sizeof *p);
+    if (got == 0)
+        got = recv_all(w->fd, &msg, sizeof msg, now_s() + timeout_s);
+    r->accepted = 0;
+    r->samples = 0;
+    r->median_us = r->gflops = r->max_error = 0;
+    if (got == 0) {
+        r->accepted = msg.record.accepted;
+        r->samples = msg.record.samples;
+        r->median_us = msg.record.median_us;
+        r->gflops = msg.record.gflops;
+        r->max_error = msg.record.max_error;
+        memcpy(r->reason, msg.record.reason, sizeof r->reason);
+        r->reason[sizeof r->reason - 1] = '\0';
+        if (msg.status == OG_ERROR_DEVICE_LOST)
+            og_worker_stop(w); /* the next candidate gets a new process and device */
+        return;
+    }
+    char how[128];
+    end_worker(w, how, sizeof how);
+    if (got == -2)
+        snprintf(r->reason, sizeof r->reason,
+                 "%s: no result in %g s; the worker process was killed, a new one measures the "
+                 "next candidate",
+                 OG_REJECT_TIMEOUT, timeout_s);
+    else
+        snprintf(r->reason, sizeof r->reason, "%s: %s", OG_REJECT_CRASH, how);
+}
+
+/* The worker's side. */
+
+/* OG_TUNE_FAULT=device-lost:PARAMS: whether p is the candidate to fail. */
+static int fault_planted(const og_params *p)
+{
+    const char *fault = getenv("OG_TUNE_FAULT");
+    static const char prefix[] = "device-lost:";
+    if (!fault || strncmp(fault, prefix, sizeof prefix - 1) != 0)
+        return 0;
+    char text[256];
+    og_params_format(p, text, sizeof text);
+    return strcmp(fault + sizeof prefix - 1, text) == 0;
+}
+
+int og_worker_serve(void)
+{
+    const int fd = WORKER_FD;
+    og_subject_job job;
+    ready_msg ready = {0};
+    og_context *ctx = NULL;
+    og_subject sub;
+    memset(&sub, 0, sizeof sub);
+    if (recv_all(fd, &job, sizeof job, 0) != 0)
+        return 2;
+    ready.status = og_context_create(NULL, &ctx);
+    if (ready.status == OG_OK)
+        ready.status = og_subject_create(ctx, &job, &sub);
+    if (ready.status != OG_OK)
+        snprintf(ready.error, sizeof ready.error, "tune: worker: %s", og_context_last_error(ctx));
+    int rc = send_all(fd, &ready, sizeof ready) == 0 && ready.status == OG_OK ? 0 : 1;
+    og_params p;
+    while (rc == 0 && recv_all(fd, &p, sizeof p, 0) == 0) {
+        result_msg msg;
+        memset(&msg, 0, sizeof msg);
+        if (fault_planted(&p)) {
+            msg.status = OG_ERROR_DEVICE_LOST;
+            snprintf(msg.record.reason, sizeof msg.record.reason,
+                     "%s: VK_ERROR_DEVICE_LOST planted by OG_TUNE_FAULT", OG_REJECT_DEVICE_LOST);
+        } else {
+            msg.status = og_subject_measure(&sub, &p, &msg.record);
+        }
+        if (send_all(fd, &msg, sizeof msg) != 0)
+            rc = 1;
+        else if (msg.status == OG_ERROR_DEVICE_LOST)
+            rc = 3; /* this context is done; the tuner starts another worker */
+    }
+    og_subject_destroy(&sub);
+    og_context_destroy(ctx);
+    return rc;
+}
