@@ -127,6 +127,11 @@ typedef struct og_limits {
                                     UINT uniform texel buffers */
     int integer_dot;       /* VK_KHR_shader_integer_dot_product's shaderIntegerDotProduct enabled */
     og_matrix_caps matrix; /* cooperative matrices, enabled where the device has them */
+    /* Loop iterations one invocation may run, all its loops together; 0: no
+     * limit. Lavapipe (Mesa's gallivm) leaves every loop of a shader once
+     * 65535 iterations have run in all (LP_MAX_TGSI_LOOP_ITERATIONS), so a
+     * longer k loop would end early and leave C silently wrong. */
+    uint32_t max_loop_iterations;
 } og_limits;
 
 /* Device features that a module's SPIR-V capabilities need and that onegpu
@@ -229,6 +234,10 @@ uint32_t og_params_shared_bytes(const og_params *p);
  * for a kernel (the formulas the reflection is checked against). */
 uint32_t og_kernel_shared_bytes(const og_kernel_key *key);
 void og_kernel_local_size(const og_kernel_key *key, uint32_t size[3]);
+
+/* At most how many loop iterations one invocation of a GEMM or PLANES kernel
+ * runs for a k range of k_len terms (og_limits.max_loop_iterations). */
+uint64_t og_kernel_loop_iterations(const og_kernel_key *key, uint64_t k_len);
 
 /* Checks a kernel key: its parameters (og_params_check, for GEMM and PLANES
  * kernels), and that the kernel fits lim (may be NULL). */

@@ -78,6 +78,36 @@ uint32_t og_kernel_shared_bytes(const og_kernel_key *key)
     return 2 * bytes;
 }
 
+static uint64_t steps(uint64_t k_len, int per_step)
+{
+    return (k_len + (uint64_t)per_step - 1) / (uint64_t)per_step;
+}
+
+/* Counted from the GLSL loops of each template (Lua loops are unrolled). */
+uint64_t og_kernel_loop_iterations(const og_kernel_key *key, uint64_t k_len)
+{
+    const og_params *p = &key->p;
+    switch (p->variant) {
+    case OG_VARIANT_FEWROWS: /* k slices, then the slice sums */
+        return steps(k_len, p->slices) + (uint64_t)p->slices;
+    case OG_VARIANT_INT8_SKINNY: /* k slices (4 terms each with dot), a ragged row end, the sums */
+        return steps(k_len, p->dot ? 4 * p->slices : p->slices) + 3u * (uint64_t)p->rows +
+               (uint64_t)(p->rows * p->slices);
+    case OG_VARIANT_INT8_TILE: { /* k steps, each with its KW words, then the register tile */
+        int kw = p->dot ? p->bk / 4 : p->bk;
+        return steps(k_len, p->bk) * (1u + (uint64_t)kw) + (uint64_t)(p->tm * p->tn);
+    }
+    case OG_VARIANT_COOPMAT: { /* k steps: the staging loops and the 16-deep products */
+        uint64_t threads = (uint64_t)OG_COOPMAT_SUBGROUP * (uint64_t)(p->sgx * p->sgy);
+        uint64_t loads = steps((uint64_t)(p->bm * p->bk), (int)threads) +
+                         steps((uint64_t)(p->bk * p->bn), (int)threads);
+        return steps(k_len, p->bk) * (1u + 2u * (uint64_t)(p->bk / 16) + loads) + 256u / 32u;
+    }
+    default: /* the tile: k steps, then the register tile */
+        return steps(k_len, p->bk) + (uint64_t)(p->tm * p->tn);
+    }
+}
+
 void og_kernel_local_size(const og_kernel_key *key, uint32_t size[3])
 {
     size[1] = size[2] = 1;

@@ -207,6 +207,8 @@ static void read_properties(og_context *ctx)
     info->vendor_id = ctx->props.vendorID;
     info->device_id = ctx->props.deviceID;
     info->driver_id = (uint32_t)driver.driverID;
+    /* Mesa's gallivm ends a shader's loops after this many iterations in all. */
+    lim->max_loop_iterations = driver.driverID == VK_DRIVER_ID_MESA_LLVMPIPE ? 65535u : 0u;
     info->driver_version = ctx->props.driverVersion;
     snprintf(info->name, sizeof info->name, "%s", ctx->props.deviceName);
     /* driverName and driverInfo are 256 bytes each; keep what fits. */

@@ -324,3 +324,18 @@ og_status og_elementwise_check(og_context *ctx, const og_gemm_args *g, og_push *
                       .epi = epilogue_bits(g)};
     return OG_OK;
 }
+
+og_status og_loops_check(og_context *ctx, const char *op, const og_kernel_key *key, int64_t k,
+                         uint64_t k_len)
+{
+    uint32_t cap = ctx->limits.max_loop_iterations;
+    uint64_t need = og_kernel_loop_iterations(key, k_len);
+    if (cap == 0 || need <= cap)
+        return OG_OK;
+    return og_fail(ctx, OG_ERROR_UNSUPPORTED,
+                   "%s: K = %" PRId64 " takes %" PRIu64
+                   " loop iterations in one invocation of the kernel, and the device's driver "
+                   "(Mesa lavapipe) ends a shader's loops after %u in all, which would leave C "
+                   "wrong; split K into calls, or choose a kernel with a longer k step",
+                   op, k, need, cap);
+}

@@ -147,6 +147,16 @@ static og_status make_plan(og_gemm *g, const og_gemm_args *args, const og_params
     out->key = gemm_key(g, args, p, out->ranges, out->range_len);
     if (og_kernel_check(&out->key, &ctx->limits, why, sizeof why) != 0)
         return og_fail(ctx, OG_ERROR_UNSUPPORTED, "gemm: %s", why);
+    og_status st = og_loops_check(ctx, "gemm", &out->key, args->k, out->range_len);
+    /* Range scaling's exponent pass loops over K for each row and column. */
+    uint32_t loop_cap = ctx->limits.max_loop_iterations;
+    if (st == OG_OK && g->scaled && loop_cap && (uint64_t)args->k + 2 > loop_cap)
+        st = og_fail(ctx, OG_ERROR_UNSUPPORTED,
+                     "gemm: K = %" PRId64 " is longer than the exponent pass of range scaling "
+                     "can loop on this device's driver (Mesa lavapipe: %u iterations)",
+                     args->k, loop_cap);
+    if (st != OG_OK)
+        return st;
     /* The ranges are push constants: one pipeline serves every split count. */
     out->key.p.split = OG_SPLIT_RULE;
     int tile = tiled(p);
@@ -188,7 +198,7 @@ static og_status make_plan(og_gemm *g, const og_gemm_args *args, const og_params
     out->a = args->k == 0 ? ctx->placeholder : args->a;
     out->b = args->k == 0 ? ctx->placeholder : args->b;
     if (out->ranges > 1 && !g->scratch) {
-        og_status st = og_buffer_create(ctx, g->scratch_bytes, &g->scratch);
+        st = og_buffer_create(ctx, g->scratch_bytes, &g->scratch);
         if (st != OG_OK)
             return st;
     }

@@ -86,6 +86,8 @@ og_status og_int8gemm_encode_params(og_int8gemm *g, VkCommandBuffer cmd,
                          .trans_a = !!args->trans_a,
                          .trans_b = !!args->trans_b,
                          .dialect = ctx->dialect};
+    if ((st = og_loops_check(ctx, "int8gemm", &key, args->k, (uint64_t)args->k)) != OG_OK)
+        return st;
     og_buffer *a = args->k > 0 ? args->a : ctx->placeholder;
     og_buffer *b = args->k > 0 ? args->b : ctx->placeholder;
     VkDescriptorSet set;

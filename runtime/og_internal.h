@@ -182,6 +182,13 @@ og_status og_submit_wait(og_context *ctx, VkCommandBuffer cmd);
  * product, with FP8 scales folded into alpha. The message names the dimension. */
 og_status og_gemm_check(og_gemm *g, const og_gemm_args *args, og_push *push);
 
+/* Refuses (OG_ERROR_UNSUPPORTED, naming op and K) a kernel whose invocations
+ * would run more loop iterations for a k range of k_len terms than the
+ * device lets one invocation run (og_limits.max_loop_iterations: lavapipe),
+ * which would end its loops early and leave C silently wrong. */
+og_status og_loops_check(og_context *ctx, const char *op, const og_kernel_key *key, int64_t k,
+                         uint64_t k_len);
+
 /* Checks the C region and the epilogue of an elementwise call (bias add or
  * activation) and fills push. */
 og_status og_elementwise_check(og_context *ctx, const og_gemm_args *args, og_push *push);
