@@ -575,9 +575,9 @@ static int og_db_bind_key(sqlite3_stmt *stmt, int64_t device, const og_record *r
     return rc;
 }
 
-/* The argument checks of the functions that write a record. */
-static og_status og_db_check_write(og_db *db, const og_record *rec, const char *what, char *err,
-                                   size_t errlen)
+/* The argument checks of the functions that take a record. */
+static og_status og_db_check_record(og_db *db, const og_record *rec, const char *what, char *err,
+                                    size_t errlen)
 {
     if (db == NULL || rec == NULL)
         return og_db_fail(db != NULL ? db->path : "(null)", OG_ERROR_INVALID_ARGUMENT, err, errlen,
@@ -585,9 +585,17 @@ static og_status og_db_check_write(og_db *db, const og_record *rec, const char *
     if ((unsigned)rec->key.dtype > OG_UINT8 || (unsigned)rec->key.mode > OG_MODE_DETERMINISTIC)
         return og_db_fail(db->path, OG_ERROR_INVALID_ARGUMENT, err, errlen,
                           "record has dtype %d, mode %d", (int)rec->key.dtype, (int)rec->key.mode);
-    if (!db->writable)
-        return og_db_fail(db->path, OG_ERROR_DATABASE, err, errlen, "opened read-only");
     return OG_OK;
+}
+
+/* ... and of those that write one. */
+static og_status og_db_check_write(og_db *db, const og_record *rec, const char *what, char *err,
+                                   size_t errlen)
+{
+    og_status st = og_db_check_record(db, rec, what, err, errlen);
+    if (st == OG_OK && !db->writable)
+        return og_db_fail(db->path, OG_ERROR_DATABASE, err, errlen, "opened read-only");
+    return st;
 }
 
 og_status og_db_insert(og_db *db, int64_t device, const og_record *rec, char *err, size_t errlen)
@@ -1001,7 +1009,7 @@ og_status og_db_find(og_db *db, int64_t device, const og_record *rec, og_record 
                      char *err, size_t errlen)
 {
     *found = 0;
-    og_status st = og_db_check_write(db, rec, "og_db_find", err, errlen);
+    og_status st = og_db_check_record(db, rec, "og_db_find", err, errlen);
     if (st != OG_OK)
         return st;
     sqlite3_stmt *stmt = NULL;

@@ -90,6 +90,8 @@ og_status og_gemm_create_desc(og_context *ctx, const og_gemm_desc *desc, og_gemm
     }
     g->b_type = d.b_type;
     g->recover = recovered ? shift : 0;
+    if (recovered)
+        g->recovered = og_params_recovered(ctx, d.mode);
     g->scaled = recovered && d.range_scaling;
     *out = g;
     return OG_OK;
@@ -267,7 +269,7 @@ og_status og_gemm_choose(og_gemm *g, const og_gemm_args *args, og_params *p)
 {
     int64_t batch = args->batch == 0 ? 1 : args->batch;
     if (g->recover) {
-        *p = og_params_recovered(g->ctx, g->mode);
+        *p = g->recovered;
         return OG_OK;
     }
     if (og_choice_cached(g, args->trans_a, args->trans_b, args->m, args->n, args->k, batch, p))

@@ -407,7 +407,7 @@ og_status og_gemm_describe(og_gemm *g, const og_gemm_args *args, char *buf, size
     int64_t batch = args->batch == 0 ? 1 : args->batch;
     og_status st = OG_OK;
     if (g->recover)
-        c.params = og_params_recovered(g->ctx, g->mode);
+        c.params = g->recovered;
     else
         st = og_select(g->ctx, og_gemm_select_type(g), g->mode, !!args->trans_a, !!args->trans_b,
                        args->m, args->n, args->k, batch, &c);

@@ -276,6 +276,7 @@ struct og_gemm {
     og_dtype b_type; /* of B */
     og_mode mode;
     int recover;           /* recovered float32: the residual shift s; 0 for native products */
+    og_params recovered;   /* ... and its kernel (og_params_recovered, fixed at creation) */
     int scaled;            /* recovered float32 with power-of-two row and column scaling */
     og_buffer *exponents;  /* their exponents, OG_EXPONENT_BYTES, made on first use */
     VkDescriptorPool pool; /* holds up to OG_BINDINGS_MAX sets */

@@ -455,6 +455,12 @@ Test(db, read_only_cannot_write_or_add_devices)
     cr_assert_eq(id, 0);
     cr_assert_eq(og_db_insert(db, 1, &rec, err, sizeof err), OG_ERROR_DATABASE);
     cr_assert_eq(select_shape(db, 1, 32, 32, 32, 1).found, 1);
+    /* Reading one record back (what a resumed tune asks) needs no write access. */
+    og_record found_rec;
+    int found = 0;
+    cr_assert_eq(og_db_find(db, 1, &rec, &found_rec, &found, err, sizeof err), OG_OK, "%s", err);
+    cr_expect_eq(found, 1);
+    cr_expect_str_eq(found_rec.params, rec.params);
     og_db_close(db);
 }
 

@@ -163,10 +163,15 @@ og_status og_worker_start(const char *exe, const og_subject_job *job, double tim
     if (got == 0) {
         ready.error[sizeof ready.error - 1] = '\0';
         snprintf(err, errlen, "%s", ready.error);
-        return ready.status == OG_ERROR_DEVICE_LOST ? OG_ERROR_DEVICE_LOST : OG_ERROR_VULKAN;
+        /* The worker's own status, from the same og_status. */
+        return ready.status > OG_OK && ready.status <= OG_ERROR_DEVICE_LOST
+                   ? (og_status)ready.status
+                   : OG_ERROR_VULKAN;
     }
-    snprintf(err, errlen, "tune: the worker %s was not ready %s: %s", exe,
-             got == -2 ? "in time" : "", how);
+    if (got == -2)
+        snprintf(err, errlen, "tune: the worker %s was not ready in %g s", exe, timeout_s);
+    else
+        snprintf(err, errlen, "tune: the worker %s ended before it was ready: %s", exe, how);
     return OG_ERROR_UNSUPPORTED;
 }
 
