@@ -339,3 +339,14 @@ og_status og_loops_check(og_context *ctx, const char *op, const og_kernel_key *k
                    "wrong; split K into calls, or choose a kernel with a longer k step",
                    op, k, need, cap);
 }
+
+og_status og_grid_x_check(og_context *ctx, const char *op, int64_t n, uint64_t gx)
+{
+    uint32_t cap = ctx->limits.max_count[0];
+    if (gx <= cap)
+        return OG_OK;
+    return og_fail(ctx, OG_ERROR_UNSUPPORTED,
+                   "%s: N = %" PRId64 " needs %" PRIu64
+                   " workgroups along x, more than the device's maxComputeWorkGroupCount[0] of %u",
+                   op, n, gx, cap);
+}

@@ -162,12 +162,9 @@ static og_status make_plan(og_gemm *g, const og_gemm_args *args, const og_params
     int tile = tiled(p);
     uint64_t gx = ceil_div((uint64_t)args->n, (uint64_t)(tile ? p->bn : p->cols));
     uint64_t reduce_gx = ceil_div((uint64_t)args->n, OG_ELEMENTWISE_THREADS);
-    if (gx > lim[0] || (out->ranges > 1 && reduce_gx > lim[0]))
-        return og_fail(ctx, OG_ERROR_UNSUPPORTED,
-                       "gemm: N = %" PRId64 " needs %" PRIu64
-                       " workgroups along x, more than the device's maxComputeWorkGroupCount[0] "
-                       "of %u",
-                       args->n, gx > reduce_gx ? gx : reduce_gx, lim[0]);
+    if ((st = og_grid_x_check(ctx, "gemm", args->n,
+                              out->ranges > 1 && reduce_gx > gx ? reduce_gx : gx)) != OG_OK)
+        return st;
     if (lim[2] < out->ranges)
         return og_fail(ctx, OG_ERROR_UNSUPPORTED,
                        "gemm: %u split-k ranges exceed the device's maxComputeWorkGroupCount[2] "
@@ -367,12 +364,8 @@ og_status og_gemm_encode_elementwise(og_gemm *g, VkCommandBuffer cmd, og_element
         return st;
     const uint32_t *lim = ctx->limits.max_count;
     uint64_t gx = ceil_div((uint64_t)args->n, OG_ELEMENTWISE_THREADS);
-    if (gx > lim[0])
-        return og_fail(ctx, OG_ERROR_UNSUPPORTED,
-                       "elementwise: N = %" PRId64 " needs %" PRIu64
-                       " workgroups along x, more than the device's maxComputeWorkGroupCount[0] "
-                       "of %u",
-                       args->n, gx, lim[0]);
+    if ((st = og_grid_x_check(ctx, "elementwise", args->n, gx)) != OG_OK)
+        return st;
     /* Each kernel does its own part of the epilogue only. */
     push.epi = op == OG_ELEMENTWISE_BIAS ? OG_EPI_BIAS : (uint32_t)args->activation;
     push.step_y = min_u32(push.m, lim[1]);

@@ -73,12 +73,8 @@ og_status og_int8gemm_encode_params(og_int8gemm *g, VkCommandBuffer cmd,
              cols = (uint64_t)(skinny ? p->cols : p->bn);
     const uint32_t *lim = ctx->limits.max_count;
     uint64_t gx = ceil_div((uint64_t)args->n, cols);
-    if (gx > lim[0])
-        return og_fail(ctx, OG_ERROR_UNSUPPORTED,
-                       "int8gemm: N = %" PRId64 " needs %" PRIu64
-                       " workgroups along x, more than the device's maxComputeWorkGroupCount[0] "
-                       "of %u",
-                       args->n, gx, lim[0]);
+    if ((st = og_grid_x_check(ctx, "int8gemm", args->n, gx)) != OG_OK)
+        return st;
     og_kernel_key key = {.kernel = OG_KERNEL_GEMM,
                          .p = *p,
                          .dtype = args->type_a,

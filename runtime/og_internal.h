@@ -182,6 +182,10 @@ og_status og_submit_wait(og_context *ctx, VkCommandBuffer cmd);
  * product, with FP8 scales folded into alpha. The message names the dimension. */
 og_status og_gemm_check(og_gemm *g, const og_gemm_args *args, og_push *push);
 
+/* Refuses (OG_ERROR_UNSUPPORTED, naming op and N) a grid of gx workgroups
+ * along x, N's direction, beyond the device's maxComputeWorkGroupCount[0]. */
+og_status og_grid_x_check(og_context *ctx, const char *op, int64_t n, uint64_t gx);
+
 /* Refuses (OG_ERROR_UNSUPPORTED, naming op and K) a kernel whose invocations
  * would run more loop iterations for a k range of k_len terms than the
  * device lets one invocation run (og_limits.max_loop_iterations: lavapipe),
