@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "og_ogtune.h"
+#include "og_text.h"
 #include "og_tmpdir.h"
 #include "og_tuner.h"
 
@@ -35,30 +36,19 @@ static const struct {
 };
 enum { N_PLANTED = sizeof planted / sizeof planted[0], N_CANDIDATES = 18 };
 
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "open %s", path);
-    cr_assert_eq(fseek(f, 0, SEEK_END), 0);
-    long len = ftell(f);
-    cr_assert_gt(len, 0);
-    rewind(f);
-    char *text = malloc((size_t)len + 1);
-    cr_assert_not_null(text);
-    cr_assert_eq(fread(text, 1, (size_t)len, f), (size_t)len);
-    text[len] = '\0';
-    fclose(f);
-    return text;
-}
-
-/* Writes text with the first `anchor` replaced by `with`. */
-static void put_replaced(FILE *out, const char *text, const char *anchor, const char *with)
+/* text with the first `anchor` replaced by `with`, malloc'ed; text is freed. */
+static char *replaced(char *text, const char *anchor, const char *with)
 {
     const char *at = strstr(text, anchor);
     cr_assert_not_null(at, "the template has no \"%s\" to plant at", anchor);
-    fwrite(text, 1, (size_t)(at - text), out);
-    fputs(with, out);
-    fputs(at + strlen(anchor), out);
+    size_t head = (size_t)(at - text), len = strlen(text) - strlen(anchor) + strlen(with);
+    char *out = malloc(len + 1);
+    cr_assert_not_null(out);
+    memcpy(out, text, head);
+    strcpy(out + head, with);
+    strcat(out, at + strlen(anchor));
+    free(text);
+    return out;
 }
 
 /* dir/int8gemm_skinny.tmpl: the built-in template with the plants of the
@@ -95,27 +85,16 @@ static void write_planted_template(const char *dir)
                       "@ else\n"
                       "                uint tot = 0u;\n"
                       "@ end\n";
-    char path[512], step[512];
+    text = replaced(text, "SHARED uint partial[", big);
+    text = replaced(text, "ENTRY {\n", entry);
+    text = replaced(text, "                uint tot = 0u;\n", sum);
+    char path[512];
     snprintf(path, sizeof path, "%s/int8gemm_skinny.tmpl", dir);
-    snprintf(step, sizeof step, "%s.step", path);
-    FILE *out = fopen(step, "w");
+    FILE *out = fopen(path, "w");
     cr_assert_not_null(out);
-    put_replaced(out, text, "SHARED uint partial[", big);
+    cr_assert_neq(fputs(text, out), EOF);
     fclose(out);
     free(text);
-    text = read_text(step);
-    out = fopen(path, "w");
-    cr_assert_not_null(out);
-    put_replaced(out, text, "ENTRY {\n", entry);
-    fclose(out);
-    free(text);
-    text = read_text(path);
-    out = fopen(step, "w");
-    cr_assert_not_null(out);
-    put_replaced(out, text, "                uint tot = 0u;\n", sum);
-    fclose(out);
-    free(text);
-    cr_assert_eq(rename(step, path), 0);
 }
 
 /* The JSON line of `ogtune tune --json` output for params, or NULL. */
@@ -132,14 +111,6 @@ static char *line_of(char *out, const char *params, char *line, size_t len)
     size_t n = end ? (size_t)(end - start) : strlen(start);
     snprintf(line, len, "%.*s", (int)(n < len ? n : len - 1), start);
     return line;
-}
-
-static int count(const char *text, const char *what)
-{
-    int n = 0;
-    for (const char *at = text; (at = strstr(at, what)) != NULL; at += strlen(what))
-        n++;
-    return n;
 }
 
 Test(faults, planted_failures_are_rejected_with_their_reason_and_never_selected, .timeout = 600)
@@ -168,8 +139,8 @@ Test(faults, planted_failures_are_rejected_with_their_reason_and_never_selected,
     }
     /* Everything else is measured and accepted, after the hang and after
      * the lost device too (by new workers). */
-    cr_expect_eq(count(out, "\"event\":\"candidate\""), N_CANDIDATES, "%s", out);
-    cr_expect_eq(count(out, "\"accepted\":true"), N_CANDIDATES - N_PLANTED, "%s", out);
+    cr_expect_eq(count(out, "\"event\":\"candidate\""), (size_t)N_CANDIDATES, "%s", out);
+    cr_expect_eq(count(out, "\"accepted\":true"), (size_t)(N_CANDIDATES - N_PLANTED), "%s", out);
     cr_expect(strstr(out, "\"index\":18,") &&
                   strstr(line_of(out, "variant=int8skinny,rows=4,cols=64,slices=8,dot=1", line,
                                  sizeof line),
@@ -193,7 +164,7 @@ Test(faults, planted_failures_are_rejected_with_their_reason_and_never_selected,
              "--timeout " TIMEOUT " --db '%s'",
              db);
     cr_assert_eq(ogtune(args, &out), 0, "%s", out);
-    cr_expect_eq(count(out, "\"resumed\":true"), N_CANDIDATES, "%s", out);
+    cr_expect_eq(count(out, "\"resumed\":true"), (size_t)N_CANDIDATES, "%s", out);
     free(out);
     unsetenv("OG_TEMPLATE_DIR");
 }

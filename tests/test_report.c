@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "og_ogtune.h"
+#include "og_text.h"
 #include "og_tmpdir.h"
 
 #include "og_tuner.h"
@@ -112,30 +113,6 @@ static void build_db(const char *path)
 }
 
 /* ---- reading the output ---- */
-
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "cannot open %s", path);
-    cr_assert_eq(fseek(f, 0, SEEK_END), 0);
-    long len = ftell(f);
-    cr_assert_geq(len, 0);
-    rewind(f);
-    char *text = malloc((size_t)len + 1);
-    cr_assert_not_null(text);
-    cr_assert_eq(fread(text, 1, (size_t)len, f), (size_t)len);
-    text[len] = '\0';
-    fclose(f);
-    return text;
-}
-
-static size_t count(const char *text, const char *what)
-{
-    size_t n = 0;
-    for (const char *p = text; (p = strstr(p, what)) != NULL; p += strlen(what))
-        n++;
-    return n;
-}
 
 /* Runs ogtune report on db into dir; returns its output. */
 static char *report(const char *db, const char *dir)

@@ -249,7 +249,7 @@ og_status og_subject_measure(og_subject *s, const og_params *p, og_record *r);
 /* ---- measuring in a worker process (og_worker.c) ---- */
 
 /* A worker: `ogtune worker` with its own Vulkan context, measuring the
- * candidates of one job sent to it through a pipe, so that a candidate
+ * candidates of one job sent to it through a socket, so that a candidate
  * that hangs, crashes the driver or loses the device costs only the worker:
  * the tuner stops it, records the candidate as rejected and starts another
  * (a new process, a new device). Linux: a worker dies with the tuner. */
