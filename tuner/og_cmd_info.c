@@ -275,12 +275,17 @@ static int show_record(void *user, const og_record *r, const char *device)
     char shape[64];
     snprintf(shape, sizeof shape, "%lldx%lldx%lldx%lld", (long long)r->m, (long long)r->n,
              (long long)r->k, (long long)r->batch);
-    printf("%-4s %-4s %s%s %-20s %-70s %s%s%s\n", r->key.op, og_dtype_name(r->key.dtype),
-           r->key.trans_a ? "T" : "N", r->key.trans_b ? "T" : "N", shape, r->params,
-           r->accepted ? "" : "rejected", !r->accepted && stale ? ", " : "", stale ? "stale" : "");
+    char marks[32];
+    snprintf(marks, sizeof marks, "%s%s%s", r->accepted ? "" : "rejected",
+             !r->accepted && stale ? ", " : "", stale ? "stale" : "");
+    /* Parameters padded to a column only when marks follow (no trailing blanks). */
+    printf("%-4s %-4s %s%s %-20s %-*s%s%s\n", r->key.op, og_dtype_name(r->key.dtype),
+           r->key.trans_a ? "T" : "N", r->key.trans_b ? "T" : "N", shape, marks[0] ? 70 : 0,
+           r->params, marks[0] ? " " : "", marks);
     if (r->accepted)
-        printf("%*s %.2f GFLOP/s, %.1f us, error %.2g, %s", 10, "", r->gflops, r->median_us,
-               r->max_error, device);
+        printf("%*s %.2f %s, %.1f us, error %.2g, %s", 10, "", r->gflops,
+               strcmp(r->key.op, "int8gemm") == 0 ? "GOP/s" : "GFLOP/s", r->median_us, r->max_error,
+               device);
     else
         printf("%*s %s", 10, "", r->reason);
     if (r->source[0])

@@ -13,8 +13,10 @@ static const char usage[] =
     "  tune                         measure candidates into the tuning database\n"
     "       [--shapes MxNxK[xB],...] [--dtype f32,f16,bf16] [--preset quick|standard]\n"
     "       [--budget SECONDS[s] | CANDIDATESc] [--strategy exhaustive|random|smart]\n"
-    "       [--trans-a] [--trans-b] [--mode fast|deterministic]\n"
-    "       (running again resumes: candidates already in the database are not measured)\n"
+    "       [--trans-a] [--trans-b] [--mode fast|deterministic] [--timeout SECONDS]\n"
+    "       (running again resumes: candidates already in the database are not measured;\n"
+    "       each candidate is measured in a worker process, `ogtune worker`, and one that\n"
+    "       gives no result within --timeout, default 300 s, is rejected as a time-out)\n"
     "  select --shape MxNxK[xB]     show the kernel chosen for one call\n"
     "       [--dtype T] [--trans-a] [--trans-b] [--mode fast|deterministic]\n"
     "  show                         list the records of the database (stale: measured with\n"
@@ -177,9 +179,20 @@ static int run(int argc, char **argv, og_cli *o)
     return 2;
 }
 
+/* Whether the command line asks for the usage: `help`, or --help anywhere. */
+static int wants_help(int argc, char **argv)
+{
+    if (strcmp(argv[1], "help") == 0)
+        return 1;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return 1;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
+    if (argc < 2 || wants_help(argc, argv)) {
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
