@@ -83,28 +83,36 @@ static uint64_t steps(uint64_t k_len, int per_step)
     return (k_len + (uint64_t)per_step - 1) / (uint64_t)per_step;
 }
 
-/* Counted from the GLSL loops of each template (Lua loops are unrolled). */
+/* Counted from the GLSL loops of each template (Lua loops are unrolled).
+ * Lavapipe runs an invocation's loops as SIMD code under masks, so a loop
+ * costs its trips plus one, even where no lane takes a trip: og_row4_a's
+ * tail loop costs one in every k step of the skinny kernel's packed path. */
 uint64_t og_kernel_loop_iterations(const og_kernel_key *key, uint64_t k_len)
 {
     const og_params *p = &key->p;
     switch (p->variant) {
-    case OG_VARIANT_FEWROWS: /* k slices, then the slice sums */
-        return steps(k_len, p->slices) + (uint64_t)p->slices;
-    case OG_VARIANT_INT8_SKINNY: /* k slices (4 terms each with dot), a ragged row end, the sums */
-        return steps(k_len, p->dot ? 4 * p->slices : p->slices) + 3u * (uint64_t)p->rows +
-               (uint64_t)(p->rows * p->slices);
+    case OG_VARIANT_FEWROWS: /* k slices, then four rows' slice sums */
+        return steps(k_len, p->slices) + 1u + 4u * (uint64_t)p->slices;
+    case OG_VARIANT_INT8_SKINNY: { /* k slices; rows of slice sums */
+        uint64_t rows = (uint64_t)p->rows, sums = rows * ((uint64_t)p->slices + 1u) + rows + 1u;
+        if (!p->dot)
+            return steps(k_len, p->slices) + 1u + sums;
+        /* Four terms a step, with a row-end loop per row (up to 3 trips at the end). */
+        return steps(k_len, 4 * p->slices) * (1u + rows) + 1u + 3u * rows + sums;
+    }
     case OG_VARIANT_INT8_TILE: { /* k steps, each with its KW words, then the register tile */
-        int kw = p->dot ? p->bk / 4 : p->bk;
-        return steps(k_len, p->bk) * (1u + (uint64_t)kw) + (uint64_t)(p->tm * p->tn);
+        uint64_t kw = (uint64_t)(p->dot ? p->bk / 4 : p->bk);
+        return steps(k_len, p->bk) * (kw + 2u) + 1u + (uint64_t)(p->tm * p->tn) + 1u;
     }
     case OG_VARIANT_COOPMAT: { /* k steps: the staging loops and the 16-deep products */
         uint64_t threads = (uint64_t)OG_COOPMAT_SUBGROUP * (uint64_t)(p->sgx * p->sgy);
         uint64_t loads = steps((uint64_t)(p->bm * p->bk), (int)threads) +
                          steps((uint64_t)(p->bk * p->bn), (int)threads);
-        return steps(k_len, p->bk) * (1u + 2u * (uint64_t)(p->bk / 16) + loads) + 256u / 32u;
+        return steps(k_len, p->bk) * (1u + 2u * ((uint64_t)(p->bk / 16) + 1u) + loads + 2u) + 1u +
+               256u / 32u + 1u;
     }
     default: /* the tile: k steps, then the register tile */
-        return steps(k_len, p->bk) + (uint64_t)(p->tm * p->tn);
+        return steps(k_len, p->bk) + 1u + (uint64_t)(p->tm * p->tn) + 1u;
     }
 }
 

@@ -1,125 +1,173 @@
 /* Lavapipe (Mesa's gallivm) ends every loop of a shader invocation once
  * 65535 iterations have run in all: a k loop longer than that stopped early
  * and left C silently wrong (1x16x1200000 gave 1048560 for sums of ones).
- * The runtime now counts each kernel's iterations (og_kernel_loop_iterations)
- * and refuses what the device cannot loop; at the cap exactly, the answer
- * is exact. On a device without the cap every call below computes. */
+ * The runtime counts each kernel's iterations (og_kernel_loop_iterations)
+ * and refuses what the device cannot loop. For each kernel family, at the
+ * largest K the count allows the answer is exact (so the count is not too
+ * low) and one k step more is refused. On a device without the cap every
+ * call computes. */
 #include <criterion/criterion.h>
 
 #include "og_test.h"
 
-/* K terms of ones: every element of C is K (exact in float32 below 2^24). */
+enum { LAVAPIPE_LOOP_CAP = 65535 };
+
+/* The largest multiple of step whose count stays within the cap. */
+static int64_t k_at_cap(const char *params, int64_t step)
+{
+    og_kernel_key key = {.kernel = OG_KERNEL_GEMM};
+    char why[256];
+    cr_assert_eq(og_params_parse(params, &key.p, why, sizeof why), 0, "%s", why);
+    int64_t lo = 1, hi = 1 << 24; /* og_kernel_loop_iterations(lo) fits, (hi) does not */
+    while (hi - lo > 1) {
+        int64_t mid = (lo + hi) / 2;
+        if (og_kernel_loop_iterations(&key, (uint64_t)(mid * step)) <= LAVAPIPE_LOOP_CAP)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo * step;
+}
+
+/* A, B of ones and C of -7 (k at most `kmax`, M x N at most 64): every
+ * element of A*B is K, exact in float32 below 2^24. */
 typedef struct ones {
     og_context *ctx;
+    og_gemm *g;
     og_buffer *a, *b, *c;
     og_gemm_args args;
 } ones;
 
-static void ones_create(ones *o, int64_t m, int64_t n, int64_t k)
+static void ones_create(ones *o, int64_t m, int64_t n, int64_t kmax)
 {
-    o->ctx = open_context();
-    float *a = malloc(sizeof(float) * (size_t)(m * k)),
-          *b = malloc(sizeof(float) * (size_t)(k * n));
-    cr_assert(a && b);
-    for (int64_t i = 0; i < m * k; i++)
-        a[i] = 1.0f;
-    for (int64_t i = 0; i < k * n; i++)
-        b[i] = 1.0f;
-    float sentinel[64];
-    for (int i = 0; i < 64; i++)
-        sentinel[i] = -7.0f;
     cr_assert_leq(m * n, 64);
-    o->a = make_buffer(o->ctx, a, sizeof(float) * (size_t)(m * k));
-    o->b = make_buffer(o->ctx, b, sizeof(float) * (size_t)(k * n));
-    o->c = make_buffer(o->ctx, sentinel, sizeof(float) * (size_t)(m * n));
+    o->ctx = open_context();
+    cr_assert_eq(og_gemm_create(o->ctx, OG_F32, OG_MODE_FAST, &o->g), OG_OK);
+    size_t na = (size_t)(m * kmax), nb = (size_t)(kmax * n);
+    float *a = malloc(sizeof(float) * na), *b = malloc(sizeof(float) * nb);
+    cr_assert(a && b);
+    for (size_t i = 0; i < na; i++)
+        a[i] = 1.0f;
+    for (size_t i = 0; i < nb; i++)
+        b[i] = 1.0f;
+    o->a = make_buffer(o->ctx, a, sizeof(float) * na);
+    o->b = make_buffer(o->ctx, b, sizeof(float) * nb);
+    cr_assert_eq(og_buffer_create(o->ctx, sizeof(float) * (size_t)(m * n), &o->c), OG_OK);
     free(a);
     free(b);
-    o->args = (og_gemm_args){.m = m,
-                             .n = n,
-                             .k = k,
-                             .alpha = 1,
-                             .a = o->a,
-                             .b = o->b,
-                             .c = o->c,
-                             .lda = k,
-                             .ldb = n,
-                             .ldc = n};
+    o->args = (og_gemm_args){
+        .m = m, .n = n, .alpha = 1, .a = o->a, .b = o->b, .c = o->c, .ldb = n, .ldc = n};
 }
 
-/* Whether every element of C is `want`. */
-static int c_is(ones *o, float want)
+/* Runs params p at K = k (lda = k) on C = -7; *c0 is C's first element after. */
+static og_status ones_run(ones *o, const char *params, int64_t k, float *c0)
 {
+    og_params p;
+    char why[256];
+    cr_assert_eq(og_params_parse(params, &p, why, sizeof why), 0, "%s", why);
     float c[64];
     size_t count = (size_t)(o->args.m * o->args.n);
-    cr_assert_eq(og_buffer_read(o->c, 0, c, sizeof(float) * count), OG_OK);
     for (size_t i = 0; i < count; i++)
-        if (c[i] != want)
-            return 0;
-    return 1;
+        c[i] = -7.0f;
+    cr_assert_eq(og_buffer_write(o->c, 0, c, sizeof(float) * count), OG_OK);
+    o->args.k = k;
+    o->args.lda = k;
+    double us;
+    og_status st = og_gemm_time(o->g, &o->args, &p, 0, 1, &us);
+    cr_assert_eq(og_buffer_read(o->c, 0, c, sizeof(float) * count), OG_OK);
+    for (size_t i = 1; i < count; i++)
+        cr_expect_eq(c[i], c[0], "C is not uniform at %zu", i);
+    *c0 = c[0];
+    return st;
 }
 
 static void ones_destroy(ones *o)
 {
+    og_gemm_destroy(o->g);
     og_buffer_destroy(o->a);
     og_buffer_destroy(o->b);
     og_buffer_destroy(o->c);
     close_context(o->ctx);
 }
 
-/* The few-rows kernel (M = 1: 16 k slices per column): at the cap
- * (65519 slice steps + 16 sums) exact, one step more refused on lavapipe. */
-Test(loop_cap, few_rows_kernel_is_exact_at_the_cap_and_refused_past_it, .timeout = 300)
+/* Exact at the cap, and past it refused with C untouched (lavapipe) or exact. */
+static void expect_cap(int64_t m, int64_t n, const char *params, int64_t step)
 {
-    const int64_t at_cap = 16 * (65535 - 16);
+    int64_t k = k_at_cap(params, step);
     ones o;
-    ones_create(&o, 1, 16, at_cap + 16);
-    og_gemm *g;
-    cr_assert_eq(og_gemm_create(o.ctx, OG_F32, OG_MODE_DETERMINISTIC, &g), OG_OK);
-    uint32_t cap = o.ctx->limits.max_loop_iterations;
-    og_status st = og_gemm_run(g, &o.args);
-    if (cap == 65535) {
-        cr_expect_eq(st, OG_ERROR_UNSUPPORTED, "past the cap: %s", og_context_last_error(o.ctx));
-        cr_expect(strstr(og_context_last_error(o.ctx), "K = 1048320"), "%s",
-                  og_context_last_error(o.ctx));
-        cr_expect(c_is(&o, -7.0f), "a refused call leaves C as it was");
+    ones_create(&o, m, n, k + step);
+    float c0;
+    cr_expect_eq(ones_run(&o, params, k, &c0), OG_OK, "%s at K = %" PRId64 ": %s", params, k,
+                 og_context_last_error(o.ctx));
+    cr_expect_eq(c0, (float)k, "%s: sums of %" PRId64 " ones gave %.1f", params, k, c0);
+    og_status st = ones_run(&o, params, k + step, &c0);
+    if (o.ctx->limits.max_loop_iterations == LAVAPIPE_LOOP_CAP) {
+        char want[64];
+        snprintf(want, sizeof want, "K = %" PRId64 " ", k + step);
+        cr_expect_eq(st, OG_ERROR_UNSUPPORTED, "%s past the cap", params);
+        cr_expect(strstr(og_context_last_error(o.ctx), want), "%s", og_context_last_error(o.ctx));
+        cr_expect_eq(c0, -7.0f, "a refused call leaves C as it was");
     } else {
         cr_expect_eq(st, OG_OK, "%s", og_context_last_error(o.ctx));
-        cr_expect(c_is(&o, (float)(at_cap + 16)));
+        cr_expect_eq(c0, (float)(k + step));
     }
-    o.args.k = at_cap;
-    cr_assert_eq(og_gemm_run(g, &o.args), OG_OK, "at the cap: %s", og_context_last_error(o.ctx));
-    cr_expect(c_is(&o, (float)at_cap), "sums of %" PRId64 " ones", at_cap);
-    og_gemm_destroy(g);
     ones_destroy(&o);
 }
 
-/* The portable tile with one k range (64x64x16, 4x4 register tile: k steps
- * plus 16): exact at the cap, refused one step past it. */
-Test(loop_cap, tile_kernel_is_exact_at_the_cap_and_refused_past_it, .timeout = 300)
+Test(loop_cap, few_rows_kernel, .timeout = 300)
 {
-    const int64_t at_cap = 16 * (65535 - 16);
-    ones o;
-    ones_create(&o, 5, 8, at_cap + 16);
-    og_gemm *g;
-    og_params p;
-    char why[256];
-    cr_assert_eq(og_gemm_create(o.ctx, OG_F32, OG_MODE_FAST, &g), OG_OK);
-    cr_assert_eq(og_params_parse("variant=tile,bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=1,"
-                                 "load=staged,acc=blocked,vec=1,src=ssbo,split=1",
-                                 &p, why, sizeof why),
-                 0, "%s", why);
-    double us;
-    og_status st = og_gemm_time(g, &o.args, &p, 0, 1, &us);
-    if (o.ctx->limits.max_loop_iterations == 65535) {
-        cr_expect_eq(st, OG_ERROR_UNSUPPORTED, "past the cap");
-        cr_expect(c_is(&o, -7.0f), "a refused call leaves C as it was");
-    } else {
-        cr_expect_eq(st, OG_OK, "%s", og_context_last_error(o.ctx));
+    expect_cap(1, 16, "variant=fewrows,cols=16,slices=16", 16);
+    expect_cap(4, 16, "variant=fewrows,cols=16,slices=8", 8);
+}
+
+Test(loop_cap, tile_kernel_with_one_k_range, .timeout = 300)
+{
+    expect_cap(5, 8,
+               "variant=tile,bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=1,load=staged,"
+               "acc=blocked,vec=1,src=ssbo,split=1",
+               16);
+}
+
+/* Verifies Int8Gemm params p bit for bit at M x 16 x K (random bytes against
+ * the host's int32 sums); returns the status of the call. */
+static og_status int8_at(og_context *ctx, og_int8gemm *g, const og_params *p, int64_t m, int64_t k,
+                         int *accepted)
+{
+    og_int8_problem *pr;
+    char why[256] = "";
+    cr_assert_eq(og_int8_problem_create(ctx, OG_INT8, OG_INT8, 0, 0, m, 16, k, 1, 99, &pr), OG_OK,
+                 "%s", og_context_last_error(ctx));
+    og_status st = og_int8_problem_verify(g, pr, p, accepted, why, sizeof why);
+    cr_expect(st != OG_OK || *accepted, "%" PRId64 "x16x%" PRId64 ": %s", m, k, why);
+    og_int8_problem_destroy(pr);
+    return st;
+}
+
+/* The skinny Int8Gemm kernel, one term a step and four (packed dot
+ * products, with a row-end loop per row in every step). */
+Test(loop_cap, skinny_int8_kernel, .timeout = 300)
+{
+    og_context *ctx = open_context();
+    og_int8gemm *g;
+    cr_assert_eq(og_int8gemm_create(ctx, &g), OG_OK);
+    int capped = ctx->limits.max_loop_iterations == LAVAPIPE_LOOP_CAP;
+    for (int dot = 0; dot <= ctx->limits.integer_dot; dot++) {
+        for (int rows = 1; rows <= 2; rows++) {
+            og_params p;
+            char text[128], why[256];
+            snprintf(text, sizeof text, "variant=int8skinny,rows=%d,cols=16,slices=16,dot=%d", rows,
+                     dot);
+            cr_assert_eq(og_params_parse(text, &p, why, sizeof why), 0, "%s", why);
+            int64_t step = dot ? 64 : 16, k = k_at_cap(text, step);
+            int accepted = 0;
+            cr_expect_eq(int8_at(ctx, g, &p, rows, k, &accepted), OG_OK, "%s at K = %" PRId64, text,
+                         k);
+            cr_expect(accepted, "%s at K = %" PRId64, text, k);
+            cr_expect_eq(int8_at(ctx, g, &p, rows, k + step, &accepted),
+                         capped ? OG_ERROR_UNSUPPORTED : OG_OK, "%s past the cap: %s", text,
+                         og_context_last_error(ctx));
+        }
     }
-    o.args.k = at_cap;
-    cr_assert_eq(og_gemm_time(g, &o.args, &p, 0, 1, &us), OG_OK, "at the cap: %s",
-                 og_context_last_error(o.ctx));
-    cr_expect(c_is(&o, (float)at_cap), "sums of %" PRId64 " ones", at_cap);
-    og_gemm_destroy(g);
-    ones_destroy(&o);
+    og_int8gemm_destroy(g);
+    close_context(ctx);
 }
