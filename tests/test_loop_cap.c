@@ -171,3 +171,29 @@ Test(loop_cap, skinny_int8_kernel, .timeout = 300)
     og_int8gemm_destroy(g);
     close_context(ctx);
 }
+
+/* The Int8Gemm tile (M above 16): k steps of 16, each with its loop over
+ * the step's words (4 packed, or 16). */
+Test(loop_cap, int8_tile_kernel, .timeout = 300)
+{
+    og_context *ctx = open_context();
+    og_int8gemm *g;
+    cr_assert_eq(og_int8gemm_create(ctx, &g), OG_OK);
+    int capped = ctx->limits.max_loop_iterations == LAVAPIPE_LOOP_CAP;
+    for (int dot = 0; dot <= ctx->limits.integer_dot; dot++) {
+        og_params p;
+        char text[128], why[256];
+        snprintf(text, sizeof text,
+                 "variant=int8tile,bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,dot=%d", dot);
+        cr_assert_eq(og_params_parse(text, &p, why, sizeof why), 0, "%s", why);
+        int64_t k = k_at_cap(text, 16);
+        int accepted = 0;
+        cr_expect_eq(int8_at(ctx, g, &p, 17, k, &accepted), OG_OK, "%s at K = %" PRId64, text, k);
+        cr_expect(accepted, "%s at K = %" PRId64, text, k);
+        cr_expect_eq(int8_at(ctx, g, &p, 17, k + 16, &accepted),
+                     capped ? OG_ERROR_UNSUPPORTED : OG_OK, "%s past the cap: %s", text,
+                     og_context_last_error(ctx));
+    }
+    og_int8gemm_destroy(g);
+    close_context(ctx);
+}
