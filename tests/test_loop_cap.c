@@ -197,3 +197,33 @@ Test(loop_cap, int8_tile_kernel, .timeout = 300)
     og_int8gemm_destroy(g);
     close_context(ctx);
 }
+
+/* Recovered float32 with range scaling: its exponent pass loops over K
+ * (K + 3 iterations with the loops' own), so 65532 is the longest K. The
+ * largest element of A is its last, 2^20: a pass cut short would scale it
+ * past float16's range. */
+Test(loop_cap, range_scaling_exponent_pass, .timeout = 300)
+{
+    const int64_t at_cap = LAVAPIPE_LOOP_CAP - 3;
+    ones o;
+    ones_create(&o, 1, 8, at_cap + 1);
+    og_gemm *g;
+    og_gemm_desc d = {.precision = OG_PRECISION_RECOVERED, .range_scaling = 1};
+    cr_assert_eq(og_gemm_create_desc(o.ctx, &d, &g), OG_OK, "%s", og_context_last_error(o.ctx));
+    float c[8], last = 1048576.0f;
+    cr_assert_eq(og_buffer_write(o.a, sizeof(float) * (size_t)(at_cap - 1), &last, sizeof last),
+                 OG_OK);
+    o.args.k = o.args.lda = at_cap;
+    cr_assert_eq(og_gemm_run(g, &o.args), OG_OK, "%s", og_context_last_error(o.ctx));
+    cr_assert_eq(og_buffer_read(o.c, 0, c, sizeof c), OG_OK);
+    for (int j = 0; j < 8; j++)
+        cr_expect_eq(c[j], (float)(at_cap - 1) + last, "C[%d] = %.1f", j, c[j]);
+    o.args.k = o.args.lda = at_cap + 1;
+    og_status st = og_gemm_run(g, &o.args);
+    if (o.ctx->limits.max_loop_iterations == LAVAPIPE_LOOP_CAP)
+        cr_expect_eq(st, OG_ERROR_UNSUPPORTED, "past the cap");
+    else
+        cr_expect_eq(st, OG_OK, "%s", og_context_last_error(o.ctx));
+    og_gemm_destroy(g);
+    ones_destroy(&o);
+}
