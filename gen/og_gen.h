@@ -235,8 +235,9 @@ uint32_t og_params_shared_bytes(const og_params *p);
 uint32_t og_kernel_shared_bytes(const og_kernel_key *key);
 void og_kernel_local_size(const og_kernel_key *key, uint32_t size[3]);
 
-/* At most how many loop iterations one invocation of a GEMM or PLANES kernel
- * runs for a k range of k_len terms (og_limits.max_loop_iterations). */
+/* At most how many loop iterations one invocation of a GEMM, PLANES or
+ * EXPONENTS kernel runs for a k range of k_len terms
+ * (og_limits.max_loop_iterations). */
 uint64_t og_kernel_loop_iterations(const og_kernel_key *key, uint64_t k_len);
 
 /* Checks a kernel key: its parameters (og_params_check, for GEMM and PLANES

@@ -89,6 +89,10 @@ static uint64_t steps(uint64_t k_len, int per_step)
  * tail loop costs one in every k step of the skinny kernel's packed path. */
 uint64_t og_kernel_loop_iterations(const og_kernel_key *key, uint64_t k_len)
 {
+    /* Range scaling's exponents: K terms per row or column inside the loop
+     * over a grid layer's products (one trip: pieces fit the z count). */
+    if (key->kernel == OG_KERNEL_EXPONENTS)
+        return k_len + 1u + 1u + 1u;
     const og_params *p = &key->p;
     switch (p->variant) {
     case OG_VARIANT_FEWROWS: /* k slices, then four rows' slice sums */

@@ -148,15 +148,9 @@ static og_status make_plan(og_gemm *g, const og_gemm_args *args, const og_params
     if (og_kernel_check(&out->key, &ctx->limits, why, sizeof why) != 0)
         return og_fail(ctx, OG_ERROR_UNSUPPORTED, "gemm: %s", why);
     og_status st = og_loops_check(ctx, "gemm", &out->key, args->k, out->range_len);
-    /* Range scaling's exponent pass loops over K for each row and column of
-     * one product (a piece's products are within the grid's z count): K + 1
-     * iterations inside one of the product loop, each loop costing one more. */
-    uint32_t loop_cap = ctx->limits.max_loop_iterations;
-    if (st == OG_OK && g->scaled && loop_cap && (uint64_t)args->k + 3 > loop_cap)
-        st = og_fail(ctx, OG_ERROR_UNSUPPORTED,
-                     "gemm: K = %" PRId64 " is longer than the exponent pass of range scaling "
-                     "can loop on this device's driver (Mesa lavapipe: %u iterations)",
-                     args->k, loop_cap);
+    if (st == OG_OK && g->scaled)
+        st = og_loops_check(ctx, "gemm", &(og_kernel_key){.kernel = OG_KERNEL_EXPONENTS}, args->k,
+                            (uint64_t)args->k);
     if (st != OG_OK)
         return st;
     /* The ranges are push constants: one pipeline serves every split count. */

@@ -143,6 +143,23 @@ static og_status int8_at(og_context *ctx, og_int8gemm *g, const og_params *p, in
     return st;
 }
 
+/* Int8Gemm params `text` at M = m: bit for bit at the largest K its count
+ * allows, and one k step past it refused on lavapipe (exact elsewhere). */
+static void expect_int8_cap(og_context *ctx, og_int8gemm *g, const char *text, int64_t m,
+                            int64_t step)
+{
+    og_params p;
+    char why[256];
+    cr_assert_eq(og_params_parse(text, &p, why, sizeof why), 0, "%s", why);
+    int64_t k = k_at_cap(text, step);
+    int accepted = 0;
+    cr_expect_eq(int8_at(ctx, g, &p, m, k, &accepted), OG_OK, "%s at K = %" PRId64, text, k);
+    cr_expect(accepted, "%s at K = %" PRId64, text, k);
+    int capped = ctx->limits.max_loop_iterations == LAVAPIPE_LOOP_CAP;
+    cr_expect_eq(int8_at(ctx, g, &p, m, k + step, &accepted), capped ? OG_ERROR_UNSUPPORTED : OG_OK,
+                 "%s past the cap: %s", text, og_context_last_error(ctx));
+}
+
 /* The skinny Int8Gemm kernel, one term a step and four (packed dot
  * products, with a row-end loop per row in every step). */
 Test(loop_cap, skinny_int8_kernel, .timeout = 300)
@@ -150,22 +167,12 @@ Test(loop_cap, skinny_int8_kernel, .timeout = 300)
     og_context *ctx = open_context();
     og_int8gemm *g;
     cr_assert_eq(og_int8gemm_create(ctx, &g), OG_OK);
-    int capped = ctx->limits.max_loop_iterations == LAVAPIPE_LOOP_CAP;
     for (int dot = 0; dot <= ctx->limits.integer_dot; dot++) {
         for (int rows = 1; rows <= 2; rows++) {
-            og_params p;
-            char text[128], why[256];
+            char text[128];
             snprintf(text, sizeof text, "variant=int8skinny,rows=%d,cols=16,slices=16,dot=%d", rows,
                      dot);
-            cr_assert_eq(og_params_parse(text, &p, why, sizeof why), 0, "%s", why);
-            int64_t step = dot ? 64 : 16, k = k_at_cap(text, step);
-            int accepted = 0;
-            cr_expect_eq(int8_at(ctx, g, &p, rows, k, &accepted), OG_OK, "%s at K = %" PRId64, text,
-                         k);
-            cr_expect(accepted, "%s at K = %" PRId64, text, k);
-            cr_expect_eq(int8_at(ctx, g, &p, rows, k + step, &accepted),
-                         capped ? OG_ERROR_UNSUPPORTED : OG_OK, "%s past the cap: %s", text,
-                         og_context_last_error(ctx));
+            expect_int8_cap(ctx, g, text, rows, dot ? 64 : 16);
         }
     }
     og_int8gemm_destroy(g);
@@ -179,20 +186,11 @@ Test(loop_cap, int8_tile_kernel, .timeout = 300)
     og_context *ctx = open_context();
     og_int8gemm *g;
     cr_assert_eq(og_int8gemm_create(ctx, &g), OG_OK);
-    int capped = ctx->limits.max_loop_iterations == LAVAPIPE_LOOP_CAP;
     for (int dot = 0; dot <= ctx->limits.integer_dot; dot++) {
-        og_params p;
-        char text[128], why[256];
+        char text[128];
         snprintf(text, sizeof text,
                  "variant=int8tile,bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,dot=%d", dot);
-        cr_assert_eq(og_params_parse(text, &p, why, sizeof why), 0, "%s", why);
-        int64_t k = k_at_cap(text, 16);
-        int accepted = 0;
-        cr_expect_eq(int8_at(ctx, g, &p, 17, k, &accepted), OG_OK, "%s at K = %" PRId64, text, k);
-        cr_expect(accepted, "%s at K = %" PRId64, text, k);
-        cr_expect_eq(int8_at(ctx, g, &p, 17, k + 16, &accepted),
-                     capped ? OG_ERROR_UNSUPPORTED : OG_OK, "%s past the cap: %s", text,
-                     og_context_last_error(ctx));
+        expect_int8_cap(ctx, g, text, 17, 16);
     }
     og_int8gemm_destroy(g);
     close_context(ctx);

@@ -283,9 +283,8 @@ static int show_record(void *user, const og_record *r, const char *device)
            r->key.trans_a ? "T" : "N", r->key.trans_b ? "T" : "N", shape, marks[0] ? 70 : 0,
            r->params, marks[0] ? " " : "", marks);
     if (r->accepted)
-        printf("%*s %.2f %s, %.1f us, error %.2g, %s", 10, "", r->gflops,
-               strcmp(r->key.op, "int8gemm") == 0 ? "GOP/s" : "GFLOP/s", r->median_us, r->max_error,
-               device);
+        printf("%*s %.2f %s, %.1f us, error %.2g, %s", 10, "", r->gflops, og_rate_unit(r->key.op),
+               r->median_us, r->max_error, device);
     else
         printf("%*s %s", 10, "", r->reason);
     if (r->source[0])

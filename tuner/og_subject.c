@@ -54,6 +54,11 @@ static double subject_rate(const og_subject *s, double us)
     return og_gflops(&shape, us);
 }
 
+const char *og_rate_unit(const char *op)
+{
+    return strcmp(op, "int8gemm") == 0 ? "GOP/s" : "GFLOP/s";
+}
+
 /* Times a verified candidate: one call to estimate, then enough calls for
  * about 0.3 s (3 to 15), median of the timestamps. */
 static og_status time_candidate(og_subject *s, const og_params *p, int *samples, double *median_us)

@@ -30,9 +30,8 @@ static void report(const og_tune_opts *o, const og_record *r, size_t i, size_t n
         og_json_string(o->out, r->reason);
         fputs("}\n", o->out);
     } else if (r->accepted) {
-        fprintf(o->out, "  [%zu/%zu] %-70s %8.2f %s  error %.2g%s\n", i + 1, n, r->params,
-                r->gflops, strcmp(r->key.op, "int8gemm") == 0 ? "GOP/s  " : "GFLOP/s", r->max_error,
-                resumed ? "  (earlier run)" : "");
+        fprintf(o->out, "  [%zu/%zu] %-70s %8.2f %-7s  error %.2g%s\n", i + 1, n, r->params,
+                r->gflops, og_rate_unit(r->key.op), r->max_error, resumed ? "  (earlier run)" : "");
     } else {
         fprintf(o->out, "  [%zu/%zu] %-70s rejected: %s%s\n", i + 1, n, r->params, r->reason,
                 resumed ? "  (earlier run)" : "");
@@ -132,7 +131,7 @@ static int measure_candidate(void *user, size_t i, double *rate)
         return 0;
     }
     /* A terminal: new bests stay on screen, the progress line is rewritten. */
-    const char *unit = strcmp(r.key.op, "int8gemm") == 0 ? "GOP/s" : "GFLOP/s";
+    const char *unit = og_rate_unit(r.key.op);
     t->visited++;
     if (*rate > t->best) {
         t->best = *rate;

@@ -228,6 +228,10 @@ typedef struct og_subject {
 } og_subject;
 
 og_status og_subject_create(og_context *ctx, const og_subject_job *job, og_subject *out);
+
+/* The unit of a record's rate: "GOP/s" for op "int8gemm" (8-bit products),
+ * else "GFLOP/s"; either is 2*M*N*K*batch operations per second / 1e9. */
+const char *og_rate_unit(const char *op);
 void og_subject_destroy(og_subject *s);
 
 /* The first words of a rejected record's reason: what went wrong. */
