@@ -26,7 +26,19 @@
  * and nothing has been recorded, dispatched or written.
  *
  * Threads: a context and everything made from it are used by one thread at
- * a time; separate contexts are independent.
+ * a time; separate contexts are independent. A context that adopts the
+ * application's queue (og_context_desc.adopt) submits to it in og_*_run,
+ * og_buffer_create, og_buffer_write and og_buffer_read (all of which wait
+ * for their own work before returning, on a fence of their own): during
+ * these calls no other thread may use that queue (vkQueueSubmit needs the
+ * queue externally synchronised), and work the application submitted
+ * earlier to the queue runs first.
+ *
+ * Memory: buffers onegpu makes are device-local (og_buffer_create). Host
+ * access maps them where the device offers device-local memory meant for
+ * the host (integrated GPUs, resizable BAR) and otherwise copies through a
+ * staging buffer; OG_STAGING=1 or og_context_desc.force_staging forces the
+ * copies on any device.
  */
 #ifndef ONEGPU_H
 #define ONEGPU_H
@@ -123,6 +135,28 @@ typedef struct og_allocator {
     void (*free)(void *user, void *ptr);
 } og_allocator;
 
+/* The application's own Vulkan objects, for a context that adopts them
+ * instead of creating an instance and a device. onegpu enables nothing on
+ * them, destroys none of them, and uses only what the application enabled:
+ * every kernel's eligibility (packed integer dot products, cooperative
+ * matrices and what they need) comes from device_info. The kernels are
+ * SPIR-V for Vulkan 1.1: the instance and device must allow at least that.
+ * volk loads the instance's functions into process-wide pointers, so a
+ * process uses one vkGetInstanceProcAddr for all its contexts. */
+typedef struct og_vulkan_device {
+    VkInstance instance;
+    /* The application's loader entry point; NULL: the system's Vulkan loader. */
+    PFN_vkGetInstanceProcAddr get_instance_proc_addr;
+    uint32_t api_version; /* VkApplicationInfo.apiVersion of the instance; 0 is 1.1 */
+    VkPhysicalDevice physical_device;
+    VkDevice device;
+    /* What the device was created with (read during og_context_create only):
+     * its extensions and its pNext chain of feature structures. */
+    const VkDeviceCreateInfo *device_info;
+    VkQueue queue;         /* a queue of queue_family, which must support compute */
+    uint32_t queue_family; /* command buffers given to og_*_encode come from its pools */
+} og_vulkan_device;
+
 /* Context creation. A NULL desc, or zeroed fields, take the defaults. */
 typedef struct og_context_desc {
     /* Device by index or by a substring of its name; NULL reads the
@@ -141,12 +175,31 @@ typedef struct og_context_desc {
     int validation;
     /* NULL: malloc, realloc and free. Copied; used until og_context_destroy. */
     const og_allocator *allocator;
+    /* Non-NULL: adopt the application's device and queue (see
+     * og_vulkan_device); device and OG_DEVICE are then ignored, and so is
+     * OG_VALIDATION (validation asks for VK_EXT_debug_utils enabled on the
+     * application's instance). Read during og_context_create only. */
+    const og_vulkan_device *adopt;
+    /* Non-zero: og_buffer_write and og_buffer_read copy through a staging
+     * buffer even where the buffers could be mapped (OG_STAGING=1 does the
+     * same), so a device whose memory is all host-visible (lavapipe) runs
+     * the path of a discrete GPU. */
+    int force_staging;
+    /* Bytes of one staging copy (0: 16 MiB); rounded up to a whole word. A
+     * larger upload runs as several copies through the same staging buffer. */
+    uint64_t staging_chunk_bytes;
 } og_context_desc;
 
-/* Creates a Vulkan instance and a logical device with one compute queue.
+/* Creates a Vulkan instance and a logical device with one compute queue:
+ * of a family without graphics where the device has one (the dedicated
+ * compute queues of discrete GPUs), preferring one whose timestampValidBits
+ * is not 0, so the tuner can time. Or, with desc->adopt, wraps the
+ * application's objects (nothing created but a command pool, a fence,
+ * layouts, pipelines and buffers of onegpu's own).
  * Errors: OG_ERROR_NOT_FOUND when no Vulkan device matches,
- * OG_ERROR_VULKAN when the loader or driver fails. On failure *out is NULL;
- * og_last_error() gives the reason.
+ * OG_ERROR_VULKAN when the loader or driver fails, OG_ERROR_INVALID_ARGUMENT
+ * for an adopt description missing a handle or naming no queue family of
+ * the device. On failure *out is NULL; og_last_error() gives the reason.
  *
  * Every pipeline the context creates goes through one VkPipelineCache,
  * seeded from the user's cache directory ($XDG_CACHE_HOME/onegpu, else
@@ -160,7 +213,10 @@ typedef struct og_context_desc {
  * set. Reading or writing them never fails a call. */
 og_status og_context_create(const og_context_desc *desc, og_context **out);
 
-/* Waits for the device to be idle and frees everything the context owns.
+/* Frees everything the context owns, after waiting for the device to be
+ * idle when the context created it. An adopted device is not waited for:
+ * the application must have finished every command buffer it recorded with
+ * onegpu (and the application's objects are left alone).
  * When the context created a pipeline and the cache is on, first writes the
  * driver's pipeline cache to its file (see og_context_create), to a
  * temporary file renamed into place, so another process sees the old file or
@@ -186,15 +242,65 @@ VkDevice og_context_vk_device(const og_context *ctx);
 VkQueue og_context_vk_queue(const og_context *ctx);
 uint32_t og_context_queue_family(const og_context *ctx);
 
-/* A host-visible storage buffer of `bytes` bytes (0 allowed: an empty
+/* Where the context's buffers live: "device-local" (host access through
+ * staging copies), "device-local-mapped" (device-local memory the host maps:
+ * integrated GPUs, resizable BAR) or "host-visible" (a device without
+ * device-local memory). The rule, from memory-type flags and heap sizes: a
+ * DEVICE_LOCAL | HOST_VISIBLE | HOST_COHERENT type in a heap at least half
+ * as large as the largest device-local heap is mapped; otherwise a
+ * device-local type is staged (forced on by force_staging / OG_STAGING).
+ * Reads go through the mapping only when that type is HOST_CACHED. */
+const char *og_context_memory_placement(const og_context *ctx);
+
+/* Every descriptor set the context keeps may be rewritten from now on: the
+ * caller promises that no command buffer recorded with onegpu before this
+ * call is pending or will be submitted again. Sets are otherwise kept until
+ * one of their buffers is destroyed, so this is only needed to bound memory
+ * when buffers live long and many distinct operand combinations are
+ * recorded. */
+void og_context_release_bindings(og_context *ctx);
+
+/* A device-local storage buffer of `bytes` bytes (0 allowed: an empty
  * operand), padded to a whole 32-bit word so 16-bit elements at an odd end
- * can be read as part of a word. */
+ * can be read as part of a word, and zero-filled on the device
+ * (vkCmdFillBuffer, submitted and waited for). Usage: storage, uniform
+ * texel, transfer source and destination. Errors: OG_ERROR_OUT_OF_MEMORY,
+ * OG_ERROR_UNSUPPORTED when no memory type can back it. */
 og_status og_buffer_create(og_context *ctx, uint64_t bytes, og_buffer **out);
+
+/* An og_buffer over bytes [offset, offset + bytes) of the application's
+ * VkBuffer, without a copy and without ownership: og_buffer_destroy leaves
+ * the VkBuffer alone, and the application keeps it (and its memory) alive
+ * while the og_buffer is used. usage is the VkBuffer's usage flags: it must
+ * include STORAGE_BUFFER; with UNIFORM_TEXEL_BUFFER the kernels may read A
+ * and B through texel views; with TRANSFER_DST / TRANSFER_SRC,
+ * og_buffer_write / og_buffer_read copy to and from it through staging. The
+ * offset needs no alignment beyond a 32-bit word: descriptors start at the
+ * device's minStorageBufferOffsetAlignment (and texel alignment) below it
+ * and the kernels' element offsets make up the rest. Errors:
+ * OG_ERROR_INVALID_ARGUMENT for a null handle, usage without storage, or an
+ * offset or size that is not a whole number of 32-bit words (the kernels
+ * read words), or a size of 0. */
+og_status og_buffer_wrap(og_context *ctx, VkBuffer buffer, uint64_t offset, uint64_t bytes,
+                         VkBufferUsageFlags usage, og_buffer **out);
+
+/* Frees the buffer (a wrapped VkBuffer is left alone) and every descriptor
+ * set that names it: no command buffer using it may be pending (Vulkan's
+ * rule for vkDestroyBuffer). NULL is allowed. */
 void og_buffer_destroy(og_buffer *buf);
 /* Size in bytes as requested at creation (without the padding). */
 uint64_t og_buffer_size(const og_buffer *buf);
-/* Copies bytes between host memory and the buffer. Errors:
- * OG_ERROR_INVALID_ARGUMENT when offset + bytes exceeds the buffer. */
+/* The VkBuffer and the byte offset of the buffer's first byte in it, for
+ * the application's own barriers and copies. */
+VkBuffer og_buffer_vk_buffer(const og_buffer *buf);
+uint64_t og_buffer_vk_offset(const og_buffer *buf);
+/* Copies bytes between host memory and the buffer: through the mapping, or
+ * through the staging buffer in chunks (og_context_desc.staging_chunk_bytes),
+ * each one a vkCmdCopyBuffer submitted on the context's queue and waited
+ * for, after a barrier that orders it behind earlier compute and transfer
+ * work on the queue. Errors: OG_ERROR_INVALID_ARGUMENT when offset + bytes
+ * exceeds the buffer (nothing is copied); OG_ERROR_UNSUPPORTED for a wrapped
+ * buffer whose usage lacks the transfer bit. */
 og_status og_buffer_write(og_buffer *buf, uint64_t offset, const void *src, uint64_t bytes);
 og_status og_buffer_read(const og_buffer *buf, uint64_t offset, void *dst, uint64_t bytes);
 
@@ -275,9 +381,27 @@ void og_gemm_destroy(og_gemm *g);
 
 /* Records the GEMM into `cmd`, which must be in the recording state and
  * belong to a pool of og_context_queue_family(). The caller submits it and
- * keeps the buffers alive until it completes. A pipeline barrier makes the
- * writes to C visible to later compute and transfer commands.
- * Errors: OG_ERROR_INVALID_ARGUMENT naming the dimension, with nothing recorded. */
+ * keeps the buffers alive until it completes. Split-k calls of one GEMM
+ * object share its scratch: the command buffers recording them must run in
+ * the order recorded, on one queue.
+ *
+ * Synchronisation (what it records around its dispatches):
+ *  - before the first: a global memory barrier from COMPUTE_SHADER and
+ *    TRANSFER (SHADER_WRITE, TRANSFER_WRITE) to COMPUTE_SHADER (SHADER_READ,
+ *    SHADER_WRITE). So the application's earlier dispatches and copies that
+ *    wrote A, B, C or the bias (vkCmdCopyBuffer, vkCmdFillBuffer,
+ *    vkCmdUpdateBuffer, compute shaders) need no barrier of their own, and
+ *    its earlier reads of C in those stages finish before C is written.
+ *    Writes by other stages (graphics, the host after submission) need the
+ *    application's barrier.
+ *  - after each: a global memory barrier from COMPUTE_SHADER (SHADER_WRITE)
+ *    to COMPUTE_SHADER, TRANSFER and HOST (SHADER_READ, SHADER_WRITE,
+ *    TRANSFER_READ, HOST_READ). So C can be read by the next dispatch, copy
+ *    or (after a fence) the host. Graphics stages need the application's
+ *    barrier (source stage COMPUTE_SHADER).
+ * Errors: OG_ERROR_INVALID_ARGUMENT naming the dimension, with nothing
+ * recorded (every pipeline and descriptor set is made before the first
+ * command). */
 og_status og_gemm_encode(og_gemm *g, VkCommandBuffer cmd, const og_gemm_args *args);
 
 /* Records, submits and waits. Same checks and errors as og_gemm_encode. */
@@ -297,15 +421,6 @@ typedef enum og_elementwise {
 og_status og_gemm_encode_elementwise(og_gemm *g, VkCommandBuffer cmd, og_elementwise op,
                                      const og_gemm_args *args);
 og_status og_gemm_run_elementwise(og_gemm *g, og_elementwise op, const og_gemm_args *args);
-
-/* Drops the cached descriptor sets of this GEMM object. A set is made per
- * (A, B, C) buffer triple on first use, so recording a call with a cached
- * triple allocates nothing (reference design, "Limits and errors"); up to 64
- * are kept, and the 65th triple starts the cache over. So a command buffer
- * recorded with og_gemm_encode must have completed before this object is
- * used with 64 further triples, or before this call. A destroyed buffer's
- * sets are never reused (buffers are keyed by a serial number). */
-void og_gemm_release_bindings(og_gemm *g);
 
 /* Describes the kernels og_gemm_run would use for `args` in one line
  * ("gemm_tile bm=64,...,split=rule (default); 12 k ranges of 64"), into buf
@@ -370,7 +485,9 @@ typedef struct og_int8gemm_args {
 og_status og_int8gemm_create(og_context *ctx, og_int8gemm **out);
 void og_int8gemm_destroy(og_int8gemm *g);
 
-/* Records Int8Gemm into cmd, as og_gemm_encode does. Errors:
+/* Records Int8Gemm into cmd, as og_gemm_encode does, with the same
+ * barriers (C, the bias and the column scales as the float GEMM's C and
+ * bias). Errors:
  * OG_ERROR_INVALID_ARGUMENT naming the dimension (a zero point outside its
  * type, a bias with an int32 output, ...); OG_ERROR_UNSUPPORTED for more
  * columns than maxComputeWorkGroupCount[0] workgroups cover or an operand

@@ -105,9 +105,9 @@ Test(context, describe_without_database)
 }
 
 /* The descriptor-set cache: 70 distinct (A, B, C) triples through one GEMM
- * object (the cache of 64 starts over), buffers destroyed and made again
- * without og_gemm_release_bindings (a new buffer may get the old handle),
- * and every result right. */
+ * object, buffers destroyed and made again (their sets retired and
+ * rewritten for the new ones; a new buffer may get the old handle), and
+ * every result right. */
 Test(context, binding_cache_wraps_and_forgets_destroyed_buffers)
 {
     og_context *ctx = create(NULL);

@@ -111,12 +111,9 @@ static problem *problem_make(og_context *ctx, og_dtype t, const og_gemm_args *ar
     return pr;
 }
 
-/* g's cached descriptor sets name these buffers; they go first (see
- * og_gemm_release_bindings) so a later buffer that reuses a handle is not
- * bound through a stale set. */
-static void problem_free(og_gemm *g, problem *pr)
+/* Destroying the buffers retires the cached descriptor sets that name them. */
+static void problem_free(problem *pr)
 {
-    og_gemm_release_bindings(g);
     og_buffer_destroy(pr->args.a);
     og_buffer_destroy(pr->args.b);
     og_buffer_destroy(pr->args.c);
@@ -168,7 +165,7 @@ static void run_and_check(og_context *ctx, og_gemm *g, og_dtype t, const og_gemm
     cr_assert_eq(st, OG_OK, "og_gemm_run: %d: %s", st, og_context_last_error(ctx));
     read_c(pr);
     check_result(pr);
-    problem_free(g, pr);
+    problem_free(pr);
 }
 
 /* ---- every dtype x op(A) x op(B) over the ragged sizes ---- */
@@ -258,7 +255,7 @@ Test(gemm, k_zero)
                     cr_assert_eq(pr->c[i], -0.75f * pr->c0[i], "C[%zu] = %a, expected %a", i,
                                  pr->c[i], -0.75f * pr->c0[i]);
         }
-        problem_free(g, pr);
+        problem_free(pr);
         og_gemm_destroy(g);
     }
     close_context(ctx);
@@ -284,7 +281,7 @@ Test(gemm, empty_output)
         read_c(pr);
         cr_assert_eq(memcmp(pr->c, pr->c0, pr->nc * sizeof(float)), 0,
                      "M=%" PRId64 " N=%" PRId64 " K=%" PRId64 " changed C", call.m, call.n, call.k);
-        problem_free(g, pr);
+        problem_free(pr);
     }
     og_gemm_destroy(g);
     close_context(ctx);
@@ -329,7 +326,7 @@ Test(gemm, deterministic_repeats)
         assert_same_bits(pr, first, second, "second deterministic run");
         free(first);
         free(second);
-        problem_free(g, pr);
+        problem_free(pr);
         og_gemm_destroy(g);
     }
     close_context(ctx);
@@ -381,7 +378,7 @@ Test(gemm, encode_matches_run)
         check_result(pr);
         assert_same_bits(pr, by_run, pr->c, "og_gemm_encode vs og_gemm_run");
         free(by_run);
-        problem_free(g, pr);
+        problem_free(pr);
         og_gemm_destroy(g);
     }
     vk->vkDestroyFence(dev, fence, NULL);
@@ -410,7 +407,7 @@ Test(gemm, glsl_hlsl_identical)
             assert_same_bits(pr, glsl, hlsl, "HLSL vs GLSL");
             free(glsl);
             free(hlsl);
-            problem_free(g, pr);
+            problem_free(pr);
         }
         og_gemm_destroy(g);
     }

@@ -31,7 +31,7 @@ static size_t kernels_for(const og_context *ctx, const og_int8gemm_args *g, og_p
         dot.dot = 1;
         out[n++] = dot;
     }
-    if (og_int8_skinny_eligible(g)) {
+    if (og_int8_skinny_eligible(g->m, g->trans_b)) {
         out[n] = og_params_int8_skinny();
         out[n + 1] = out[n];
         out[n + 1].rows = 8;

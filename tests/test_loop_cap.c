@@ -72,8 +72,8 @@ static og_status ones_run(ones *o, const char *params, int64_t k, float *c0)
     cr_assert_eq(og_buffer_write(o->c, 0, c, sizeof(float) * count), OG_OK);
     o->args.k = k;
     o->args.lda = k;
-    double us;
-    og_status st = og_gemm_time(o->g, &o->args, &p, 0, 1, &us);
+    og_timing t;
+    og_status st = og_gemm_time(o->g, &o->args, &p, &(og_timing_plan){0, 1, 1, 0}, &t);
     cr_assert_eq(og_buffer_read(o->c, 0, c, sizeof(float) * count), OG_OK);
     for (size_t i = 1; i < count; i++)
         cr_expect_eq(c[i], c[0], "C is not uniform at %zu", i);

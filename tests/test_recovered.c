@@ -204,7 +204,7 @@ Test(recovered, epilogue_shift_and_modes, .timeout = 300)
             int accepted;
             double metric;
             char why[256] = "";
-            og_params p = og_params_recovered(ctx, OG_MODE_FAST);
+            og_params p = og_params_recovered(&ctx->limits, ctx->dialect, OG_MODE_FAST);
             cr_assert_eq(og_problem_verify(fast, pr, &p, &accepted, &metric, why, sizeof why),
                          OG_OK, "%s", og_context_last_error(ctx));
             cr_expect(accepted, "shift %d, scaling %d: %s", shifts[s], scaling, why);
@@ -258,7 +258,7 @@ Test(recovered, bad_options)
                   !strstr(text, "k ranges"),
               "%s", text);
     /* Forced split-k or direct loads are not the recovered kernel. */
-    og_params p = og_params_recovered(ctx, OG_MODE_FAST);
+    og_params p = og_params_recovered(&ctx->limits, ctx->dialect, OG_MODE_FAST);
     p.load = OG_LOAD_DIRECT;
     float zero[64] = {0};
     args = (og_gemm_args){.m = 8, .n = 8, .k = 8, .alpha = 1, .lda = 8, .ldb = 8, .ldc = 8};
@@ -289,7 +289,7 @@ Test(recovered, matrix_kernel_where_the_device_qualifies)
 {
     og_context *ctx = open_context();
     og_limits real = ctx->limits;
-    og_params p = og_params_recovered(ctx, OG_MODE_FAST);
+    og_params p = og_params_recovered(&ctx->limits, ctx->dialect, OG_MODE_FAST);
     if (real.matrix.n_shapes == 0)
         cr_expect_eq(p.variant, OG_VARIANT_TILE, "no cooperative matrices: the portable tile");
     og_limits *lim = &ctx->limits;
@@ -301,22 +301,22 @@ Test(recovered, matrix_kernel_where_the_device_qualifies)
     m->shapes[m->n_shapes++] = (og_matrix_shape){16, 16, 16, 1, 1, 1, 1};
     m->subgroup_min = m->subgroup_max = 32;
     m->full_subgroups = m->float16 = m->storage16 = m->memory_model = 1;
-    p = og_params_recovered(ctx, OG_MODE_FAST);
+    p = og_params_recovered(&ctx->limits, ctx->dialect, OG_MODE_FAST);
     cr_expect(p.variant == OG_VARIANT_COOPMAT && p.sgx * p.sgy == 8, "variant %d, %d subgroups",
               (int)p.variant, p.sgx * p.sgy);
     og_kernel_key key = {.p = p, .dtype = OG_F32, .dialect = OG_GLSL, .recover = 11};
     /* Memory for the 4-subgroup kernel with residual tiles, not for 8. */
     lim->max_shared_bytes = og_kernel_shared_bytes(&key) - 1;
-    p = og_params_recovered(ctx, OG_MODE_FAST);
+    p = og_params_recovered(&ctx->limits, ctx->dialect, OG_MODE_FAST);
     cr_expect(p.variant == OG_VARIANT_COOPMAT && p.sgx * p.sgy == 4, "variant %d, %d subgroups",
               (int)p.variant, p.sgx * p.sgy);
     key.p = og_params_coopmat(4);
     lim->max_shared_bytes = og_kernel_shared_bytes(&key) - 1;
-    cr_expect_eq(og_params_recovered(ctx, OG_MODE_FAST).variant, OG_VARIANT_TILE);
+    cr_expect_eq(og_params_recovered(&ctx->limits, ctx->dialect, OG_MODE_FAST).variant, OG_VARIANT_TILE);
     lim->max_shared_bytes = 48 * 1024;
-    cr_expect_eq(og_params_recovered(ctx, OG_MODE_DETERMINISTIC).variant, OG_VARIANT_TILE);
+    cr_expect_eq(og_params_recovered(&ctx->limits, ctx->dialect, OG_MODE_DETERMINISTIC).variant, OG_VARIANT_TILE);
     ctx->dialect = OG_HLSL;
-    cr_expect_eq(og_params_recovered(ctx, OG_MODE_FAST).variant, OG_VARIANT_TILE);
+    cr_expect_eq(og_params_recovered(&ctx->limits, ctx->dialect, OG_MODE_FAST).variant, OG_VARIANT_TILE);
     ctx->limits = real;
     ctx->dialect = OG_GLSL;
     close_context(ctx);
@@ -327,7 +327,7 @@ Test(recovered, matrix_kernel_where_the_device_qualifies)
 Test(recovered, matrix_kernel_right_where_the_device_qualifies, .timeout = 300)
 {
     og_context *ctx = open_context();
-    og_params p = og_params_recovered(ctx, OG_MODE_FAST);
+    og_params p = og_params_recovered(&ctx->limits, ctx->dialect, OG_MODE_FAST);
     if (p.variant != OG_VARIANT_COOPMAT) {
         close_context(ctx);
         cr_skip_test("the device does not take the cooperative-matrix kernel");

@@ -113,9 +113,8 @@ static operands operands_make(og_context *ctx, og_dtype t, const size_t elems[3]
     return o;
 }
 
-static void operands_free(og_gemm *g, operands *o)
+static void operands_free(operands *o)
 {
-    og_gemm_release_bindings(g); /* the cached sets name these buffers */
     for (int i = 0; i < 3; i++) {
         og_buffer_destroy(o->buf[i]);
         free(o->before[i]);
@@ -307,7 +306,7 @@ ParameterizedTest(vcase *c, validation, refused)
         args.b = c->null_op == 'B' ? NULL : o.buf[1];
         args.c = c->null_op == 'C' ? NULL : o.buf[2];
         expect_refused(g, &r, &args, &o, OG_ERROR_INVALID_ARGUMENT, c->dim, what);
-        operands_free(g, &o);
+        operands_free(&o);
         og_gemm_destroy(g);
     }
     recorder_free(&r);
@@ -334,7 +333,7 @@ Test(validation, base_call_writes_c)
         cr_assert_eq(st, OG_OK, "%s: %s", encode ? "og_gemm_encode" : "og_gemm_run",
                      og_context_last_error(ctx));
         cr_assert(operands_changed(&o), "the valid call left C unchanged");
-        operands_free(g, &o);
+        operands_free(&o);
     }
     og_gemm_destroy(g);
     recorder_free(&r);
@@ -372,7 +371,7 @@ Test(validation, beyond_storage_range)
         snprintf(what, sizeof what, "%s offset %" PRIu64, dim, range_elems);
         expect_refused(g, &r, &args, &o, OG_ERROR_UNSUPPORTED, dim, what);
         cr_assert_not_null(strstr(og_context_last_error(ctx), "maxStorageBufferRange"));
-        operands_free(g, &o);
+        operands_free(&o);
         og_gemm_destroy(g);
     }
     recorder_free(&r);
@@ -421,7 +420,7 @@ Test(validation, batch_beyond_grid_is_cut)
     }
     cr_expect_eq(wrong, (size_t)0, "%zu of %zu products wrong", wrong, elems[2]);
     free(c);
-    operands_free(g, &o);
+    operands_free(&o);
     og_gemm_destroy(g);
     recorder_free(&r);
     close_context(ctx);
@@ -449,7 +448,7 @@ Test(validation, columns_beyond_grid)
     ctx->limits.max_count[0] = 1;
     expect_refused(g, &r, &args, &o, OG_ERROR_UNSUPPORTED, "N", "N past the grid");
     cr_assert_not_null(strstr(og_context_last_error(ctx), "maxComputeWorkGroupCount"));
-    operands_free(g, &o);
+    operands_free(&o);
     og_gemm_destroy(g);
     recorder_free(&r);
     close_context(ctx);

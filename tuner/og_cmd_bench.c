@@ -17,11 +17,16 @@ static og_status bench_pair(og_gemm *g, og_problem *pr, const og_params *a, cons
 {
     enum { rounds = 5 };
     double ta[rounds], tb[rounds];
+    /* Each round: a warm-up, then calls covering 0.1 s of GPU time. */
+    og_timing_plan plan = {1, 3, 1000, 1e5};
     og_status st = OG_OK;
     for (int r = 0; r < rounds && st == OG_OK; r++) {
-        st = og_gemm_time(g, &pr->args, a, r == 0, 3, &ta[r]);
+        og_timing t;
+        st = og_gemm_time(g, &pr->args, a, &plan, &t);
+        ta[r] = t.median_us;
         if (st == OG_OK)
-            st = og_gemm_time(g, &pr->args, b, r == 0, 3, &tb[r]);
+            st = og_gemm_time(g, &pr->args, b, &plan, &t);
+        tb[r] = t.median_us;
     }
     qsort(ta, rounds, sizeof ta[0], cmp_double);
     qsort(tb, rounds, sizeof tb[0], cmp_double);

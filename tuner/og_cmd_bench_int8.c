@@ -41,6 +41,7 @@ static int bench_shape(const og_cli *o, og_context *ctx, og_int8gemm *ig, og_gem
                        const og_shape *s, int first)
 {
     enum { rounds = 5 };
+    og_timing_plan plan = {1, 3, 1000, 1e5}; /* a warm-up, then calls covering 0.1 s */
     og_int8_problem *ipr = NULL;
     og_problem *fpr = NULL;
     og_params ip;
@@ -61,9 +62,12 @@ static int bench_shape(const og_cli *o, og_context *ctx, og_int8gemm *ig, og_gem
     else
         fst = verify_float(ctx, fg, fpr, &fp, fwhy, sizeof fwhy);
     for (int r = 0; r < rounds && st == OG_OK && accepted; r++) {
-        st = og_int8gemm_time(ig, &ipr->args, &ip, r == 0, 3, &ti[r]);
+        og_timing t;
+        st = og_int8gemm_time(ig, &ipr->args, &ip, &plan, &t);
+        ti[r] = t.median_us;
         if (fst == OG_OK)
-            fst = og_gemm_time(fg, &fpr->args, &fp, r == 0, 3, &tf[r]);
+            fst = og_gemm_time(fg, &fpr->args, &fp, &plan, &t);
+        tf[r] = t.median_us;
         if (fst != OG_OK && !fwhy[0])
             snprintf(fwhy, sizeof fwhy, "%s", og_context_last_error(ctx));
     }

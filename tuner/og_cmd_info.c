@@ -175,14 +175,14 @@ int og_cmd_devices(const og_cli *o)
                    d->vendor_id, d->device_id, d->driver_id, d->driver_version, l->subgroup_size,
                    l->max_invocations, l->max_shared_bytes,
                    (unsigned long long)l->max_storage_range,
-                   ctx->has_timestamps ? "true" : "false");
+                   ctx->timestamp_bits ? "true" : "false");
         } else {
             printf("%d: %s (%s)\n   vendor 0x%04x device 0x%04x driver id %u version %u\n"
                    "   subgroup %u, %u invocations, %u bytes shared, storage range %llu, "
                    "timestamps %s\n",
                    i, d->name, d->driver_name, d->vendor_id, d->device_id, d->driver_id,
                    d->driver_version, l->subgroup_size, l->max_invocations, l->max_shared_bytes,
-                   (unsigned long long)l->max_storage_range, ctx->has_timestamps ? "yes" : "no");
+                   (unsigned long long)l->max_storage_range, ctx->timestamp_bits ? "yes" : "no");
         }
         og_context_destroy(ctx);
     }

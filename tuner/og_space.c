@@ -208,14 +208,12 @@ og_status og_space(const og_limits *lim, og_preset preset, og_dtype dtype, int t
     candidates c = {.lim = lim};
     og_status st = OG_OK;
     *n = 0;
-    og_gemm_args shape = {.trans_a = trans_a, .m = s->m};
     if (og_dtype_is_int8(dtype)) {
-        og_int8gemm_args int8_shape = {.trans_b = trans_b, .m = s->m};
-        st = og_int8_skinny_eligible(&int8_shape) ? skinny_space(&c, preset)
-                                                  : int8_tile_space(&c, preset);
+        st = og_int8_skinny_eligible(s->m, trans_b) ? skinny_space(&c, preset)
+                                                    : int8_tile_space(&c, preset);
         goto done;
     }
-    if (og_fewrows_eligible(dtype, &shape)) {
+    if (og_fewrows_eligible(dtype, s->m, trans_a)) {
         st = fewrows_space(&c, trans_b, s, preset);
         goto done;
     }

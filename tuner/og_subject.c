@@ -37,11 +37,12 @@ void og_subject_destroy(og_subject *s)
     memset(s, 0, sizeof *s);
 }
 
-static og_status subject_time(og_subject *s, const og_params *p, int warmup, int reps, double *us)
+static og_status subject_time(og_subject *s, const og_params *p, og_timing *t)
 {
+    og_timing_plan plan = OG_TIMING_DEFAULT;
     if (s->ig)
-        return og_int8gemm_time(s->ig, &s->ipr->args, p, warmup, reps, us);
-    return og_gemm_time(s->g, &s->pr->args, p, warmup, reps, us);
+        return og_int8gemm_time(s->ig, &s->ipr->args, p, &plan, t);
+    return og_gemm_time(s->g, &s->pr->args, p, &plan, t);
 }
 
 /* GFLOP/s, or GOP/s of Int8Gemm: 2*M*N*K*batch operations in us microseconds. */
@@ -59,18 +60,21 @@ const char *og_rate_unit(const char *op)
     return strcmp(op, "int8gemm") == 0 ? "GOP/s" : "GFLOP/s";
 }
 
-/* Times a verified candidate: one call to estimate, then enough calls for
- * about 0.3 s (3 to 15), median of the timestamps. */
-static og_status time_candidate(og_subject *s, const og_params *p, int *samples, double *median_us)
+/* Times a verified candidate in the memory applications' buffers live in
+ * (og_context_memory_placement): after a warm-up, one call to estimate,
+ * then enough calls to cover 0.2 s of GPU time (3 to 1000, OG_TIMING_DEFAULT);
+ * the record keeps their median, count and spread, and the memory. */
+static og_status time_candidate(og_subject *s, const og_params *p, og_record *r)
 {
-    double first;
-    og_status st = subject_time(s, p, 0, 1, &first);
+    og_timing t;
+    og_status st = subject_time(s, p, &t);
     if (st != OG_OK)
         return st;
-    int reps = first > 0 ? (int)(3e5 / first) : 15;
-    reps = reps < 3 ? 3 : reps > 15 ? 15 : reps;
-    *samples = reps;
-    return subject_time(s, p, 1, reps, median_us);
+    r->samples = t.reps;
+    r->median_us = t.median_us;
+    r->spread = t.spread;
+    snprintf(r->memory, sizeof r->memory, "%s", og_context_memory_placement(s->ctx));
+    return OG_OK;
 }
 
 /* The class a failure's status puts at the head of its reason. */
@@ -121,7 +125,7 @@ og_status og_subject_measure(og_subject *s, const og_params *p, og_record *r)
         return OG_OK;
     }
     if (st == OG_OK)
-        st = time_candidate(s, p, &r->samples, &r->median_us);
+        st = time_candidate(s, p, r);
     if (st != OG_OK) {
         r->accepted = 0;
         snprintf(r->reason, sizeof r->reason, "%s: %s", failure_class(st),

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "og_internal.h"
+#include "og_vk.h"
 
 int og_cache_dir(char *dir, size_t len)
 {

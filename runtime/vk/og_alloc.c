@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "og_internal.h"
+#include "og_vk.h"
 
 static int custom(const og_allocator *a)
 {

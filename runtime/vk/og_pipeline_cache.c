@@ -21,7 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "og_internal.h"
+#include "og_vk.h"
 
 /* Larger files are ignored and larger caches not written. */
 #define OG_PIPELINE_CACHE_MAX (64u << 20)

@@ -4,15 +4,15 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "og_internal.h"
+#include "og_plan.h"
 
-static og_status bad(og_context *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static og_status bad(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static og_status bad(og_context *ctx, const char *fmt, ...)
+static og_status bad(char *err, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
+    vsnprintf(err, OG_ERROR_MAX, fmt, ap);
     va_end(ap);
     return OG_ERROR_INVALID_ARGUMENT;
 }
@@ -36,29 +36,33 @@ static uint64_t extent(int64_t off, int64_t batch, int64_t stride, int64_t rows,
     return sum;
 }
 
-static og_status check_operand(og_context *ctx, const char *op, const char *name,
+static og_status check_operand(const og_limits *lim, char *err, const char *op, const char *name,
                                const og_buffer *buf, uint64_t elem_bytes, int64_t off,
                                int64_t batch, int64_t stride, int64_t rows, int64_t ld,
                                int64_t cols)
 {
     if (!buf)
-        return bad(ctx, "%s: %s is NULL", op, name);
+        return bad(err, "%s: %s is NULL", op, name);
+    /* A wrapped buffer's operand starts skew bytes into its binding. */
     uint64_t end = extent(off, batch, stride, rows, ld, cols);
+    if (end != UINT64_MAX)
+        end += buf->skew / elem_bytes;
     if (end == UINT64_MAX || end > UINT32_MAX)
-        return bad(ctx, "%s: %s spans more than 2^32 elements (offset, stride and ld too large)",
+        return bad(err, "%s: %s spans more than 2^32 elements (offset, stride and ld too large)",
                    op, name);
     uint64_t need = end * elem_bytes;
-    if (need > ctx->limits.max_storage_range)
-        return og_fail(ctx, OG_ERROR_UNSUPPORTED,
+    if (need > lim->max_storage_range)
+        return og_failf(err, OG_ERROR_UNSUPPORTED,
                        "%s: %s needs %" PRIu64 " bytes in one binding, more than the device's "
                        "maxStorageBufferRange of %" PRIu64,
-                       op, name, need, ctx->limits.max_storage_range);
-    if (need > buf->size)
-        return bad(ctx,
+                       op, name, need, lim->max_storage_range);
+    if (need > buf->skew + buf->size)
+        return bad(err,
                    "%s: %s needs %" PRIu64 " elements (offset %" PRId64 ", %" PRId64 " x %" PRId64
                    " with ld %" PRId64 ", batch %" PRId64 " with stride %" PRId64
                    "), but its buffer holds %" PRIu64,
-                   op, name, end, off, rows, cols, ld, batch, stride, buf->size / elem_bytes);
+                   op, name, end - buf->skew / elem_bytes, off, rows, cols, ld, batch, stride,
+                   buf->size / elem_bytes);
     return OG_OK;
 }
 
@@ -69,46 +73,48 @@ typedef struct og_field {
 } og_field;
 
 /* Every field is non-negative and fits the kernels' 32-bit indexing. */
-static og_status check_fields(og_context *ctx, const char *op, const og_field *f, size_t n)
+static og_status check_fields(char *err, const char *op, const og_field *f, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         if (f[i].v < 0)
-            return bad(ctx, "%s: %s (%" PRId64 ") is negative", op, f[i].name, f[i].v);
+            return bad(err, "%s: %s (%" PRId64 ") is negative", op, f[i].name, f[i].v);
         if ((uint64_t)f[i].v > UINT32_MAX)
-            return bad(ctx, "%s: %s (%" PRId64 ") exceeds 32-bit indexing", op, f[i].name, f[i].v);
+            return bad(err, "%s: %s (%" PRId64 ") exceeds 32-bit indexing", op, f[i].name, f[i].v);
     }
     return OG_OK;
 }
 
 /* A float32 vector read at offset + j for every column j < N (the bias, the
  * column scales). */
-static og_status check_columns(og_context *ctx, const char *op, const char *name,
+static og_status check_columns(const og_limits *lim, char *err, const char *op, const char *name,
                                const og_buffer *buf, int64_t offset, int64_t n)
 {
     if (offset < 0 || (uint64_t)offset > UINT32_MAX)
-        return bad(ctx, "%s: %s offset (%" PRId64 ") is negative or exceeds 32-bit indexing", op,
+        return bad(err, "%s: %s offset (%" PRId64 ") is negative or exceeds 32-bit indexing", op,
                    name, offset);
-    uint64_t need = 4 * ((uint64_t)offset + (uint64_t)n);
-    if (need > ctx->limits.max_storage_range)
-        return og_fail(ctx, OG_ERROR_UNSUPPORTED,
+    uint64_t need = buf->skew + 4 * ((uint64_t)offset + (uint64_t)n);
+    if (need / 4 > UINT32_MAX)
+        return bad(err, "%s: %s offset (%" PRId64 ") exceeds 32-bit indexing", op, name, offset);
+    if (need > lim->max_storage_range)
+        return og_failf(err, OG_ERROR_UNSUPPORTED,
                        "%s: %s needs %" PRIu64 " bytes in one binding, more than the device's "
                        "maxStorageBufferRange of %" PRIu64,
-                       op, name, need, ctx->limits.max_storage_range);
-    if (need > buf->size)
-        return bad(ctx,
+                       op, name, need, lim->max_storage_range);
+    if (need > buf->skew + buf->size)
+        return bad(err,
                    "%s: %s needs %" PRIu64 " elements (offset %" PRId64 " + N %" PRId64
                    "), but its buffer holds %" PRIu64,
-                   op, name, need / 4, offset, n, buf->size / 4);
+                   op, name, (need - buf->skew) / 4, offset, n, buf->size / 4);
     return OG_OK;
 }
 
 /* The bias and the activation: bias[bias_offset + j] for every column j < N. */
-static og_status check_epilogue(og_context *ctx, const char *op, const og_gemm_args *g)
+static og_status check_epilogue(const og_limits *lim, char *err, const char *op, const og_gemm_args *g)
 {
     if ((unsigned)g->activation > OG_ACTIVATION_GELU_TANH)
-        return bad(ctx, "%s: activation %d is not none, ReLU, GELU (erf) or GELU (tanh)", op,
+        return bad(err, "%s: activation %d is not none, ReLU, GELU (erf) or GELU (tanh)", op,
                    (int)g->activation);
-    return g->bias ? check_columns(ctx, op, "bias", g->bias, g->bias_offset, g->n) : OG_OK;
+    return g->bias ? check_columns(lim, err, op, "bias", g->bias, g->bias_offset, g->n) : OG_OK;
 }
 
 static uint32_t epilogue_bits(const og_gemm_args *g)
@@ -118,7 +124,7 @@ static uint32_t epilogue_bits(const og_gemm_args *g)
 
 /* The product's shape, layout and epilogue (everything but the input type),
  * for operation op with a_bytes-byte elements of A and b_bytes-byte of B. */
-static og_status check_product(og_context *ctx, const char *op, uint64_t a_bytes, uint64_t b_bytes,
+static og_status check_product(const og_limits *lim, char *err, const char *op, uint64_t a_bytes, uint64_t b_bytes,
                                const og_gemm_args *g, og_push *push)
 {
     const int64_t batch = g->batch == 0 ? 1 : g->batch;
@@ -135,7 +141,7 @@ static og_status check_product(og_context *ctx, const char *op, uint64_t a_bytes
                                {"lda", g->lda},
                                {"ldb", g->ldb},
                                {"ldc", g->ldc}};
-    og_status st = check_fields(ctx, op, fields, sizeof fields / sizeof fields[0]);
+    og_status st = check_fields(err, op, fields, sizeof fields / sizeof fields[0]);
     if (st != OG_OK)
         return st;
 
@@ -143,18 +149,18 @@ static og_status check_product(og_context *ctx, const char *op, uint64_t a_bytes
     uint64_t need_lda = max1(g->trans_a ? g->m : g->k);
     uint64_t need_ldb = max1(g->trans_b ? g->k : g->n);
     if ((uint64_t)g->lda < need_lda)
-        return bad(ctx, "%s: lda (%" PRId64 ") is smaller than %s (%" PRIu64 ") for A %s", op,
+        return bad(err, "%s: lda (%" PRId64 ") is smaller than %s (%" PRIu64 ") for A %s", op,
                    g->lda, g->trans_a ? "M" : "K", need_lda,
                    g->trans_a ? "transposed" : "not transposed");
     if ((uint64_t)g->ldb < need_ldb)
-        return bad(ctx, "%s: ldb (%" PRId64 ") is smaller than %s (%" PRIu64 ") for B %s", op,
+        return bad(err, "%s: ldb (%" PRId64 ") is smaller than %s (%" PRIu64 ") for B %s", op,
                    g->ldb, g->trans_b ? "K" : "N", need_ldb,
                    g->trans_b ? "transposed" : "not transposed");
     if ((uint64_t)g->ldc < max1(g->n))
-        return bad(ctx, "%s: ldc (%" PRId64 ") is smaller than N (%" PRIu64 ")", op, g->ldc,
+        return bad(err, "%s: ldc (%" PRId64 ") is smaller than N (%" PRIu64 ")", op, g->ldc,
                    max1(g->n));
 
-    st = check_epilogue(ctx, op, g);
+    st = check_epilogue(lim, err, op, g);
     if (st != OG_OK)
         return st;
     memset(push, 0, sizeof *push);
@@ -163,21 +169,21 @@ static og_status check_product(og_context *ctx, const char *op, uint64_t a_bytes
 
     if (batch > 1 &&
         (uint64_t)g->stride_c < (uint64_t)(g->m - 1) * (uint64_t)g->ldc + (uint64_t)g->n)
-        return bad(ctx,
+        return bad(err,
                    "%s: stride_c (%" PRId64 ") makes the batch's outputs overlap (needs at least "
                    "(M-1)*ldc + N = %" PRIu64 ")",
                    op, g->stride_c, (uint64_t)(g->m - 1) * (uint64_t)g->ldc + (uint64_t)g->n);
 
     if (g->k > 0) {
-        st = check_operand(ctx, op, "A", g->a, a_bytes, g->a_offset, batch, g->stride_a,
+        st = check_operand(lim, err, op, "A", g->a, a_bytes, g->a_offset, batch, g->stride_a,
                            g->trans_a ? g->k : g->m, g->lda, g->trans_a ? g->m : g->k);
         if (st == OG_OK)
-            st = check_operand(ctx, op, "B", g->b, b_bytes, g->b_offset, batch, g->stride_b,
+            st = check_operand(lim, err, op, "B", g->b, b_bytes, g->b_offset, batch, g->stride_b,
                                g->trans_b ? g->n : g->k, g->ldb, g->trans_b ? g->k : g->n);
         if (st != OG_OK)
             return st;
     }
-    st = check_operand(ctx, op, "C", g->c, 4, g->c_offset, batch, g->stride_c, g->m, g->ldc, g->n);
+    st = check_operand(lim, err, op, "C", g->c, 4, g->c_offset, batch, g->stride_c, g->m, g->ldc, g->n);
     if (st != OG_OK)
         return st;
     *push = (og_push){.m = (uint32_t)g->m,
@@ -198,6 +204,15 @@ static og_status check_product(og_context *ctx, const char *op, uint64_t a_bytes
                       .ranges = 1,
                       .bias_off = (uint32_t)g->bias_offset,
                       .epi = epilogue_bits(g)};
+    /* Element offsets count from the start of each binding: a wrapped
+     * buffer's operand lies skew bytes into it (within 32 bits: checked above). */
+    if (g->k > 0) {
+        push->off_a += (uint32_t)(g->a->skew / a_bytes);
+        push->off_b += (uint32_t)(g->b->skew / b_bytes);
+    }
+    push->off_c += (uint32_t)(g->c->skew / 4);
+    if (g->bias)
+        push->bias_off += (uint32_t)(g->bias->skew / 4);
     return OG_OK;
 }
 
@@ -206,17 +221,17 @@ static uint64_t element_bytes(og_dtype t)
     return t == OG_F32 ? 4 : og_dtype_is_fp8(t) ? 1 : 2;
 }
 
-og_status og_gemm_check(og_gemm *gemm, const og_gemm_args *g, og_push *push)
+og_status og_gemm_check(const og_gemm_config *cfg, const og_limits *lim, char *err,
+                        const og_gemm_args *g, og_push *push)
 {
-    og_context *ctx = gemm->ctx;
-    og_dtype ta = gemm->dtype, tb = gemm->b_type;
+    og_dtype ta = cfg->a_type, tb = cfg->b_type;
     int fp8 = og_dtype_is_fp8(ta) || og_dtype_is_fp8(tb);
     float scale_a = g->scale_a == 0.0f ? 1.0f : g->scale_a;
     float scale_b = g->scale_b == 0.0f ? 1.0f : g->scale_b;
     if (fp8 && (!isfinite(scale_a) || !isfinite(scale_b)))
-        return bad(ctx, "gemm: FP8 scale of %s (%g) is not finite", isfinite(scale_a) ? "B" : "A",
+        return bad(err, "gemm: FP8 scale of %s (%g) is not finite", isfinite(scale_a) ? "B" : "A",
                    isfinite(scale_a) ? scale_b : scale_a);
-    og_status st = check_product(ctx, "gemm", element_bytes(ta), element_bytes(tb), g, push);
+    og_status st = check_product(lim, err, "gemm", element_bytes(ta), element_bytes(tb), g, push);
     if (st != OG_OK || !fp8)
         return st;
     /* cuBLASLt's order: the sum of decoded values times alpha * scale_a * scale_b. */
@@ -247,34 +262,34 @@ og_gemm_args og_int8gemm_layout(const og_int8gemm_args *g)
                           .stride_c = g->stride_c};
 }
 
-og_status og_int8gemm_check(og_context *ctx, const og_int8gemm_args *g, og_push *push)
+og_status og_int8gemm_check(const og_limits *lim, char *err, const og_int8gemm_args *g, og_push *push)
 {
     const og_dtype types[2] = {g->type_a, g->type_b};
     const int32_t zeros[2] = {g->zero_a, g->zero_b};
     for (int i = 0; i < 2; i++) {
         const char *name = i ? "B" : "A";
         if (!og_dtype_is_int8(types[i]))
-            return bad(ctx, "int8gemm: type of %s (%d) is not int8 or uint8", name, (int)types[i]);
+            return bad(err, "int8gemm: type of %s (%d) is not int8 or uint8", name, (int)types[i]);
         int32_t lo = types[i] == OG_INT8 ? -128 : 0, hi = types[i] == OG_INT8 ? 127 : 255;
         if (zeros[i] < lo || zeros[i] > hi)
-            return bad(ctx, "int8gemm: zero point of %s (%" PRId32 ") is outside %s's %d..%d", name,
+            return bad(err, "int8gemm: zero point of %s (%" PRId32 ") is outside %s's %d..%d", name,
                        zeros[i], og_dtype_name(types[i]), (int)lo, (int)hi);
     }
     if ((unsigned)g->output > OG_INT8_OUTPUT_FLOAT32)
-        return bad(ctx, "int8gemm: output %d is not int32, int32 added to C or float32",
+        return bad(err, "int8gemm: output %d is not int32, int32 added to C or float32",
                    (int)g->output);
     int float_out = g->output == OG_INT8_OUTPUT_FLOAT32;
     if (!float_out && (g->bias || g->col_scales || g->activation != OG_ACTIVATION_NONE))
-        return bad(ctx, "int8gemm: bias, column scales and activation need the float32 output");
+        return bad(err, "int8gemm: bias, column scales and activation need the float32 output");
     og_gemm_args shape = og_int8gemm_layout(g);
     shape.bias = g->bias;
     shape.bias_offset = g->bias_offset;
     shape.activation = g->activation;
-    og_status st = check_product(ctx, "int8gemm", 1, 1, &shape, push);
+    og_status st = check_product(lim, err, "int8gemm", 1, 1, &shape, push);
     if (st != OG_OK)
         return st;
     if (g->col_scales) {
-        st = check_columns(ctx, "int8gemm", "col_scales", g->col_scales, g->col_scale_offset, g->n);
+        st = check_columns(lim, err, "int8gemm", "col_scales", g->col_scales, g->col_scale_offset, g->n);
         if (st != OG_OK)
             return st;
     }
@@ -282,13 +297,14 @@ og_status og_int8gemm_check(og_context *ctx, const og_int8gemm_args *g, og_push 
     push->beta = g->scale_b;
     push->zero_a = g->zero_a;
     push->zero_b = g->zero_b;
-    push->scale_off = (uint32_t)g->col_scale_offset;
+    push->scale_off = (uint32_t)g->col_scale_offset +
+                      (g->col_scales ? (uint32_t)(g->col_scales->skew / 4) : 0u);
     push->epi |= (float_out ? OG_EPI_FLOAT_OUT : 0u) | (g->col_scales ? OG_EPI_COLUMN_SCALES : 0u) |
                  (g->output == OG_INT8_OUTPUT_INT32_ADD ? OG_EPI_ACCUMULATE : 0u);
     return OG_OK;
 }
 
-og_status og_elementwise_check(og_context *ctx, const og_gemm_args *g, og_push *push)
+og_status og_elementwise_check(const og_limits *lim, char *err, const og_gemm_args *g, og_push *push)
 {
     const int64_t batch = g->batch == 0 ? 1 : g->batch;
     const og_field fields[] = {{"M", g->m},
@@ -297,19 +313,19 @@ og_status og_elementwise_check(og_context *ctx, const og_gemm_args *g, og_push *
                                {"c_offset", g->c_offset},
                                {"stride_c", g->stride_c},
                                {"ldc", g->ldc}};
-    og_status st = check_fields(ctx, "elementwise", fields, sizeof fields / sizeof fields[0]);
+    og_status st = check_fields(err, "elementwise", fields, sizeof fields / sizeof fields[0]);
     if (st != OG_OK)
         return st;
     if ((uint64_t)g->ldc < max1(g->n))
-        return bad(ctx, "elementwise: ldc (%" PRId64 ") is smaller than N (%" PRIu64 ")", g->ldc,
+        return bad(err, "elementwise: ldc (%" PRId64 ") is smaller than N (%" PRIu64 ")", g->ldc,
                    max1(g->n));
-    st = check_epilogue(ctx, "elementwise", g);
+    st = check_epilogue(lim, err, "elementwise", g);
     if (st != OG_OK)
         return st;
     memset(push, 0, sizeof *push);
     if (g->m == 0 || g->n == 0)
         return OG_OK;
-    st = check_operand(ctx, "elementwise", "C", g->c, 4, g->c_offset, batch, g->stride_c, g->m,
+    st = check_operand(lim, err, "elementwise", "C", g->c, 4, g->c_offset, batch, g->stride_c, g->m,
                        g->ldc, g->n);
     if (st != OG_OK)
         return st;
@@ -322,17 +338,20 @@ og_status og_elementwise_check(og_context *ctx, const og_gemm_args *g, og_push *
                       .ranges = 1,
                       .bias_off = (uint32_t)g->bias_offset,
                       .epi = epilogue_bits(g)};
+    push->off_c += (uint32_t)(g->c->skew / 4);
+    if (g->bias)
+        push->bias_off += (uint32_t)(g->bias->skew / 4);
     return OG_OK;
 }
 
-og_status og_loops_check(og_context *ctx, const char *op, const og_kernel_key *key, int64_t k,
+og_status og_loops_check(const og_limits *lim, char *err, const char *op, const og_kernel_key *key, int64_t k,
                          uint64_t k_len)
 {
-    uint32_t cap = ctx->limits.max_loop_iterations;
+    uint32_t cap = lim->max_loop_iterations;
     uint64_t need = og_kernel_loop_iterations(key, k_len);
     if (cap == 0 || need <= cap)
         return OG_OK;
-    return og_fail(ctx, OG_ERROR_UNSUPPORTED,
+    return og_failf(err, OG_ERROR_UNSUPPORTED,
                    "%s: K = %" PRId64 " takes %" PRIu64
                    " loop iterations in one invocation of the kernel, and the device's driver "
                    "(Mesa lavapipe) ends a shader's loops after %u in all, which would leave C "
@@ -340,12 +359,12 @@ og_status og_loops_check(og_context *ctx, const char *op, const og_kernel_key *k
                    op, k, need, cap);
 }
 
-og_status og_grid_x_check(og_context *ctx, const char *op, int64_t n, uint64_t gx)
+og_status og_grid_x_check(const og_limits *lim, char *err, const char *op, int64_t n, uint64_t gx)
 {
-    uint32_t cap = ctx->limits.max_count[0];
+    uint32_t cap = lim->max_count[0];
     if (gx <= cap)
         return OG_OK;
-    return og_fail(ctx, OG_ERROR_UNSUPPORTED,
+    return og_failf(err, OG_ERROR_UNSUPPORTED,
                    "%s: N = %" PRId64 " needs %" PRIu64
                    " workgroups along x, more than the device's maxComputeWorkGroupCount[0] of %u",
                    op, n, gx, cap);

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "og_internal.h"
+#include "og_vk.h"
 
 static og_status create_pipeline(og_context *ctx, const og_kernel_key *key, VkPipeline *out)
 {

@@ -3,10 +3,12 @@
  * integer dot products (Int8Gemm's dot=1 kernels) and cooperative matrices
  * with what they depend on (the float16 matrix kernels: reference design,
  * "Which devices take the matrix kernel"). Nothing is guessed from the
- * vendor: every capability is read from the device. */
+ * vendor: every capability is read from the device. On a device the
+ * application created, nothing is enabled: the kernels use what the
+ * application enabled and the device supports. */
 #include <string.h>
 
-#include "og_internal.h"
+#include "og_vk.h"
 
 /* Whether the device offers extension name (exts: its list, n long). */
 static int listed(const VkExtensionProperties *exts, uint32_t n, const char *name)
@@ -58,6 +60,22 @@ static void read_matrix_shapes(og_context *ctx, og_matrix_caps *caps)
                                             .subgroup = p->scope == VK_SCOPE_SUBGROUP_NV};
     }
     caps->n_shapes = n;
+}
+
+/* Subgroup sizes a compute shader can be pinned to, once size control is on. */
+static void read_size_control(og_context *ctx, og_matrix_caps *caps, int full_subgroups)
+{
+    VkPhysicalDeviceSubgroupSizeControlPropertiesEXT sp = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES_EXT};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                      .pNext = &sp};
+    vkGetPhysicalDeviceProperties2(ctx->physical, &p2);
+    caps->size_control = (sp.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
+    if (caps->size_control) {
+        caps->subgroup_min = sp.minSubgroupSize;
+        caps->subgroup_max = sp.maxSubgroupSize;
+    }
+    caps->full_subgroups = full_subgroups;
 }
 
 void og_device_features_read(og_context *ctx, og_device_features *f)
@@ -130,17 +148,7 @@ void og_device_features_read(og_context *ctx, og_device_features *f)
     add_extension(f, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
     caps->subgroup_min = caps->subgroup_max = lim->subgroup_size;
     if (has_size_control && f->size_control.subgroupSizeControl) {
-        VkPhysicalDeviceSubgroupSizeControlPropertiesEXT sp = {
-            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES_EXT};
-        VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
-                                          .pNext = &sp};
-        vkGetPhysicalDeviceProperties2(ctx->physical, &p2);
-        caps->size_control = (sp.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
-        if (caps->size_control) {
-            caps->subgroup_min = sp.minSubgroupSize;
-            caps->subgroup_max = sp.maxSubgroupSize;
-        }
-        caps->full_subgroups = f->size_control.computeFullSubgroups == VK_TRUE;
+        read_size_control(ctx, caps, f->size_control.computeFullSubgroups == VK_TRUE);
         f->size_control = (VkPhysicalDeviceSubgroupSizeControlFeaturesEXT){
             .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES_EXT,
             .subgroupSizeControl = VK_TRUE,
@@ -164,4 +172,84 @@ void og_device_features_read(og_context *ctx, og_device_features *f)
         enable(f, &f->v12);
         enable(f, &f->v11);
     }
+}
+
+/* Whether name is among the n extensions of list. */
+static int enabled(const char *const *list, uint32_t n, const char *name)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (list[i] && strcmp(list[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+void og_device_features_adopt(og_context *ctx, const VkDeviceCreateInfo *info)
+{
+    og_limits *lim = &ctx->limits;
+    memset(&lim->matrix, 0, sizeof lim->matrix);
+    lim->integer_dot = 0;
+    const char *const *ext = info->ppEnabledExtensionNames;
+    uint32_t n_ext = info->enabledExtensionCount;
+    int core13 = VK_API_VERSION_MINOR(ctx->props.apiVersion) >= 3 ||
+                 VK_API_VERSION_MAJOR(ctx->props.apiVersion) > 1;
+    VkBool32 dot = 0, matrix = 0, size_control = 0, full = 0, f16 = 0, model = 0, s16 = 0;
+    /* The feature structures the application chained (a VkPhysicalDeviceFeatures2
+     * among them, or not): a feature counts when any structure enables it. */
+    for (const VkBaseInStructure *s = info->pNext; s; s = s->pNext) {
+        switch (s->sType) {
+        case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES:
+            s16 |= ((const VkPhysicalDeviceVulkan11Features *)s)->storageBuffer16BitAccess;
+            break;
+        case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES:
+            s16 |= ((const VkPhysicalDevice16BitStorageFeatures *)s)->storageBuffer16BitAccess;
+            break;
+        case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES: {
+            const VkPhysicalDeviceVulkan12Features *v = (const void *)s;
+            f16 |= v->shaderFloat16;
+            model |= v->vulkanMemoryModel;
+            break;
+        }
+        case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES:
+            f16 |= ((const VkPhysicalDeviceShaderFloat16Int8Features *)s)->shaderFloat16;
+            break;
+        case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES:
+            model |= ((const VkPhysicalDeviceVulkanMemoryModelFeatures *)s)->vulkanMemoryModel;
+            break;
+        case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES: {
+            const VkPhysicalDeviceVulkan13Features *v = (const void *)s;
+            dot |= v->shaderIntegerDotProduct;
+            size_control |= v->subgroupSizeControl;
+            full |= v->computeFullSubgroups;
+            break;
+        }
+        case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR:
+            dot |= ((const VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR *)s)
+                       ->shaderIntegerDotProduct;
+            break;
+        case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES_EXT: {
+            const VkPhysicalDeviceSubgroupSizeControlFeaturesEXT *v = (const void *)s;
+            size_control |= v->subgroupSizeControl;
+            full |= v->computeFullSubgroups;
+            break;
+        }
+        case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV:
+            matrix |= ((const VkPhysicalDeviceCooperativeMatrixFeaturesNV *)s)->cooperativeMatrix;
+            break;
+        default:
+            break;
+        }
+    }
+    lim->integer_dot =
+        dot && (core13 || enabled(ext, n_ext, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME));
+    if (!matrix || !enabled(ext, n_ext, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME))
+        return; /* no shapes listed: the matrix kernels never qualify */
+    og_matrix_caps *caps = &lim->matrix;
+    read_matrix_shapes(ctx, caps);
+    caps->subgroup_min = caps->subgroup_max = lim->subgroup_size;
+    if (size_control &&
+        (core13 || enabled(ext, n_ext, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME)))
+        read_size_control(ctx, caps, full == VK_TRUE);
+    caps->float16 = f16 == VK_TRUE;
+    caps->memory_model = model == VK_TRUE;
+    caps->storage16 = s16 == VK_TRUE;
 }

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "og_internal.h"
+#include "og_vk.h"
 
 /* Bump when the compile options or the layout of og_kernel_key change. */
 #define OG_SPIRV_CACHE_SALT "onegpu-spirv-3"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "og_internal.h"
+#include "og_plan.h"
 
 /* The pre-tuned databases shipped with the library: every *.db of
  * OG_PRETUNED_DIR (env), else of the install prefix's share/onegpu, in name
@@ -168,8 +168,7 @@ og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, 
 {
     memset(out, 0, sizeof *out);
     /* Few rows is chosen from the shape; the database may only tune its shape. */
-    og_gemm_args shape = {.trans_a = trans_a, .m = m};
-    int fewrows = og_fewrows_eligible(dtype, &shape);
+    int fewrows = og_fewrows_eligible(dtype, m, trans_a);
     int matrix = og_matrix_choose(&ctx->limits, dtype, mode, out->matrix);
     if (matrix >= 0 && ctx->dialect != OG_GLSL) {
         /* The tests' HLSL contexts: the matrix kernel is GLSL only. */
@@ -215,8 +214,8 @@ og_status og_select_int8(og_context *ctx, int trans_a, int trans_b, int64_t m, i
                          int64_t batch, og_choice *out)
 {
     memset(out, 0, sizeof *out);
-    og_int8gemm_args shape = {.trans_b = trans_b, .m = m};
-    out->params = og_int8_skinny_eligible(&shape) ? og_params_int8_skinny() : og_params_int8_tile();
+    out->params =
+        og_int8_skinny_eligible(m, trans_b) ? og_params_int8_skinny() : og_params_int8_tile();
     out->source = OG_SOURCE_DEFAULT;
     /* One record serves every signedness: the kernels differ only in how a byte widens. */
     og_record_key key = {

@@ -1,0 +1,149 @@
+/* Plans of a float GEMM call and of the elementwise kernels: kernel,
+ * split-k ranges, grid and pieces, from the checked arguments, the
+ * parameters and the device's limits (no Vulkan). */
+#include <inttypes.h>
+
+#include "og_plan.h"
+
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+    return (a + b - 1) / b;
+}
+
+/* Whether a variant tiles C in bm x bn blocks (the portable and the
+ * cooperative-matrix tile), rather than in columns only (few rows). */
+static int tiled(const og_params *p)
+{
+    return p->variant == OG_VARIANT_TILE || p->variant == OG_VARIANT_COOPMAT;
+}
+
+/* The product's kernel with parameters p as this call can use them. */
+static og_kernel_key gemm_key(const og_gemm_config *cfg, const og_limits *lim,
+                              const og_gemm_args *args, const og_params *p, uint32_t ranges,
+                              uint32_t range_len)
+{
+    int fp8 = og_dtype_is_fp8(cfg->a_type) || og_dtype_is_fp8(cfg->b_type);
+    return (og_kernel_key){
+        .kernel = ranges > 1 ? OG_KERNEL_PLANES : OG_KERNEL_GEMM,
+        .p = og_params_for_call(cfg, lim, args, p, ranges > 1 ? range_len : 0),
+        .dtype = cfg->a_type,
+        .dtype_b = fp8 ? cfg->b_type : 0,
+        .trans_a = !!args->trans_a,
+        .trans_b = !!args->trans_b,
+        .dialect = cfg->dialect,
+        .recover = cfg->recover,
+        .scaled = cfg->scaled};
+}
+
+og_status og_gemm_plan(const og_gemm_config *cfg, const og_limits *lim, char *err,
+                       const og_gemm_args *args, const og_params *p, const og_push *push,
+                       og_plan *out)
+{
+    og_plan_start(out, OG_PLAN_GEMM, lim, cfg->dialect, push);
+    /* Nothing to compute: M or N is 0, or K is 0 with beta = 1 and no
+     * epilogue (C stays bit for bit). */
+    if (args->m == 0 || args->n == 0 ||
+        (args->k == 0 && args->beta == 1.0f && !args->bias && args->activation == 0))
+        return OG_OK;
+    const uint32_t *count = lim->max_count;
+    int64_t batch = push->batch;
+    char why[256];
+    if (p->variant == OG_VARIANT_COOPMAT && cfg->mode != OG_MODE_FAST)
+        return og_failf(err, OG_ERROR_UNSUPPORTED,
+                        "gemm: the cooperative-matrix kernel runs in Fast mode only");
+    if (p->variant == OG_VARIANT_FEWROWS &&
+        !og_fewrows_eligible(cfg->a_type, args->m, args->trans_a))
+        return og_failf(err, OG_ERROR_UNSUPPORTED,
+                        "gemm: the few-rows kernel takes float32 or FP8 inputs, 1 <= M <= 4 and A "
+                        "not transposed (M = %" PRId64 ")",
+                        args->m);
+    out->range_len = (uint32_t)args->k;
+    if (p->variant == OG_VARIANT_TILE)
+        og_split_ranges(p->split, args->m, args->n, args->k, batch, cfg->scratch_bytes / 4,
+                        &out->ranges, &out->range_len);
+    out->key = gemm_key(cfg, lim, args, p, out->ranges, out->range_len);
+    if (og_kernel_check(&out->key, lim, why, sizeof why) != 0)
+        return og_failf(err, OG_ERROR_UNSUPPORTED, "gemm: %s", why);
+    og_status st = og_loops_check(lim, err, "gemm", &out->key, args->k, out->range_len);
+    if (st == OG_OK && cfg->scaled)
+        st = og_loops_check(lim, err, "gemm", &(og_kernel_key){.kernel = OG_KERNEL_EXPONENTS},
+                            args->k, (uint64_t)args->k);
+    if (st != OG_OK)
+        return st;
+    /* The ranges are push constants: one pipeline serves every split count. */
+    out->key.p.split = OG_SPLIT_RULE;
+    int tile = tiled(p);
+    uint64_t gx = ceil_div((uint64_t)args->n, (uint64_t)(tile ? p->bn : p->cols));
+    uint64_t reduce_gx = ceil_div((uint64_t)args->n, OG_ELEMENTWISE_THREADS);
+    if ((st = og_grid_x_check(lim, err, "gemm", args->n,
+                              out->ranges > 1 && reduce_gx > gx ? reduce_gx : gx)) != OG_OK)
+        return st;
+    if (count[2] < out->ranges)
+        return og_failf(err, OG_ERROR_UNSUPPORTED,
+                        "gemm: %u split-k ranges exceed the device's maxComputeWorkGroupCount[2] "
+                        "of %u",
+                        out->ranges, count[2]);
+    out->gx = (uint32_t)gx;
+    out->tile_rows = tile ? (uint32_t)p->bm : 0;
+    out->rows_per = tile ? (uint64_t)count[1] * (uint64_t)p->bm : (uint64_t)args->m;
+    out->batch_per = count[2] / out->ranges;
+    if (cfg->scaled) {
+        /* A piece's exponents, (rows + N) per product, fit the scratch. */
+        uint64_t cap = OG_EXPONENT_BYTES / 4, n = (uint64_t)args->n;
+        uint64_t rows = out->rows_per < (uint64_t)args->m ? out->rows_per : (uint64_t)args->m;
+        if (rows + n > cap) {
+            if (n + (uint64_t)p->bm > cap)
+                return og_failf(err, OG_ERROR_UNSUPPORTED,
+                                "gemm: N = %" PRId64 " leaves no room for a tile of rows in the %u "
+                                "exponents of range scaling",
+                                args->n, (unsigned)cap);
+            rows = (cap - n) / (uint64_t)p->bm * (uint64_t)p->bm;
+            out->rows_per = rows;
+        }
+        if (out->batch_per > cap / (rows + n))
+            out->batch_per = cap / (rows + n);
+        out->scaled = 1;
+        out->exponent_bytes = OG_EXPONENT_BYTES;
+    }
+    if (out->ranges > 1)
+        out->scratch_bytes = cfg->scratch_bytes;
+    /* With K = 0 the kernel never reads A or B, which may be absent. */
+    out->k_zero = args->k == 0;
+    out->a_row = args->trans_a ? 1 : (uint64_t)args->lda;
+    if (out->key.p.src == OG_SRC_TEXEL && out->key.p.vec != 1)
+        out->vec_words = cfg->a_type == OG_F32 ? 4 : 2;
+    og_plan_count_pieces(out);
+    return OG_OK;
+}
+
+og_status og_elementwise_plan(const og_limits *lim, char *err, og_dialect dialect,
+                              og_elementwise op, const og_gemm_args *args, const og_push *push,
+                              og_plan *out)
+{
+    og_plan_start(out, OG_PLAN_ELEMENTWISE, lim, dialect, push);
+    if (op != OG_ELEMENTWISE_BIAS && op != OG_ELEMENTWISE_ACTIVATION)
+        return og_failf(err, OG_ERROR_INVALID_ARGUMENT,
+                        "elementwise: operation %d is not bias add or activation", (int)op);
+    if (op == OG_ELEMENTWISE_BIAS && !args->bias)
+        return og_failf(err, OG_ERROR_INVALID_ARGUMENT, "elementwise: bias add without a bias");
+    if (args->m == 0 || args->n == 0)
+        return OG_OK;
+    uint64_t gx = ceil_div((uint64_t)args->n, OG_ELEMENTWISE_THREADS);
+    og_status st = og_grid_x_check(lim, err, "elementwise", args->n, gx);
+    if (st != OG_OK)
+        return st;
+    /* Each kernel does its own part of the epilogue only; the kernels step
+     * over rows and products beyond the grid's y and z themselves. */
+    out->push.epi = op == OG_ELEMENTWISE_BIAS ? OG_EPI_BIAS : (uint32_t)args->activation;
+    out->push.step_y = push->m < lim->max_count[1] ? push->m : lim->max_count[1];
+    out->push.step_z = push->batch < lim->max_count[2] ? push->batch : lim->max_count[2];
+    out->key = (og_kernel_key){.kernel = op == OG_ELEMENTWISE_BIAS ? OG_KERNEL_BIAS
+                                                                   : OG_KERNEL_ACTIVATE,
+                               .dtype = OG_F32,
+                               .dialect = dialect};
+    out->gx = (uint32_t)gx;
+    out->rows_per = push->m;
+    out->batch_per = push->batch;
+    og_plan_count_pieces(out);
+    return OG_OK;
+}

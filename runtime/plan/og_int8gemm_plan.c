@@ -1,0 +1,48 @@
+/* The plan of an Int8Gemm call: the skinny kernel or the tile, its grid and
+ * pieces (reference design, "8-bit products"). The sums are integers, so
+ * pieces give the bits of one dispatch. */
+#include <inttypes.h>
+
+#include "og_plan.h"
+
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+    return (a + b - 1) / b;
+}
+
+og_status og_int8gemm_plan(const og_limits *lim, char *err, og_dialect dialect,
+                           const og_int8gemm_args *args, const og_params *p, const og_push *push,
+                           og_plan *out)
+{
+    og_plan_start(out, OG_PLAN_INT8GEMM, lim, dialect, push);
+    if (args->m == 0 || args->n == 0)
+        return OG_OK;
+    int skinny = p->variant == OG_VARIANT_INT8_SKINNY;
+    if (!skinny && p->variant != OG_VARIANT_INT8_TILE)
+        return og_failf(err, OG_ERROR_INVALID_ARGUMENT,
+                        "int8gemm: parameters of variant %d are not an Int8Gemm kernel's",
+                        (int)p->variant);
+    uint64_t rows = (uint64_t)(skinny ? p->rows : p->bm),
+             cols = (uint64_t)(skinny ? p->cols : p->bn);
+    uint64_t gx = ceil_div((uint64_t)args->n, cols);
+    og_status st = og_grid_x_check(lim, err, "int8gemm", args->n, gx);
+    if (st != OG_OK)
+        return st;
+    out->key = (og_kernel_key){.kernel = OG_KERNEL_GEMM,
+                               .p = *p,
+                               .dtype = args->type_a,
+                               .dtype_b = args->type_b,
+                               .trans_a = !!args->trans_a,
+                               .trans_b = !!args->trans_b,
+                               .dialect = dialect};
+    if ((st = og_loops_check(lim, err, "int8gemm", &out->key, args->k, (uint64_t)args->k)) != OG_OK)
+        return st;
+    out->gx = (uint32_t)gx;
+    out->tile_rows = (uint32_t)rows;
+    out->rows_per = (uint64_t)lim->max_count[1] * rows;
+    out->batch_per = lim->max_count[2];
+    out->k_zero = args->k == 0;
+    out->a_row = args->trans_a ? 1 : (uint64_t)args->lda;
+    og_plan_count_pieces(out);
+    return OG_OK;
+}

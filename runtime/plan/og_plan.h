@@ -1,0 +1,233 @@
+/* The runtime's middle layer (not installed): a call is checked, its kernel
+ * selected, and planned, as plain data computed from the arguments and the
+ * device's capabilities (og_limits) without a Vulkan call, so every rule can
+ * be tested without a device. The record layer (../record) turns a plan
+ * into commands. Messages go to err, OG_ERROR_MAX bytes. */
+#ifndef OG_PLAN_H
+#define OG_PLAN_H
+
+#include "../vk/og_vk.h"
+
+/* What a GEMM object fixes for all its calls. */
+typedef struct og_gemm_config {
+    og_dtype a_type, b_type;
+    og_mode mode;
+    int recover;    /* recovered float32: the residual shift s; 0 for native products */
+    int scaled;     /* ... with power-of-two row and column scaling */
+    og_dialect dialect;
+    uint64_t scratch_bytes; /* split-k planes: OG_SCRATCH_BYTES (tests lower it) */
+} og_gemm_config;
+
+/* The instance-owned float32 scratch of split-k (reference design). */
+#define OG_SCRATCH_BYTES (16u << 20)
+
+/* The int32 exponents of the recovered scheme's row and column scaling:
+ * (rows + N) * products of one piece. */
+#define OG_EXPONENT_BYTES (4u << 20)
+
+/* ---- Checks (og_check.c) ---- */
+
+/* Checks a GEMM call of a config (shape, leading dimensions, offsets,
+ * strides, buffer ranges for its element types, 32-bit indexing, bias and
+ * activation) in 64-bit arithmetic. On success fills push for the whole
+ * product, with FP8 scales folded into alpha and wrapped buffers' skews in
+ * the element offsets. The message names the dimension. */
+og_status og_gemm_check(const og_gemm_config *cfg, const og_limits *lim, char *err,
+                        const og_gemm_args *args, og_push *push);
+
+/* Checks an Int8Gemm call (as og_gemm_check, plus types, zero points, output
+ * and column scales) and fills push. */
+og_status og_int8gemm_check(const og_limits *lim, char *err, const og_int8gemm_args *args,
+                            og_push *push);
+
+/* Checks the C region and the epilogue of an elementwise call (bias add or
+ * activation) and fills push. */
+og_status og_elementwise_check(const og_limits *lim, char *err, const og_gemm_args *args,
+                               og_push *push);
+
+/* Refuses (OG_ERROR_UNSUPPORTED, naming op and N) a grid of gx workgroups
+ * along x, N's direction, beyond the device's maxComputeWorkGroupCount[0]. */
+og_status og_grid_x_check(const og_limits *lim, char *err, const char *op, int64_t n, uint64_t gx);
+
+/* Refuses (OG_ERROR_UNSUPPORTED, naming op and K) a kernel whose invocations
+ * would run more loop iterations for a k range of k_len terms than the
+ * device lets one invocation run (og_limits.max_loop_iterations: lavapipe),
+ * which would end its loops early and leave C silently wrong. */
+og_status og_loops_check(const og_limits *lim, char *err, const char *op, const og_kernel_key *key,
+                         int64_t k, uint64_t k_len);
+
+/* The shape, layout and buffers of an Int8Gemm call as float GEMM
+ * arguments (no epilogue): what the two share. */
+og_gemm_args og_int8gemm_layout(const og_int8gemm_args *args);
+
+/* ---- Rules of the reference design (og_rules.c) ---- */
+
+/* The split-k ranges of a product (reference design, "Small grids and few
+ * rows"): split = OG_SPLIT_RULE applies the rule (fewer than 384 workgroups
+ * of 64 x 64 and K >= 128: up to 16 ranges of a multiple of 32 terms, at
+ * least 64, aiming at 384 workgroups), 1 never splits, n >= 2 cuts K into n
+ * ranges of ceil(K / n). Then fewer ranges while ranges * batch * M * N floats
+ * exceed scratch_floats. *ranges = 1 means no split. */
+void og_split_ranges(int split, int64_t m, int64_t n, int64_t k, int64_t batch,
+                     uint64_t scratch_floats, uint32_t *ranges, uint32_t *range_len);
+
+/* Whether a product may run the few-rows kernel: float32 (or FP8 inputs,
+ * selected as float32), 1 <= M <= 4, A not transposed. */
+int og_fewrows_eligible(og_dtype dtype, int64_t m, int trans_a);
+
+/* Whether an Int8Gemm product may run the skinny kernel: M <= 16, B not transposed. */
+int og_int8_skinny_eligible(int64_t m, int trans_b);
+
+/* The parameters as this call can use them: vector loads need aligned
+ * operands (and split-k ranges of a multiple of 4 terms, range_len),
+ * texel buffers operands within maxTexelBufferElements whose buffers allow
+ * texel views; otherwise the same tile runs with element loads from storage
+ * buffers. */
+og_params og_params_for_call(const og_gemm_config *cfg, const og_limits *lim,
+                             const og_gemm_args *args, const og_params *p, uint32_t range_len);
+
+/* A cooperative-matrix variant considered for a call, and why it was not
+ * chosen ("" when it was). */
+typedef struct og_matrix_note {
+    og_params params;
+    int chosen;
+    char why[192];
+} og_matrix_note;
+
+/* The matrix variants in order of preference: 8 subgroups, then 4 (for
+ * devices with fewer than 256 invocations or too little shared memory). */
+#define OG_MATRIX_VARIANTS 2
+
+/* Considers the matrix variants for dtype and mode on a device with limits
+ * lim (reference design, "Which devices take the matrix kernel"): fills one
+ * note per variant and returns the index of the one to run, or -1 when the
+ * portable kernel runs. */
+int og_matrix_choose(const og_limits *lim, og_dtype dtype, og_mode mode,
+                     og_matrix_note notes[OG_MATRIX_VARIANTS]);
+
+/* The kernel recovered float32 runs in dialect and mode on a device with
+ * limits lim: the cooperative-matrix tile (8 subgroups, else 4) where the
+ * device takes float16 matrices in that mode (og_matrix_choose) and has the
+ * memory for the residual tiles, else the portable default tile (its
+ * summation order) without split-k. */
+og_params og_params_recovered(const og_limits *lim, og_dialect dialect, og_mode mode);
+
+/* ---- Selection (og_select.c): the tuning databases, else the defaults ---- */
+
+/* Where a kernel choice came from. */
+typedef enum og_source {
+    OG_SOURCE_DEFAULT = 0,
+    OG_SOURCE_DB = 1,
+    OG_SOURCE_DB_NEAREST = 2
+} og_source;
+
+typedef struct og_choice {
+    og_params params;
+    og_source source;
+    int64_t m, n, k, batch;                    /* the tuned shape the record came from */
+    double gflops;                             /* its measured GFLOP/s (0 for the default) */
+    char db_path[512];                         /* which database ("" for the default) */
+    og_matrix_note matrix[OG_MATRIX_VARIANTS]; /* the matrix variants considered */
+} og_choice;
+
+/* Selection (DESIGN.md "Selection order"): exact record, nearest tuned
+ * shape, else the default. Deterministic mode always takes the default.
+ * Where a matrix variant qualifies (og_matrix_choose) it is the default, and
+ * records of it and of the portable tile compete: an exact match before a
+ * nearest one, then the higher GFLOP/s. Reads the context's databases. */
+og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, int trans_b,
+                    int64_t m, int64_t n, int64_t k, int64_t batch, og_choice *out);
+
+/* Selection for Int8Gemm: the skinny kernel's or the tile's record for op
+ * "int8gemm" (input type "i8", Fast mode), else its default. */
+og_status og_select_int8(og_context *ctx, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                         int64_t batch, og_choice *out);
+
+/* ---- Plans (og_gemm_plan.c, og_int8gemm_plan.c) ---- */
+
+/* What a binding of a step holds. */
+typedef enum og_operand {
+    OG_OPERAND_NONE = 0, /* the context's placeholder: nothing is read */
+    OG_OPERAND_A,
+    OG_OPERAND_B,
+    OG_OPERAND_C,
+    OG_OPERAND_BIAS,
+    OG_OPERAND_SCALES,    /* Int8Gemm's column scales */
+    OG_OPERAND_SCRATCH,   /* split-k planes */
+    OG_OPERAND_EXPONENTS, /* range scaling's exponents */
+    OG_OPERANDS
+} og_operand;
+
+/* One dispatch: kernel, push constants, grid, and what its bindings 0, 1,
+ * 2, 3 and 5 hold (A and B as storage buffers, or as texel views when
+ * key.p.src is OG_SRC_TEXEL, with vector views of vec_words words). A
+ * barrier after it makes its writes visible to later compute work,
+ * transfers and the host. */
+typedef struct og_step {
+    og_kernel_key key;
+    og_push push;
+    uint32_t grid[3];
+    og_src src;
+    uint32_t vec_words;
+    og_operand bind[5];
+} og_step;
+
+/* A piece of the grid: whole tiles of rows and whole products, each with
+ * the split-k ranges of the whole product, so cutting never changes the
+ * bits. At most three steps: exponents, then the product (or its planes
+ * and their reduction). */
+#define OG_PIECE_STEPS 3
+typedef struct og_piece {
+    og_step step[OG_PIECE_STEPS];
+    int n_steps;
+} og_piece;
+
+typedef enum og_plan_kind { OG_PLAN_GEMM, OG_PLAN_INT8GEMM, OG_PLAN_ELEMENTWISE } og_plan_kind;
+
+/* What one call records: pieces i = 0 .. pieces-1, each made by og_plan_piece. */
+typedef struct og_plan {
+    og_plan_kind kind;
+    og_push push;      /* the whole call, as checked */
+    og_kernel_key key; /* the product's kernel (PLANES when split; the ranges are push constants) */
+    uint32_t ranges, range_len; /* split-k; 1 range: not split */
+    uint32_t gx;                /* workgroups along N */
+    uint32_t tile_rows;         /* rows of C a workgroup covers (1 for few rows) */
+    uint64_t rows_per, batch_per; /* rows and products of one piece */
+    uint64_t row_pieces, pieces;  /* 0 pieces: nothing to record */
+    uint64_t a_row;               /* elements of A between rows of op(A) */
+    int k_zero;                   /* K = 0: A and B are not read, the placeholder binds */
+    int scaled;                   /* recovered float32 with range scaling: an exponents step */
+    uint32_t vec_words;
+    og_dialect dialect;
+    uint32_t max_count[3];        /* the device's maxComputeWorkGroupCount */
+    uint64_t scratch_bytes;       /* the split-k scratch the recording needs (0: none) */
+    uint64_t exponent_bytes;      /* the exponents scratch it needs (0: none) */
+} og_plan;
+
+/* Plans a checked GEMM call (push from og_gemm_check) with parameters p:
+ * split-k ranges, kernel, grid and pieces under the device's counts.
+ * Errors: OG_ERROR_UNSUPPORTED naming what the device lacks. */
+og_status og_gemm_plan(const og_gemm_config *cfg, const og_limits *lim, char *err,
+                       const og_gemm_args *args, const og_params *p, const og_push *push,
+                       og_plan *out);
+
+/* Plans a checked Int8Gemm call with parameters p. */
+og_status og_int8gemm_plan(const og_limits *lim, char *err, og_dialect dialect,
+                           const og_int8gemm_args *args, const og_params *p, const og_push *push,
+                           og_plan *out);
+
+/* Plans a checked bias add or activation over C (og_elementwise_check's push). */
+og_status og_elementwise_plan(const og_limits *lim, char *err, og_dialect dialect,
+                              og_elementwise op, const og_gemm_args *args, const og_push *push,
+                              og_plan *out);
+
+/* For the plan files: an empty plan of kind for push, and the count of
+ * pieces once rows_per and batch_per are set (og_pieces.c). */
+void og_plan_start(og_plan *out, og_plan_kind kind, const og_limits *lim, og_dialect dialect,
+                   const og_push *push);
+void og_plan_count_pieces(og_plan *out);
+
+/* Piece i of a plan (i < pl->pieces). */
+void og_plan_piece(const og_plan *pl, uint64_t i, og_piece *out);
+
+#endif /* OG_PLAN_H */

@@ -1,0 +1,119 @@
+/* The reference design's rules for a call: split-k ranges, few rows and
+ * the skinny Int8Gemm kernel, what parameters a call's operands allow, and
+ * recovered float32's kernel. */
+#include "og_plan.h"
+
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+    return (a + b - 1) / b;
+}
+
+int og_fewrows_eligible(og_dtype dtype, int64_t m, int trans_a)
+{
+    return (dtype == OG_F32 || og_dtype_is_fp8(dtype)) && m >= 1 && m <= 4 && !trans_a;
+}
+
+int og_int8_skinny_eligible(int64_t m, int trans_b)
+{
+    return m >= 1 && m <= 16 && !trans_b;
+}
+
+void og_split_ranges(int split, int64_t m, int64_t n, int64_t k, int64_t batch,
+                     uint64_t scratch_floats, uint32_t *ranges, uint32_t *range_len)
+{
+    *ranges = 1;
+    *range_len = (uint32_t)k;
+    if (split == 1 || k < 2 || m <= 0 || n <= 0 || batch <= 0)
+        return;
+    uint64_t len;
+    if (split == OG_SPLIT_RULE) {
+        uint64_t wgs = ceil_div((uint64_t)m, 64) * ceil_div((uint64_t)n, 64) * (uint64_t)batch;
+        if (wgs >= 384 || k < 128)
+            return;
+        uint64_t want = ceil_div(384, wgs);
+        len = ceil_div(ceil_div((uint64_t)k, want < 16 ? want : 16), 32) * 32;
+        if (len < 64)
+            len = 64;
+    } else {
+        len = ceil_div((uint64_t)k, (uint64_t)split);
+    }
+    uint64_t count = ceil_div((uint64_t)k, len);
+    uint64_t plane;
+    if (__builtin_mul_overflow((uint64_t)m, (uint64_t)n, &plane) ||
+        __builtin_mul_overflow(plane, (uint64_t)batch, &plane) || plane > scratch_floats / 2)
+        return; /* not even two planes fit */
+    if (count * plane > scratch_floats) {
+        /* Fewer, longer ranges: as many planes as the scratch holds. */
+        len = ceil_div((uint64_t)k, scratch_floats / plane);
+        if (split == OG_SPLIT_RULE)
+            len = ceil_div(len, 32) * 32;
+        count = ceil_div((uint64_t)k, len);
+    }
+    if (count < 2)
+        return;
+    *ranges = (uint32_t)count;
+    *range_len = (uint32_t)len;
+}
+
+/* One past the last 32-bit word of an operand that a call reads. */
+static uint64_t operand_words(og_dtype t, int64_t off, int64_t batch, int64_t stride, int64_t rows,
+                              int64_t ld, int64_t cols)
+{
+    uint64_t end = (uint64_t)(off + (batch - 1) * stride + (rows - 1) * ld + cols);
+    return t == OG_F32 ? end : og_dtype_is_fp8(t) ? (end + 3) / 4 : (end + 1) / 2;
+}
+
+og_params og_params_for_call(const og_gemm_config *cfg, const og_limits *lim,
+                             const og_gemm_args *g, const og_params *p, uint32_t range_len)
+{
+    og_params q = *p;
+    if (q.variant != OG_VARIANT_TILE)
+        return q;
+    /* A range starts range * range_len terms into k; FP8 bytes load one by
+     * one; a wrapped buffer's skew must keep vector groups aligned. */
+    int skewed = g->k > 0 && (g->a->skew % 16 || g->b->skew % 16);
+    if (q.vec != 1 && (!og_params_vec_aligned(g) || range_len % 4 != 0 || skewed ||
+                       og_dtype_is_fp8(cfg->a_type) || og_dtype_is_fp8(cfg->b_type)))
+        q.vec = 1;
+    if (q.src == OG_SRC_TEXEL && g->k > 0 && g->m > 0 && g->n > 0) {
+        if (!og_buffer_texel_ok(g->a) || !og_buffer_texel_ok(g->b)) {
+            q.src = OG_SRC_STORAGE;
+            return q;
+        }
+        /* Only called on checked arguments, so the extents cannot overflow. */
+        int64_t batch = g->batch ? g->batch : 1;
+        uint64_t a = operand_words(cfg->a_type, g->a_offset, batch, g->stride_a,
+                                   g->trans_a ? g->k : g->m, g->lda, g->trans_a ? g->m : g->k) +
+                     g->a->skew / 4;
+        uint64_t b = operand_words(cfg->b_type, g->b_offset, batch, g->stride_b,
+                                   g->trans_b ? g->n : g->k, g->ldb, g->trans_b ? g->k : g->n) +
+                     g->b->skew / 4;
+        if (a > lim->max_texel_elements || b > lim->max_texel_elements)
+            q.src = OG_SRC_STORAGE;
+        /* A vector texel view needs at least one whole texel. */
+        uint64_t texel = cfg->a_type == OG_F32 ? 16 : 8;
+        if (g->a->allocated < texel || g->b->allocated < texel)
+            q.vec = 1;
+    }
+    return q;
+}
+
+og_params og_params_recovered(const og_limits *lim, og_dialect dialect, og_mode mode)
+{
+    static const int subgroups[OG_MATRIX_VARIANTS] = {8, 4};
+    og_matrix_note notes[OG_MATRIX_VARIANTS];
+    if (dialect == OG_GLSL && og_matrix_choose(lim, OG_F16, mode, notes) >= 0) {
+        for (int i = 0; i < OG_MATRIX_VARIANTS; i++) {
+            og_kernel_key key = {.p = og_params_coopmat(subgroups[i]),
+                                 .dtype = OG_F32,
+                                 .dialect = OG_GLSL,
+                                 .recover = OG_RECOVER_SHIFT};
+            char why[256];
+            if (og_kernel_check(&key, lim, why, sizeof why) == 0)
+                return key.p;
+        }
+    }
+    og_params p = og_params_default();
+    p.split = 1;
+    return p;
+}

@@ -1,0 +1,80 @@
+/* Plans into commands: descriptor sets, pipelines, push constants,
+ * dispatches and the barriers of the synchronisation contract (og_record.h). */
+#include "og_record.h"
+
+/* The descriptor set of step s, made (or found) with its buffers. */
+static og_status step_set(og_context *ctx, const og_step *s, og_buffer *const operands[OG_OPERANDS],
+                          VkDescriptorSet *out)
+{
+    og_set_key key = {.src = s->src, .vec_words = s->src == OG_SRC_TEXEL ? s->vec_words : 1};
+    og_buffer *bufs[5];
+    for (int i = 0; i < 5; i++) {
+        og_buffer *b = s->bind[i] == OG_OPERAND_NONE ? NULL : operands[s->bind[i]];
+        bufs[i] = b ? b : ctx->placeholder;
+        key.serial[i] = bufs[i]->serial;
+    }
+    return og_set_get(ctx, &key, bufs, out);
+}
+
+static void barrier_before(og_context *ctx, VkCommandBuffer cmd)
+{
+    VkMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                         .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                         .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
+    ctx->vk.vkCmdPipelineBarrier(cmd,
+                                 VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
+                                     VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                 VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &b, 0, NULL, 0, NULL);
+}
+
+static void barrier_after(og_context *ctx, VkCommandBuffer cmd)
+{
+    VkMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                         .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+                         .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                                          VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT};
+    ctx->vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                 VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
+                                     VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+                                 0, 1, &b, 0, NULL, 0, NULL);
+}
+
+/* Makes (record = 0) or records (record = 1) every step of pl. */
+static og_status walk(og_context *ctx, VkCommandBuffer cmd, const og_plan *pl,
+                      og_buffer *const operands[OG_OPERANDS], int record)
+{
+    og_status st = OG_OK;
+    for (uint64_t i = 0; i < pl->pieces && st == OG_OK; i++) {
+        og_piece piece;
+        og_plan_piece(pl, i, &piece);
+        for (int j = 0; j < piece.n_steps && st == OG_OK; j++) {
+            const og_step *s = &piece.step[j];
+            VkPipeline pipeline;
+            VkDescriptorSet set;
+            if ((st = og_pipeline_get(ctx, &s->key, &pipeline)) != OG_OK ||
+                (st = step_set(ctx, s, operands, &set)) != OG_OK || !record)
+                continue;
+            VkPipelineLayout layout = ctx->pipeline_layout[s->src];
+            ctx->vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+            ctx->vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set,
+                                            0, NULL);
+            ctx->vk.vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                                       sizeof s->push, &s->push);
+            ctx->vk.vkCmdDispatch(cmd, s->grid[0], s->grid[1], s->grid[2]);
+            barrier_after(ctx, cmd);
+        }
+    }
+    return st;
+}
+
+og_status og_record_plan(og_context *ctx, VkCommandBuffer cmd, const og_plan *pl,
+                         og_buffer *const operands[OG_OPERANDS])
+{
+    if (pl->pieces == 0)
+        return OG_OK;
+    og_status st = walk(ctx, cmd, pl, operands, 0);
+    if (st != OG_OK)
+        return st;
+    barrier_before(ctx, cmd);
+    return walk(ctx, cmd, pl, operands, 1);
+}

@@ -1,0 +1,222 @@
+/* Storage buffers: made in device memory (og_memory_choose) or wrapped
+ * around the application's VkBuffer; host access mapped or staged. */
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "og_vk.h"
+
+static atomic_uint_fast64_t next_serial = 1;
+
+static og_buffer *buffer_new(og_context *ctx, uint64_t bytes)
+{
+    og_buffer *buf = og_mem_alloc(&ctx->allocator, sizeof *buf);
+    if (!buf)
+        return NULL;
+    buf->ctx = ctx;
+    buf->serial = atomic_fetch_add(&next_serial, 1);
+    buf->size = bytes;
+    return buf;
+}
+
+og_status og_buffer_create(og_context *ctx, uint64_t bytes, og_buffer **out)
+{
+    *out = NULL;
+    if (bytes > UINT64_MAX - 3)
+        return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT, "buffer: size %" PRIu64 " bytes is too large",
+                       bytes);
+    og_buffer *buf = buffer_new(ctx, bytes);
+    if (!buf)
+        return og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "buffer: out of memory");
+    /* A 16-bit element at the end of an odd-length buffer is read as part of a word. */
+    buf->allocated = bytes < 4 ? 4 : (bytes + 3) & ~(uint64_t)3;
+    buf->usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
+                 VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    VkBufferCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                               .size = buf->allocated,
+                               .usage = buf->usage,
+                               .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+    VkResult r = ctx->vk.vkCreateBuffer(ctx->device, &info, NULL, &buf->buffer);
+    if (r != VK_SUCCESS) {
+        og_buffer_destroy(buf);
+        return og_vk_fail(ctx, r, "buffer: vkCreateBuffer");
+    }
+    VkMemoryRequirements req;
+    ctx->vk.vkGetBufferMemoryRequirements(ctx->device, buf->buffer, &req);
+    og_memory_choice mc;
+    og_memory_choose(&ctx->memory_props, req.memoryTypeBits, ctx->force_staging, &mc);
+    if (mc.operand_type < 0 || (!mc.map_writes && mc.staging_type < 0)) {
+        og_buffer_destroy(buf);
+        return og_fail(ctx, OG_ERROR_UNSUPPORTED,
+                       "buffer: no memory type for a storage buffer of %" PRIu64 " bytes "
+                       "(memoryTypeBits 0x%x)",
+                       bytes, (unsigned)req.memoryTypeBits);
+    }
+    VkMemoryAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                  .allocationSize = req.size,
+                                  .memoryTypeIndex = (uint32_t)mc.operand_type};
+    if ((r = ctx->vk.vkAllocateMemory(ctx->device, &alloc, NULL, &buf->memory)) != VK_SUCCESS ||
+        (r = ctx->vk.vkBindBufferMemory(ctx->device, buf->buffer, buf->memory, 0)) != VK_SUCCESS ||
+        (mc.map_writes && (r = ctx->vk.vkMapMemory(ctx->device, buf->memory, 0, VK_WHOLE_SIZE, 0,
+                                                   &buf->mapped)) != VK_SUCCESS)) {
+        og_buffer_destroy(buf);
+        return og_vk_fail(ctx, r, "buffer: allocating device memory");
+    }
+    buf->map_reads = mc.map_reads;
+    og_status st = og_buffer_zero(buf);
+    if (st != OG_OK) {
+        og_buffer_destroy(buf);
+        return st;
+    }
+    *out = buf;
+    return OG_OK;
+}
+
+/* The alignment descriptors of this buffer must start at: the larger of
+ * the storage and the texel offset alignments (both powers of two). */
+static uint64_t bind_alignment(const og_context *ctx)
+{
+    uint64_t s = ctx->props.limits.minStorageBufferOffsetAlignment;
+    uint64_t t = ctx->props.limits.minTexelBufferOffsetAlignment;
+    uint64_t a = s > t ? s : t;
+    return a ? a : 1;
+}
+
+og_status og_buffer_wrap(og_context *ctx, VkBuffer buffer, uint64_t offset, uint64_t bytes,
+                         VkBufferUsageFlags usage, og_buffer **out)
+{
+    *out = NULL;
+    if (buffer == VK_NULL_HANDLE)
+        return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT, "buffer wrap: the VkBuffer is VK_NULL_HANDLE");
+    if (!(usage & VK_BUFFER_USAGE_STORAGE_BUFFER_BIT))
+        return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT,
+                       "buffer wrap: usage 0x%x lacks VK_BUFFER_USAGE_STORAGE_BUFFER_BIT",
+                       (unsigned)usage);
+    if (offset % 4 != 0 || bytes % 4 != 0 || bytes == 0)
+        return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT,
+                       "buffer wrap: offset (%" PRIu64 ") and size (%" PRIu64 ") must be whole "
+                       "32-bit words, size at least one (the kernels read words)",
+                       offset, bytes);
+    if (offset > UINT64_MAX - bytes)
+        return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT,
+                       "buffer wrap: offset %" PRIu64 " + size %" PRIu64 " overflows", offset, bytes);
+    og_buffer *buf = buffer_new(ctx, bytes);
+    if (!buf)
+        return og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "buffer wrap: out of memory");
+    buf->wrapped = 1;
+    buf->buffer = buffer;
+    buf->usage = usage;
+    uint64_t align = bind_alignment(ctx);
+    buf->base = offset / align * align;
+    buf->skew = offset - buf->base;
+    buf->allocated = buf->skew + bytes;
+    *out = buf;
+    return OG_OK;
+}
+
+void og_buffer_destroy(og_buffer *buf)
+{
+    if (!buf)
+        return;
+    og_context *ctx = buf->ctx;
+    og_sets_forget(ctx, buf->serial);
+    for (int i = 0; i < 3; i++)
+        ctx->vk.vkDestroyBufferView(ctx->device, buf->texels[i], NULL);
+    if (!buf->wrapped) {
+        ctx->vk.vkDestroyBuffer(ctx->device, buf->buffer, NULL);
+        ctx->vk.vkFreeMemory(ctx->device, buf->memory, NULL); /* unmaps too */
+    }
+    og_mem_free(&ctx->allocator, buf);
+}
+
+int og_buffer_texel_ok(const og_buffer *buf)
+{
+    return (buf->usage & VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT) != 0;
+}
+
+og_status og_buffer_texels(og_buffer *buf, uint32_t words, VkBufferView *out)
+{
+    static const VkFormat formats[3] = {VK_FORMAT_R32_UINT, VK_FORMAT_R32G32_UINT,
+                                        VK_FORMAT_R32G32B32A32_UINT};
+    og_context *ctx = buf->ctx;
+    int kind = words == 4 ? 2 : words == 2 ? 1 : 0;
+    if (!buf->texels[kind]) {
+        /* Whole texels from base, as many as maxTexelBufferElements allows:
+         * og_params_for_call sends calls that reach further to storage-buffer
+         * loads, and vector loads only read whole aligned groups inside the
+         * operand. */
+        uint64_t texel = 4 * (uint64_t)words;
+        uint64_t count = buf->allocated / texel;
+        if (count > ctx->limits.max_texel_elements)
+            count = ctx->limits.max_texel_elements;
+        if (count == 0)
+            return og_fail(ctx, OG_ERROR_UNSUPPORTED,
+                           "buffer: %" PRIu64 " bytes hold no %" PRIu64 "-byte texel",
+                           buf->allocated, texel);
+        VkBufferViewCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO,
+                                       .buffer = buf->buffer,
+                                       .format = formats[kind],
+                                       .offset = buf->base,
+                                       .range = count * texel};
+        VkResult r = ctx->vk.vkCreateBufferView(ctx->device, &info, NULL, &buf->texels[kind]);
+        if (r != VK_SUCCESS)
+            return og_vk_fail(ctx, r, "buffer: vkCreateBufferView");
+    }
+    *out = buf->texels[kind];
+    return OG_OK;
+}
+
+uint64_t og_buffer_size(const og_buffer *buf)
+{
+    return buf->size;
+}
+
+VkBuffer og_buffer_vk_buffer(const og_buffer *buf)
+{
+    return buf->buffer;
+}
+
+uint64_t og_buffer_vk_offset(const og_buffer *buf)
+{
+    return buf->base + buf->skew;
+}
+
+static og_status check_range(const og_buffer *buf, const char *op, uint64_t offset, uint64_t bytes,
+                             VkBufferUsageFlags need)
+{
+    if (offset > buf->size || bytes > buf->size - offset)
+        return og_fail(buf->ctx, OG_ERROR_INVALID_ARGUMENT,
+                       "%s: bytes %" PRIu64 "..%" PRIu64 " lie outside the buffer of %" PRIu64
+                       " bytes",
+                       op, offset, offset + bytes, buf->size);
+    if (!buf->mapped && !(buf->usage & need))
+        return og_fail(buf->ctx, OG_ERROR_UNSUPPORTED,
+                       "%s: the wrapped VkBuffer's usage 0x%x lacks %s", op, (unsigned)buf->usage,
+                       need == VK_BUFFER_USAGE_TRANSFER_DST_BIT ? "VK_BUFFER_USAGE_TRANSFER_DST_BIT"
+                                                                : "VK_BUFFER_USAGE_TRANSFER_SRC_BIT");
+    return OG_OK;
+}
+
+og_status og_buffer_write(og_buffer *buf, uint64_t offset, const void *src, uint64_t bytes)
+{
+    og_status st = check_range(buf, "buffer write", offset, bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT);
+    if (st != OG_OK || bytes == 0)
+        return st;
+    if (buf->mapped) {
+        memcpy((char *)buf->mapped + buf->skew + offset, src, bytes);
+        return OG_OK;
+    }
+    return og_staging_write(buf, offset, src, bytes);
+}
+
+og_status og_buffer_read(const og_buffer *buf, uint64_t offset, void *dst, uint64_t bytes)
+{
+    og_status st = check_range(buf, "buffer read", offset, bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT);
+    if (st != OG_OK || bytes == 0)
+        return st;
+    if (buf->mapped && buf->map_reads) {
+        memcpy(dst, (const char *)buf->mapped + buf->skew + offset, bytes);
+        return OG_OK;
+    }
+    return og_staging_read(buf, offset, dst, bytes);
+}

@@ -1,0 +1,245 @@
+/* The context's descriptor sets, by the buffers they bind. A set is never
+ * freed, reset or rewritten while a command buffer may still use it: it
+ * leaves the table only when one of its buffers is destroyed (the caller
+ * has then finished every command that used that buffer: Vulkan's rule for
+ * vkDestroyBuffer) or when the caller releases them all
+ * (og_context_release_bindings); it is kept as a spare of its layout and
+ * rewritten for a later key. When the pools are full another, larger pool
+ * is added. */
+#include <string.h>
+
+#include "og_vk.h"
+
+/* Sets of the first pool; each further pool holds twice the last, up to OG_POOL_MAX. */
+#define OG_POOL_FIRST 64u
+#define OG_POOL_MAX 4096u
+
+static uint64_t key_hash(const og_set_key *k)
+{
+    return og_fnv1a(OG_FNV_OFFSET, k, sizeof *k);
+}
+
+static int key_equal(const og_set_key *a, const og_set_key *b)
+{
+    return memcmp(a, b, sizeof *a) == 0;
+}
+
+/* The slot of key, or the empty slot where it would go (never a full table:
+ * the load is kept under three quarters). */
+static og_set_entry *slot_of(const og_set_cache *c, const og_set_key *key)
+{
+    size_t mask = c->cap - 1, i = (size_t)key_hash(key) & mask;
+    og_set_entry *grave = NULL;
+    for (;; i = (i + 1) & mask) {
+        og_set_entry *e = &c->table[i];
+        if (e->set == VK_NULL_HANDLE && !e->removed)
+            return grave ? grave : e;
+        if (e->removed) {
+            if (!grave)
+                grave = e;
+        } else if (key_equal(&e->key, key)) {
+            return e;
+        }
+    }
+}
+
+static og_status grow_table(og_context *ctx)
+{
+    og_set_cache *c = &ctx->sets;
+    size_t cap = c->cap ? 2 * c->cap : 256;
+    if (c->cap && (c->used + 1) * 4 < c->cap * 3 / 2)
+        cap = c->cap; /* mostly tombstones: rehash in place */
+    og_set_entry *old = c->table;
+    size_t old_cap = c->cap;
+    og_set_entry *table = og_mem_alloc(&ctx->allocator, cap * sizeof *table);
+    if (!table)
+        return og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "descriptor sets: out of memory");
+    c->table = table;
+    c->cap = cap;
+    c->removed = 0;
+    for (size_t i = 0; i < old_cap; i++)
+        if (old[i].set != VK_NULL_HANDLE && !old[i].removed)
+            *slot_of(c, &old[i].key) = old[i];
+    og_mem_free(&ctx->allocator, old);
+    return OG_OK;
+}
+
+static og_status push_spare(og_context *ctx, uint32_t src, VkDescriptorSet set)
+{
+    og_set_cache *c = &ctx->sets;
+    if (c->n_spare[src] == c->cap_spare[src]) {
+        size_t cap = c->cap_spare[src] ? 2 * c->cap_spare[src] : 64;
+        VkDescriptorSet *grown =
+            og_mem_realloc(&ctx->allocator, c->spare[src], cap * sizeof *grown);
+        if (!grown)
+            return og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "descriptor sets: out of memory");
+        c->spare[src] = grown;
+        c->cap_spare[src] = cap;
+    }
+    c->spare[src][c->n_spare[src]++] = set;
+    return OG_OK;
+}
+
+/* A set of layout src: a spare one, else a new one from the pools. */
+static og_status new_set(og_context *ctx, uint32_t src, VkDescriptorSet *out)
+{
+    og_set_cache *c = &ctx->sets;
+    if (c->n_spare[src]) {
+        *out = c->spare[src][--c->n_spare[src]];
+        return OG_OK;
+    }
+    if (c->room == 0) {
+        uint32_t sets = OG_POOL_FIRST << (c->n_pools < 6 ? c->n_pools : 6);
+        if (sets > OG_POOL_MAX)
+            sets = OG_POOL_MAX;
+        VkDescriptorPool *grown =
+            og_mem_realloc(&ctx->allocator, c->pools, (c->n_pools + 1) * sizeof *grown);
+        if (!grown)
+            return og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "descriptor sets: out of memory");
+        c->pools = grown;
+        /* A set holds five storage buffers, or two and four texel views. */
+        VkDescriptorPoolSize sizes[2] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 5 * sets},
+                                         {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, 4 * sets}};
+        VkDescriptorPoolCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+                                           .maxSets = sets,
+                                           .poolSizeCount = 2,
+                                           .pPoolSizes = sizes};
+        VkResult r = ctx->vk.vkCreateDescriptorPool(ctx->device, &info, NULL, &c->pools[c->n_pools]);
+        if (r != VK_SUCCESS)
+            return og_vk_fail(ctx, r, "descriptor sets: vkCreateDescriptorPool");
+        c->n_pools++;
+        c->room = sets;
+    }
+    VkDescriptorSetAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                         .descriptorPool = c->pools[c->n_pools - 1],
+                                         .descriptorSetCount = 1,
+                                         .pSetLayouts = &ctx->set_layout[src]};
+    VkResult r = ctx->vk.vkAllocateDescriptorSets(ctx->device, &alloc, out);
+    if (r != VK_SUCCESS)
+        return og_vk_fail(ctx, r, "descriptor sets: vkAllocateDescriptorSets");
+    c->room--;
+    return OG_OK;
+}
+
+static void write_set(og_context *ctx, const og_set_key *key, og_buffer *const bufs[5],
+                      const VkBufferView views[5], VkDescriptorSet set)
+{
+    /* Bindings 0, 1, 2, 3 and 5 (A, B, C, column scales, bias); texel
+     * layouts have A's and B's vector views at 3 and 4 instead. */
+    static const uint32_t storage_bindings[] = {0, 1, 2, 3, 5}, texel_bindings[] = {0, 1, 2, 3, 4, 5};
+    int texel_layout = key->src == OG_SRC_TEXEL;
+    const uint32_t *which = texel_layout ? texel_bindings : storage_bindings;
+    uint32_t n_writes = texel_layout ? 6 : 5;
+    /* A binding covers the buffer up to maxStorageBufferRange; the checks
+     * refuse calls that reach beyond it. */
+    uint64_t max_range = ctx->limits.max_storage_range & ~(uint64_t)3;
+    VkDescriptorBufferInfo infos[6];
+    VkWriteDescriptorSet writes[6];
+    for (uint32_t w = 0; w < n_writes; w++) {
+        uint32_t binding = which[w];
+        int texel = texel_layout && binding != 2 && binding != 5;
+        /* bufs[] holds bindings 0, 1, 2, 3, 5; texel binding 3 and 4 are views of A and B. */
+        const og_buffer *b = bufs[binding == 5 ? 4 : binding];
+        if (!texel)
+            infos[w] = (VkDescriptorBufferInfo){
+                b->buffer, b->base, b->allocated < max_range ? b->allocated : max_range};
+        writes[w] = (VkWriteDescriptorSet){
+            .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+            .dstSet = set,
+            .dstBinding = binding,
+            .descriptorCount = 1,
+            .descriptorType =
+                texel ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .pBufferInfo = texel ? NULL : &infos[w],
+            .pTexelBufferView = texel ? &views[binding] : NULL};
+    }
+    ctx->vk.vkUpdateDescriptorSets(ctx->device, n_writes, writes, 0, NULL);
+}
+
+og_status og_set_get(og_context *ctx, const og_set_key *key, og_buffer *const bufs[5],
+                     VkDescriptorSet *out)
+{
+    og_set_cache *c = &ctx->sets;
+    og_status st;
+    if (c->cap) {
+        og_set_entry *e = slot_of(c, key);
+        if (e->set != VK_NULL_HANDLE && !e->removed) {
+            *out = e->set;
+            return OG_OK;
+        }
+    }
+    VkBufferView views[5] = {VK_NULL_HANDLE};
+    if (key->src == OG_SRC_TEXEL) {
+        /* Scalar views at 0 and 1, vector views at 3 and 4. */
+        for (int i = 0; i < 2; i++) {
+            if ((st = og_buffer_texels(bufs[i], 1, &views[i])) != OG_OK ||
+                (st = og_buffer_texels(bufs[i], key->vec_words, &views[3 + i])) != OG_OK)
+                return st;
+        }
+    }
+    if ((c->used + c->removed + 1) * 4 > c->cap * 3 && (st = grow_table(ctx)) != OG_OK)
+        return st;
+    VkDescriptorSet set;
+    if ((st = new_set(ctx, key->src, &set)) != OG_OK)
+        return st;
+    write_set(ctx, key, bufs, views, set);
+    og_set_entry *e = slot_of(c, key);
+    if (e->removed)
+        c->removed--;
+    *e = (og_set_entry){.key = *key, .set = set};
+    c->used++;
+    *out = set;
+    return OG_OK;
+}
+
+/* Moves entry e's set to the spares (on failure to grow the spare list the
+ * set simply stays allocated in its pool until the context goes). */
+static void retire(og_context *ctx, og_set_entry *e)
+{
+    og_set_cache *c = &ctx->sets;
+    push_spare(ctx, e->key.src, e->set);
+    e->set = VK_NULL_HANDLE;
+    e->removed = 1;
+    c->used--;
+    c->removed++;
+}
+
+void og_sets_forget(og_context *ctx, uint64_t serial)
+{
+    og_set_cache *c = &ctx->sets;
+    for (size_t i = 0; i < c->cap && c->used; i++) {
+        og_set_entry *e = &c->table[i];
+        if (e->set == VK_NULL_HANDLE)
+            continue;
+        for (int b = 0; b < 5; b++)
+            if (e->key.serial[b] == serial) {
+                retire(ctx, e);
+                break;
+            }
+    }
+}
+
+void og_sets_forget_all(og_context *ctx)
+{
+    og_set_cache *c = &ctx->sets;
+    for (size_t i = 0; i < c->cap && c->used; i++)
+        if (c->table[i].set != VK_NULL_HANDLE)
+            retire(ctx, &c->table[i]);
+}
+
+void og_context_release_bindings(og_context *ctx)
+{
+    og_sets_forget_all(ctx);
+}
+
+void og_sets_destroy(og_context *ctx)
+{
+    og_set_cache *c = &ctx->sets;
+    for (size_t i = 0; i < c->n_pools; i++)
+        ctx->vk.vkDestroyDescriptorPool(ctx->device, c->pools[i], NULL);
+    og_mem_free(&ctx->allocator, c->pools);
+    og_mem_free(&ctx->allocator, c->table);
+    for (int s = 0; s < 2; s++)
+        og_mem_free(&ctx->allocator, c->spare[s]);
+    memset(c, 0, sizeof *c);
+}

@@ -1,0 +1,148 @@
+/* Host access to device-local buffers: copies through one host-visible
+ * staging buffer of ctx->staging_chunk bytes, one submit a chunk, so an
+ * upload of any size needs no staging buffer of its size; and zero-fill
+ * with vkCmdFillBuffer. Every transfer is fenced on the context's queue and
+ * ordered against earlier compute and transfer work by barriers. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "og_vk.h"
+
+/* Earlier compute and transfer access to the buffer -> this transfer. */
+static void barrier_before(og_context *ctx, VkCommandBuffer cmd)
+{
+    VkMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                         .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                         .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
+    ctx->vk.vkCmdPipelineBarrier(cmd,
+                                 VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
+                                     VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                 VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &b, 0, NULL, 0, NULL);
+}
+
+/* This transfer's writes -> later kernels, transfers and the host. */
+static void barrier_after(og_context *ctx, VkCommandBuffer cmd)
+{
+    VkMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                         .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                         .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                                          VK_ACCESS_TRANSFER_READ_BIT |
+                                          VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT};
+    ctx->vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                 VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
+                                     VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+                                 0, 1, &b, 0, NULL, 0, NULL);
+}
+
+typedef struct copy_job {
+    og_context *ctx;
+    VkBuffer src, dst;
+    VkBufferCopy region;
+} copy_job;
+
+static og_status record_copy(void *user, VkCommandBuffer cmd)
+{
+    copy_job *j = user;
+    barrier_before(j->ctx, cmd);
+    j->ctx->vk.vkCmdCopyBuffer(cmd, j->src, j->dst, 1, &j->region);
+    barrier_after(j->ctx, cmd);
+    return OG_OK;
+}
+
+typedef struct fill_job {
+    og_context *ctx;
+    const og_buffer *buf;
+} fill_job;
+
+static og_status record_fill(void *user, VkCommandBuffer cmd)
+{
+    fill_job *j = user;
+    barrier_before(j->ctx, cmd);
+    j->ctx->vk.vkCmdFillBuffer(cmd, j->buf->buffer, j->buf->base, j->buf->allocated, 0);
+    barrier_after(j->ctx, cmd);
+    return OG_OK;
+}
+
+og_status og_buffer_zero(og_buffer *buf)
+{
+    fill_job j = {buf->ctx, buf};
+    return og_run_recorded(buf->ctx, record_fill, &j);
+}
+
+/* The staging buffer, made on first use in the staging memory type. */
+static og_status staging(og_context *ctx, og_buffer **out)
+{
+    if (ctx->staging) {
+        *out = ctx->staging;
+        return OG_OK;
+    }
+    og_buffer *s = og_mem_alloc(&ctx->allocator, sizeof *s);
+    if (!s)
+        return og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "staging: out of memory");
+    s->ctx = ctx;
+    s->wrapped = 1; /* freed below, never through og_buffer_destroy's set bookkeeping */
+    s->size = s->allocated = ctx->staging_chunk;
+    VkBufferCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                               .size = s->allocated,
+                               .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                        VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                               .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+    VkResult r = ctx->vk.vkCreateBuffer(ctx->device, &info, NULL, &s->buffer);
+    og_memory_choice mc = {.staging_type = -1};
+    if (r == VK_SUCCESS) {
+        VkMemoryRequirements req;
+        ctx->vk.vkGetBufferMemoryRequirements(ctx->device, s->buffer, &req);
+        og_memory_choose(&ctx->memory_props, req.memoryTypeBits, 1, &mc);
+        VkMemoryAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                      .allocationSize = req.size,
+                                      .memoryTypeIndex = (uint32_t)mc.staging_type};
+        if (mc.staging_type < 0)
+            r = VK_ERROR_FEATURE_NOT_PRESENT;
+        if (r == VK_SUCCESS)
+            r = ctx->vk.vkAllocateMemory(ctx->device, &alloc, NULL, &s->memory);
+        if (r == VK_SUCCESS)
+            r = ctx->vk.vkBindBufferMemory(ctx->device, s->buffer, s->memory, 0);
+        if (r == VK_SUCCESS)
+            r = ctx->vk.vkMapMemory(ctx->device, s->memory, 0, VK_WHOLE_SIZE, 0, &s->mapped);
+    }
+    if (r != VK_SUCCESS) {
+        ctx->vk.vkDestroyBuffer(ctx->device, s->buffer, NULL);
+        ctx->vk.vkFreeMemory(ctx->device, s->memory, NULL);
+        og_mem_free(&ctx->allocator, s);
+        return mc.staging_type < 0 && r == VK_ERROR_FEATURE_NOT_PRESENT
+                   ? og_fail(ctx, OG_ERROR_UNSUPPORTED,
+                             "staging: the device has no host-visible coherent memory type")
+                   : og_vk_fail(ctx, r, "staging: creating the staging buffer");
+    }
+    ctx->staging = *out = s;
+    return OG_OK;
+}
+
+og_status og_staging_write(og_buffer *buf, uint64_t offset, const void *src, uint64_t bytes)
+{
+    og_context *ctx = buf->ctx;
+    og_buffer *s;
+    og_status st = staging(ctx, &s);
+    for (uint64_t done = 0; st == OG_OK && done < bytes; done += ctx->staging_chunk) {
+        uint64_t n = bytes - done < ctx->staging_chunk ? bytes - done : ctx->staging_chunk;
+        memcpy(s->mapped, (const char *)src + done, n);
+        copy_job j = {ctx, s->buffer, buf->buffer, {0, buf->base + buf->skew + offset + done, n}};
+        st = og_run_recorded(ctx, record_copy, &j);
+    }
+    return st;
+}
+
+og_status og_staging_read(const og_buffer *buf, uint64_t offset, void *dst, uint64_t bytes)
+{
+    og_context *ctx = buf->ctx;
+    og_buffer *s;
+    og_status st = staging(ctx, &s);
+    for (uint64_t done = 0; st == OG_OK && done < bytes; done += ctx->staging_chunk) {
+        uint64_t n = bytes - done < ctx->staging_chunk ? bytes - done : ctx->staging_chunk;
+        copy_job j = {ctx, buf->buffer, s->buffer, {buf->base + buf->skew + offset + done, 0, n}};
+        st = og_run_recorded(ctx, record_copy, &j);
+        if (st == OG_OK)
+            memcpy((char *)dst + done, s->mapped, n);
+    }
+    return st;
+}

@@ -1,0 +1,32 @@
+/* Submitting the context's own command buffer and waiting for it. On an
+ * adopted queue the application must not use the queue from another
+ * thread meanwhile (vkQueueSubmit's external synchronisation). */
+#include "og_vk.h"
+
+og_status og_submit_wait(og_context *ctx, VkCommandBuffer cmd)
+{
+    VkSubmitInfo submit = {
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};
+    VkResult r = ctx->vk.vkResetFences(ctx->device, 1, &ctx->fence);
+    if (r == VK_SUCCESS)
+        r = ctx->vk.vkQueueSubmit(ctx->queue, 1, &submit, ctx->fence);
+    if (r == VK_SUCCESS)
+        r = ctx->vk.vkWaitForFences(ctx->device, 1, &ctx->fence, VK_TRUE, UINT64_MAX);
+    return r == VK_SUCCESS ? OG_OK : og_vk_fail(ctx, r, "submit");
+}
+
+og_status og_run_recorded(og_context *ctx, og_encoder fn, void *user)
+{
+    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                      .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    VkResult r = ctx->vk.vkBeginCommandBuffer(ctx->cmd, &begin);
+    if (r != VK_SUCCESS)
+        return og_vk_fail(ctx, r, "vkBeginCommandBuffer");
+    og_status st = fn(user, ctx->cmd);
+    r = ctx->vk.vkEndCommandBuffer(ctx->cmd);
+    if (st != OG_OK)
+        return st;
+    if (r != VK_SUCCESS)
+        return og_vk_fail(ctx, r, "vkEndCommandBuffer");
+    return og_submit_wait(ctx, ctx->cmd);
+}

@@ -1,0 +1,349 @@
+/* The runtime's bottom layer: Vulkan objects (not installed). The context
+ * (an owned or an adopted device and queue), memory and buffers, descriptor
+ * sets, pipelines and their caches, submission and timing. Nothing here
+ * knows GEMM: the plan layer (../plan) decides what runs, the record layer
+ * (../record) turns that into commands through these objects. */
+#ifndef OG_VK_H
+#define OG_VK_H
+
+#include <stdarg.h>
+#include <volk.h>
+
+#include "og_db.h"
+#include "og_gen.h"
+#include "onegpu.h"
+
+/* Messages are cut to this many bytes. */
+#define OG_ERROR_MAX 1024
+
+/* Push constants of every kernel, in the declaration order of
+ * templates/common.tmpl: the one push-constant range of every pipeline layout. */
+typedef struct og_push {
+    uint32_t m, n, k, lda, ldb, ldc;
+    uint32_t off_a, off_b, off_c;
+    uint32_t stride_a, stride_b, stride_c;
+    float alpha, beta;
+    uint32_t batch;          /* products in this dispatch */
+    uint32_t range_len;      /* split-k: terms per range */
+    uint32_t ranges;         /* split-k: number of ranges (planes) */
+    uint32_t plane_stride;   /* split-k: floats between planes */
+    uint32_t bias_off;       /* element offset of bias[0] */
+    uint32_t epi;            /* activation in bits 0-1, bit 2: bias bound */
+    uint32_t step_y, step_z; /* workgroups along y and z (reduce, elementwise) */
+    int32_t zero_a, zero_b;  /* Int8Gemm: zero points of A and B */
+    uint32_t scale_off;      /* Int8Gemm: element offset of the first column scale */
+} og_push;
+
+/* og_push.epi bits above the activation (bits 0-1). */
+#define OG_EPI_BIAS 4u           /* a bias is bound */
+#define OG_EPI_FLOAT_OUT 8u      /* Int8Gemm: C is float32 */
+#define OG_EPI_COLUMN_SCALES 16u /* Int8Gemm: per-column scales bound */
+#define OG_EPI_ACCUMULATE 32u    /* Int8Gemm: C += sum */
+
+/* ---- Memory (og_memory.c) ---- */
+
+/* Where operands live, as records and `ogtune devices` name it. */
+typedef enum og_placement {
+    OG_PLACEMENT_DEVICE_LOCAL = 0, /* device-local; host access through staging copies */
+    OG_PLACEMENT_DEVICE_MAPPED,    /* device-local and host-visible, mapped directly */
+    OG_PLACEMENT_HOST_VISIBLE      /* the device has no device-local type */
+} og_placement;
+
+/* "device-local", "device-local-mapped" or "host-visible". */
+const char *og_placement_name(og_placement p);
+
+/* The memory types onegpu uses on a device, decided from the memory
+ * properties alone (flags and heap sizes, never the vendor):
+ *  - operands and scratch: a DEVICE_LOCAL type. It is mapped directly when
+ *    a DEVICE_LOCAL | HOST_VISIBLE | HOST_COHERENT type lies in a heap at
+ *    least half the size of the largest device-local heap: the memory an
+ *    integrated GPU shares with the host, or a discrete GPU's whole memory
+ *    behind a resizable BAR. The 256 MiB BAR window of a discrete GPU without
+ *    it is not meant for operands and is left alone. Otherwise a device-local
+ *    type that is not host-visible (else any device-local type) and no
+ *    mapping. force_staging keeps the mapping off on any device.
+ *  - reads through the mapping only when that type is also HOST_CACHED
+ *    (uncached reads across PCIe crawl); otherwise downloads are staged.
+ *  - staging: HOST_VISIBLE | HOST_COHERENT, preferring HOST_CACHED and not
+ *    DEVICE_LOCAL (system memory, so no BAR space is spent on it).
+ * bits limits the types (a buffer's memoryTypeBits; ~0u for the device). */
+typedef struct og_memory_choice {
+    int operand_type; /* -1: no usable type */
+    int staging_type; /* -1: none (then the operand type must be mapped) */
+    int map_writes;   /* og_buffer_write copies into the mapping */
+    int map_reads;    /* og_buffer_read copies out of the mapping */
+    og_placement placement;
+} og_memory_choice;
+void og_memory_choose(const VkPhysicalDeviceMemoryProperties *mp, uint32_t bits, int force_staging,
+                      og_memory_choice *out);
+
+/* Default bytes of one staging copy (og_context_desc.staging_chunk_bytes). */
+#define OG_STAGING_CHUNK (16u << 20)
+
+/* ---- The context (og_context.c, og_instance.c, og_device_caps.c) ---- */
+
+typedef struct og_pipeline {
+    og_kernel_key key;
+    VkPipeline pipeline;
+} og_pipeline;
+
+/* A cached descriptor set: the buffers (serial numbers) of bindings 0, 1,
+ * 2, 3 and 5 and how A and B are bound. */
+typedef struct og_set_key {
+    uint64_t serial[5];
+    uint32_t src;       /* og_src */
+    uint32_t vec_words; /* texel layouts: words of A's and B's vector views (1, 2 or 4) */
+} og_set_key;
+
+typedef struct og_set_entry {
+    og_set_key key;
+    VkDescriptorSet set; /* VK_NULL_HANDLE: an empty slot */
+    int removed;         /* a tombstone of open addressing */
+} og_set_entry;
+
+/* Descriptor sets by their buffers, in pools that grow (og_descriptors.c).
+ * A set leaves the table only when one of its buffers is destroyed or the
+ * caller releases them all; it is then kept for reuse, never freed or
+ * rewritten while a command buffer may still use it. */
+typedef struct og_set_cache {
+    og_set_entry *table; /* open addressing, linear probing; cap a power of two */
+    size_t cap, used, removed;
+    VkDescriptorPool *pools;
+    size_t n_pools;
+    uint32_t room;             /* sets left in the newest pool */
+    VkDescriptorSet *spare[2]; /* released sets by layout (og_src), rewritten when reused */
+    size_t n_spare[2], cap_spare[2];
+} og_set_cache;
+
+struct og_context {
+    og_allocator allocator; /* the runtime's host memory */
+    int owns_instance, owns_device; /* 0: adopted from the application (never destroyed) */
+    VkInstance instance;
+    VkPhysicalDevice physical;
+    VkDevice device;
+    VkQueue queue;
+    uint32_t queue_family;
+    uint32_t timestamp_bits; /* timestampValidBits of the queue family (0: cannot time) */
+    struct VolkDeviceTable vk;
+    VkPhysicalDeviceProperties props;
+    VkPhysicalDeviceMemoryProperties memory_props;
+    og_memory_choice memory; /* for the device: what og_buffer_create will take */
+    int force_staging;
+    uint64_t staging_chunk;
+    og_buffer *staging; /* staging_chunk bytes, host-visible, made on first use */
+    og_device_info info;
+    og_limits limits;
+    og_dialect dialect; /* of the kernels the GEMMs compile: GLSL; tests switch to HLSL */
+
+    VkCommandPool pool;
+    VkCommandBuffer cmd; /* for og_*_run, copies, fills and timing */
+    VkFence fence;
+    /* One layout per og_src: A and B as storage or as uniform texel buffers. */
+    VkDescriptorSetLayout set_layout[2];
+    VkPipelineLayout pipeline_layout[2];
+    og_set_cache sets;
+
+    og_pipeline *pipelines; /* cache by kernel key (template, params, dialect) */
+    size_t n_pipelines, cap_pipelines;
+    /* The driver's cache every pipeline is created with (VK_NULL_HANDLE when
+     * the driver could not make one), its file ("" when the on-disk caches are
+     * off), and the bytes of that file handed to the driver at creation (0:
+     * none, or the file was missing or refused; og_pipeline_cache.c). */
+    VkPipelineCache pipeline_cache;
+    char pipeline_cache_path[1024];
+    size_t pipeline_cache_loaded;
+
+    struct og_db_entry {
+        og_db *db;
+        char path[512];
+    } * dbs; /* tuning databases that opened, in search order */
+    size_t n_dbs;
+    int dbs_loaded;
+    char *db_paths;
+
+    og_buffer *placeholder; /* bound where a kernel's binding has no operand */
+
+    VkDebugUtilsMessengerEXT messenger;
+    uint32_t validation_errors;
+    char error[OG_ERROR_MAX];
+};
+
+/* Records the message into err (OG_ERROR_MAX bytes) and returns st. */
+og_status og_failf(char *err, og_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The same into the context's message (og_context_create's thread-local
+ * one when ctx is NULL). */
+og_status og_fail(og_context *ctx, og_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+og_status og_vk_fail(og_context *ctx, VkResult r, const char *what);
+
+/* Instance side of og_context_create (og_instance.c): the instance with the
+ * validation layer when asked, the physical device OG_DEVICE names, and its
+ * properties and limits into ctx (props, memory_props, info, limits). */
+og_status og_instance_create(og_context *ctx, int validation);
+og_status og_physical_pick(og_context *ctx, const char *want);
+void og_properties_read(og_context *ctx);
+/* The validation layer's messenger on an instance (owned or adopted). */
+og_status og_messenger_create(og_context *ctx);
+
+/* The feature structures and extensions a device is created with
+ * (og_device_caps.c): chain is the pNext of VkDeviceCreateInfo. */
+typedef struct og_device_features {
+    VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR dot;
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV matrix;
+    VkPhysicalDeviceSubgroupSizeControlFeaturesEXT size_control;
+    VkPhysicalDeviceVulkan11Features v11;
+    VkPhysicalDeviceVulkan12Features v12;
+    const char *extensions[4];
+    uint32_t n_extensions;
+    void *chain;
+} og_device_features;
+
+/* Reads what the kernels can use (ctx->limits.integer_dot, ctx->limits.matrix)
+ * and fills f with what to enable for it. ctx->physical, props and limits
+ * must be read first. */
+void og_device_features_read(og_context *ctx, og_device_features *f);
+
+/* The same for a device the application created: what the kernels may use
+ * is what info enabled (its extensions and its pNext chain of feature
+ * structures, or pEnabledFeatures) and the device supports. */
+void og_device_features_adopt(og_context *ctx, const VkDeviceCreateInfo *info);
+
+/* The runtime's host memory (og_alloc.c): og_mem_alloc zeroes what it
+ * returns; a NULL allocator, or one with NULL functions, is the C library's. */
+void *og_mem_alloc(const og_allocator *a, size_t bytes);
+void *og_mem_realloc(const og_allocator *a, void *ptr, size_t bytes);
+void og_mem_free(const og_allocator *a, void *ptr);
+char *og_mem_strdup(const og_allocator *a, const char *s);
+
+/* ---- Buffers (og_buffer.c, og_staging.c) ---- */
+
+struct og_buffer {
+    og_context *ctx;
+    uint64_t serial; /* unique in the process: a cache key no later buffer can reuse */
+    VkBuffer buffer;
+    VkDeviceMemory memory; /* VK_NULL_HANDLE for a wrapped buffer */
+    void *mapped;          /* NULL: host access goes through staging copies */
+    int map_reads;         /* reads may use the mapping */
+    int wrapped;           /* the application's VkBuffer: never destroyed here */
+    VkBufferUsageFlags usage;
+    uint64_t size;      /* as requested */
+    uint64_t allocated; /* bytes from base the kernels may read: whole 32-bit words, at least one */
+    /* Descriptors start at base (offset rounded down to the device's storage
+     * and texel offset alignments); the operand's first byte is skew bytes
+     * further, which the plan adds to the element offsets. 0 and 0 for
+     * buffers onegpu made. */
+    uint64_t base, skew;
+    VkBufferView texels[3]; /* views of 1, 2 and 4 words a texel, made on first use */
+};
+
+/* Whether A or B may be read through texel views of buf (its usage has
+ * UNIFORM_TEXEL_BUFFER). */
+int og_buffer_texel_ok(const og_buffer *buf);
+
+/* The buffer's view with texels of `words` 32-bit words (1, 2 or 4:
+ * R32_UINT, R32G32_UINT, R32G32B32A32_UINT), created on first use. */
+og_status og_buffer_texels(og_buffer *buf, uint32_t words, VkBufferView *out);
+
+/* Copies through the staging buffer in chunks of ctx->staging_chunk bytes,
+ * each one submit (og_staging.c). */
+og_status og_staging_write(og_buffer *buf, uint64_t offset, const void *src, uint64_t bytes);
+og_status og_staging_read(const og_buffer *buf, uint64_t offset, void *dst, uint64_t bytes);
+/* Fills bytes [0, allocated) of a buffer onegpu made with zeros on the device. */
+og_status og_buffer_zero(og_buffer *buf);
+
+/* ---- Descriptor sets (og_descriptors.c) ---- */
+
+/* The set of key, whose buffers are bufs[0..4] (bindings 0, 1, 2, 3, 5),
+ * written on first use; texel layouts bind A's and B's scalar views at 0
+ * and 1 and their views of key->vec_words words at 3 and 4. Recording a
+ * cached set allocates nothing. */
+og_status og_set_get(og_context *ctx, const og_set_key *key, og_buffer *const bufs[5],
+                     VkDescriptorSet *out);
+/* A buffer is being destroyed: its sets go to the spare lists. */
+void og_sets_forget(og_context *ctx, uint64_t serial);
+/* Every cached set goes to the spare lists (og_context_release_bindings). */
+void og_sets_forget_all(og_context *ctx);
+void og_sets_destroy(og_context *ctx);
+
+/* ---- Pipelines and caches ---- */
+
+/* The directory of the on-disk caches, $XDG_CACHE_HOME/onegpu, else
+ * ~/.cache/onegpu, into dir. Returns 0 (the caches are off) when
+ * OG_SPIRV_CACHE=0, when neither variable is set, or when the path does not
+ * fit in len. Read on every call: the environment decides. */
+int og_cache_dir(char *dir, size_t len);
+
+/* 64-bit FNV-1a of n bytes, continuing from h (OG_FNV_OFFSET to start). */
+#define OG_FNV_OFFSET 1469598103934665603ull
+uint64_t og_fnv1a(uint64_t h, const void *data, size_t n);
+
+/* Reads a file that og_cache_write wrote: returns 1 with *data (allocated
+ * from a, NULL: malloc; free with og_mem_free(a, ...)) holding *bytes bytes,
+ * min_bytes <= *bytes <= max_bytes, whose checksum holds; else 0 with *data
+ * NULL: no file, not a regular file, another size, or a wrong checksum. */
+int og_cache_read(const og_allocator *a, const char *path, size_t min_bytes, size_t max_bytes,
+                  void **data, size_t *bytes);
+
+/* Writes data and its checksum to a new file beside path (creating the
+ * directories, mode 0600), then renames it onto path. Returns 0, or -1 with
+ * nothing left behind and path as it was. */
+int og_cache_write(const char *path, const void *data, size_t bytes);
+
+/* SPIR-V of a kernel that passed og_build_kernel's checks, kept on disk
+ * (og_spirv_cache.c). load returns 1 with *words malloc'ed, or 0. */
+int og_spirv_cache_load(const og_kernel_key *key, uint32_t **words, size_t *count);
+void og_spirv_cache_store(const og_kernel_key *key, const uint32_t *words, size_t count);
+
+/* The driver's pipeline cache, kept on disk (og_pipeline_cache.c). open
+ * (og_context_create, after the device) makes ctx->pipeline_cache, seeded
+ * from the file of this device, driver version and pipelineCacheUUID when
+ * that file is intact and its header names the same device and UUID; close
+ * (og_context_destroy, before the pipelines go) writes the driver's data
+ * back when the context created a pipeline, then destroys the cache.
+ * Neither fails: the cache is an optimisation. */
+void og_pipeline_cache_open(og_context *ctx);
+void og_pipeline_cache_close(og_context *ctx);
+
+/* The pipeline for key, compiled and cached on first use. */
+og_status og_pipeline_get(og_context *ctx, const og_kernel_key *key, VkPipeline *out);
+void og_pipelines_destroy(og_context *ctx);
+
+/* ---- Submission and timing (og_submit.c, og_timer.c) ---- */
+
+/* Submits one recorded command buffer and waits for it. */
+og_status og_submit_wait(og_context *ctx, VkCommandBuffer cmd);
+
+/* Records work into a command buffer. */
+typedef og_status (*og_encoder)(void *user, VkCommandBuffer cmd);
+
+/* Begins the context's command buffer, records through fn, submits, waits. */
+og_status og_run_recorded(og_context *ctx, og_encoder fn, void *user);
+
+/* How og_time_encoder repeats: warmup untimed recordings, then one timed
+ * call to estimate, then as many timed calls as cover min_gpu_us of GPU
+ * time, within [min_reps, max_reps]. */
+typedef struct og_timing_plan {
+    int warmup;
+    int min_reps, max_reps;
+    double min_gpu_us;
+} og_timing_plan;
+
+/* The tuner's and ogtune bench's plan: 1 warm-up, 3 to 1000 calls covering 0.2 s. */
+#define OG_TIMING_DEFAULT ((og_timing_plan){1, 3, 1000, 2e5})
+
+/* One measurement: the median of reps timed calls, and their spread
+ * ((slowest - fastest) / median). */
+typedef struct og_timing {
+    double median_us;
+    double spread;
+    int reps;
+} og_timing;
+
+/* Times recordings of encode with timestamp queries (differences masked to
+ * the queue family's timestampValidBits, times timestampPeriod). Errors:
+ * OG_ERROR_UNSUPPORTED naming the queue family when it has no valid
+ * timestamp bits. */
+og_status og_time_encoder(og_context *ctx, og_encoder encode, void *user,
+                          const og_timing_plan *plan, og_timing *out);
+
+#endif /* OG_VK_H */
