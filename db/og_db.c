@@ -44,7 +44,10 @@ struct og_db {
  * code reads back. template_hash is TEXT because SQLite integers are signed
  * 64-bit and the hash is an unsigned 64-bit value. Version 2 added the
  * 8-bit input types ('i8', 'u8': op "int8gemm") to the dtype CHECK,
- * version 3 the source column (provenance, ogtune merge). */
+ * version 3 the source column (provenance, ogtune merge), version 4 the
+ * spread and memory columns (how the timed calls spread, and the memory the
+ * operands lived in; their defaults let the sqlite3 shell run the dumps of
+ * version 3, which lack them). */
 #define OG_DB_RECORDS_TABLE(name)                                                                  \
     "CREATE TABLE " name " ("                                                                      \
     " id INTEGER PRIMARY KEY,"                                                                     \
@@ -68,7 +71,10 @@ struct og_db {
     " accepted INTEGER NOT NULL CHECK (accepted IN (0, 1)),"                                       \
     " reason TEXT NOT NULL,"                                                                       \
     " created INTEGER NOT NULL,"                                                                   \
-    " source TEXT NOT NULL);"
+    " source TEXT NOT NULL,"                                                                       \
+    " spread REAL NOT NULL DEFAULT 0,"                                                             \
+    " memory TEXT NOT NULL DEFAULT '' CHECK (memory IN ('', '" OG_DB_MEMORY_DEVICE_LOCAL           \
+    "', '" OG_DB_MEMORY_DEVICE_LOCAL_MAPPED "', '" OG_DB_MEMORY_HOST_VISIBLE "')));"
 #define OG_DB_RECORDS_INDEX                                                                        \
     "CREATE INDEX records_select ON records"                                                       \
     " (device, op, dtype, mode, trans_a, trans_b, template_name, template_hash, accepted);"
@@ -86,26 +92,36 @@ static const char og_db_schema_sql[] =
     " UNIQUE (vendor_id, device_id, driver_id, driver_version));" OG_DB_RECORDS_TABLE("records")
         OG_DB_RECORDS_INDEX OG_DB_SET_VERSION;
 
-/* Version 1 or 2 -> 3: SQLite cannot change a CHECK in place (1 -> 2), so
- * the records move to a table of this version: the same columns in the same
- * order and the same ids, with source '' (measured into this file). */
-static const char og_db_upgrade_sql[] = OG_DB_RECORDS_TABLE(
-    "records_v3") "INSERT INTO records_v3 SELECT *, '' FROM records;"
-                  "DROP TABLE records;"
-                  "ALTER TABLE records_v3 RENAME TO records;" OG_DB_RECORDS_INDEX OG_DB_SET_VERSION;
+/* Version 1, 2 or 3 -> 4: SQLite cannot change a CHECK in place (1 -> 2)
+ * nor add a column with one (3 -> 4), so the records move to a table of this
+ * version: the same columns in the same order and the same ids, followed by
+ * the values of the columns the file lacks (added): source '' (measured into
+ * this file), spread 0 and memory '' (not known). */
+#define OG_DB_UPGRADE_SQL(added)                                                                   \
+    OG_DB_RECORDS_TABLE("records_v4")                                                              \
+    "INSERT INTO records_v4 SELECT *, " added " FROM records;"                                     \
+    "DROP TABLE records;"                                                                          \
+    "ALTER TABLE records_v4 RENAME TO records;" OG_DB_RECORDS_INDEX OG_DB_SET_VERSION
+static const char og_db_upgrade_v2_sql[] = OG_DB_UPGRADE_SQL("'', 0.0, ''");
+static const char og_db_upgrade_v3_sql[] = OG_DB_UPGRADE_SQL("0.0, ''");
 
 /* The record columns in the order og_db_read_record expects, for a query
- * that names the records table r: these, then the source column. A query
- * is a macro of that column (OG_DB_SQL): "r.source", or "''" in a file
- * before version 3, which has no such column. */
+ * that names the records table r: these, then the source, spread and memory
+ * columns. A query is a macro of those three (OG_DB_SQL): the columns
+ * themselves, or the values an older file stands for where it has no such
+ * column ('' for source before version 3, 0.0 and '' for spread and memory
+ * before version 4). */
 #define OG_DB_RECORD_COLUMNS                                                                       \
     "r.op, r.dtype, r.mode, r.trans_a, r.trans_b, r.m, r.n, r.k, r.batch, r.template_name,"        \
     " r.template_hash, r.params, r.median_us, r.gflops, r.samples, r.max_error, r.accepted,"       \
     " r.reason, r.created, "
-#define OG_DB_RECORD_NCOLUMNS 20
+#define OG_DB_RECORD_NCOLUMNS 22
 
 /* The text of a query for db's version. */
-#define OG_DB_SQL(db, query) ((db)->version >= 3 ? query("r.source") : query("''"))
+#define OG_DB_SQL(db, query)                                                                       \
+    ((db)->version >= 4   ? query("r.source, r.spread, r.memory")                                  \
+     : (db)->version >= 3 ? query("r.source, 0.0, ''")                                             \
+                          : query("'', 0.0, ''"))
 
 static const char *const og_db_dtype_names[] = {
     [OG_F32] = "f32", [OG_F16] = "f16", [OG_BF16] = "bf16", [OG_INT8] = "i8", [OG_UINT8] = "u8"};
@@ -179,6 +195,13 @@ static int og_db_parse_hash(const unsigned char *s, uint64_t *out)
     return 0;
 }
 
+int og_db_memory_known(const char *s)
+{
+    return s != NULL && (s[0] == '\0' || strcmp(s, OG_DB_MEMORY_DEVICE_LOCAL) == 0 ||
+                         strcmp(s, OG_DB_MEMORY_DEVICE_LOCAL_MAPPED) == 0 ||
+                         strcmp(s, OG_DB_MEMORY_HOST_VISIBLE) == 0);
+}
+
 static int og_db_lookup_name(const char *const *names, int count, const unsigned char *s)
 {
     if (s == NULL)
@@ -223,6 +246,11 @@ static og_status og_db_read_record(const og_db *db, sqlite3_stmt *stmt, og_recor
     og_db_copy_text(rec->reason, sizeof rec->reason, sqlite3_column_text(stmt, 17));
     rec->created = sqlite3_column_int64(stmt, 18);
     og_db_copy_text(rec->source, sizeof rec->source, sqlite3_column_text(stmt, 19));
+    rec->spread = sqlite3_column_double(stmt, 20);
+    og_db_copy_text(rec->memory, sizeof rec->memory, sqlite3_column_text(stmt, 21));
+    if (!isfinite(rec->spread) || rec->spread < 0 || !og_db_memory_known(rec->memory))
+        return og_db_fail(db->path, OG_ERROR_DATABASE, err, errlen,
+                          "malformed record (spread or memory)");
     return OG_OK;
 }
 
@@ -284,7 +312,8 @@ static og_status og_db_update_schema(og_db *db, char *err, size_t errlen)
                         "has no onegpu schema (user_version 0 but %" PRId64 " schema objects)",
                         tables);
     const char *sql = version == 0                     ? og_db_schema_sql
-                      : version < OG_DB_SCHEMA_VERSION ? og_db_upgrade_sql
+                      : version < 3                    ? og_db_upgrade_v2_sql
+                      : version < OG_DB_SCHEMA_VERSION ? og_db_upgrade_v3_sql
                                                        : NULL;
     if (st == OG_OK && sql) {
         rc = sqlite3_exec(db->conn, sql, NULL, NULL, NULL);
@@ -303,8 +332,8 @@ static og_status og_db_update_schema(og_db *db, char *err, size_t errlen)
     return st;
 }
 
-#define OG_DB_CHECK_SQL(source)                                                                    \
-    "SELECT " OG_DB_RECORD_COLUMNS source ", d.id, d.vendor_id, d.device_id, d.driver_id,"         \
+#define OG_DB_CHECK_SQL(tail)                                                                      \
+    "SELECT " OG_DB_RECORD_COLUMNS tail ", d.id, d.vendor_id, d.device_id, d.driver_id,"           \
     " d.driver_version, d.name, d.driver_name FROM records r, devices d WHERE r.device = d.id"     \
     " LIMIT 0"
 
@@ -588,14 +617,22 @@ static og_status og_db_check_record(og_db *db, const og_record *rec, const char 
     return OG_OK;
 }
 
-/* ... and of those that write one. */
+/* ... and of those that write one: nothing is stored that og_db_read_record
+ * would refuse to read back. */
 static og_status og_db_check_write(og_db *db, const og_record *rec, const char *what, char *err,
                                    size_t errlen)
 {
     og_status st = og_db_check_record(db, rec, what, err, errlen);
-    if (st == OG_OK && !db->writable)
+    if (st != OG_OK)
+        return st;
+    if (!db->writable)
         return og_db_fail(db->path, OG_ERROR_DATABASE, err, errlen, "opened read-only");
-    return st;
+    char memory[sizeof rec->memory + 1]; /* the caller may have filled it without a NUL */
+    snprintf(memory, sizeof memory, "%.*s", (int)sizeof rec->memory, rec->memory);
+    if (!isfinite(rec->spread) || rec->spread < 0 || !og_db_memory_known(memory))
+        return og_db_fail(db->path, OG_ERROR_INVALID_ARGUMENT, err, errlen,
+                          "%s: record has spread %g, memory '%s'", what, rec->spread, memory);
+    return OG_OK;
 }
 
 og_status og_db_insert(og_db *db, int64_t device, const og_record *rec, char *err, size_t errlen)
@@ -609,9 +646,9 @@ og_status og_db_insert(og_db *db, int64_t device, const og_record *rec, char *er
         db->conn,
         "INSERT INTO records (device, op, dtype, mode, trans_a, trans_b, m, n, k, batch,"
         " template_name, template_hash, params, median_us, gflops, samples, max_error, accepted,"
-        " reason, created, source)"
+        " reason, created, source, spread, memory)"
         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,"
-        " ?18, ?19, ?20, ?21)",
+        " ?18, ?19, ?20, ?21, ?22, ?23)",
         -1, &stmt, NULL);
     if (rc == SQLITE_OK)
         rc = og_db_bind_key(stmt, device, rec);
@@ -631,6 +668,10 @@ og_status og_db_insert(og_db *db, int64_t device, const og_record *rec, char *er
         rc = sqlite3_bind_int64(stmt, 20, rec->created != 0 ? rec->created : (int64_t)time(NULL));
     if (rc == SQLITE_OK)
         rc = og_db_bind_array(stmt, 21, rec->source, sizeof rec->source);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_double(stmt, 22, rec->spread);
+    if (rc == SQLITE_OK)
+        rc = og_db_bind_array(stmt, 23, rec->memory, sizeof rec->memory);
     if (rc == SQLITE_OK)
         rc = sqlite3_step(stmt);
     if (rc != SQLITE_DONE)
@@ -677,8 +718,8 @@ static int og_db_better(const og_db_pick *pick, int exact, double distance, doub
 }
 
 /* ?5 = 1 keeps the exact driver version, ?5 = 0 every other one. */
-#define OG_DB_SCAN_SQL(source)                                                                     \
-    "SELECT " OG_DB_RECORD_COLUMNS source " FROM devices d JOIN records r ON r.device = d.id"      \
+#define OG_DB_SCAN_SQL(tail)                                                                       \
+    "SELECT " OG_DB_RECORD_COLUMNS tail " FROM devices d JOIN records r ON r.device = d.id"        \
     " WHERE d.vendor_id = ?1 AND d.device_id = ?2 AND d.driver_id = ?3"                            \
     " AND (d.driver_version = ?4) = ?5"                                                            \
     " AND r.op = ?6 AND r.dtype = ?7 AND r.mode = ?8 AND r.trans_a = ?9 AND r.trans_b = ?10"       \
@@ -783,8 +824,8 @@ og_status og_db_select(og_db *db, const og_device_info *dev, const og_record_key
     return st;
 }
 
-#define OG_DB_EACH_SQL(source)                                                                     \
-    "SELECT " OG_DB_RECORD_COLUMNS source ", coalesce(d.name, '')"                                 \
+#define OG_DB_EACH_SQL(tail)                                                                       \
+    "SELECT " OG_DB_RECORD_COLUMNS tail ", coalesce(d.name, '')"                                   \
     " FROM records r LEFT JOIN devices d ON d.id = r.device ORDER BY r.id"
 
 og_status og_db_each(og_db *db, int (*fn)(void *user, const og_record *rec, const char *device),
@@ -823,16 +864,17 @@ og_status og_db_each(og_db *db, int (*fn)(void *user, const og_record *rec, cons
     return st;
 }
 
-/* Records in the order og_db_walk promises, each row with its device (20 to
- * 25) and whether the device has no record at all (26: the row of a device
- * without records, its record columns NULL). */
-#define OG_DB_WALK_SQL(source)                                                                     \
-    "SELECT " OG_DB_RECORD_COLUMNS source ", d.vendor_id, d.device_id, d.driver_id,"               \
+/* Records in the order og_db_walk promises, each row with its device (22 to
+ * 27) and whether the device has no record at all (28: the row of a device
+ * without records, its record columns NULL). The tail (OG_DB_SQL) ends the
+ * order too. */
+#define OG_DB_WALK_SQL(tail)                                                                       \
+    "SELECT " OG_DB_RECORD_COLUMNS tail ", d.vendor_id, d.device_id, d.driver_id,"                 \
     " d.driver_version, d.name, d.driver_name, r.id IS NULL"                                       \
     " FROM devices d LEFT JOIN records r ON r.device = d.id"                                       \
     " ORDER BY d.vendor_id, d.device_id, d.driver_id, d.driver_version, r.op, r.dtype, r.mode,"    \
     " r.trans_a, r.trans_b, r.m, r.n, r.k, r.batch, r.template_name, r.template_hash, r.params,"   \
-    " r.median_us, r.gflops, r.samples, r.max_error, r.accepted, r.reason, r.created, " source
+    " r.median_us, r.gflops, r.samples, r.max_error, r.accepted, r.reason, r.created, " tail
 #define OG_DB_WALK_DEVICE OG_DB_RECORD_NCOLUMNS
 #define OG_DB_WALK_NO_RECORD (OG_DB_RECORD_NCOLUMNS + 6)
 
@@ -1001,8 +1043,8 @@ og_status og_db_merge_record(og_db *db, int64_t device, const og_record *rec, in
     return st;
 }
 
-#define OG_DB_FIND_SQL(source)                                                                     \
-    "SELECT " OG_DB_RECORD_COLUMNS source " FROM records r" OG_DB_KEY_WHERE                        \
+#define OG_DB_FIND_SQL(tail)                                                                       \
+    "SELECT " OG_DB_RECORD_COLUMNS tail " FROM records r" OG_DB_KEY_WHERE                          \
     " ORDER BY accepted DESC, gflops DESC LIMIT 1"
 
 og_status og_db_find(og_db *db, int64_t device, const og_record *rec, og_record *out, int *found,

@@ -14,7 +14,7 @@
 /* Bumped whenever the schema changes; a file with a higher number is
  * refused, one with a lower number is read as it is and upgraded when opened
  * writable. */
-#define OG_DB_SCHEMA_VERSION 3
+#define OG_DB_SCHEMA_VERSION 4
 
 typedef struct og_db og_db;
 
@@ -33,6 +33,19 @@ typedef struct og_record_key {
     int trans_a, trans_b;
 } og_record_key;
 
+/* The memory a record was measured in (og_record::memory). Device-local
+ * memory, filled through staging copies: */
+#define OG_DB_MEMORY_DEVICE_LOCAL "device-local"
+/* Device-local and host-visible memory, mapped directly (integrated GPUs,
+ * resizable BAR): */
+#define OG_DB_MEMORY_DEVICE_LOCAL_MAPPED "device-local-mapped"
+/* Host-visible memory on a device without a device-local type: */
+#define OG_DB_MEMORY_HOST_VISIBLE "host-visible"
+
+/* Whether s (a terminated string) is "" or one of the OG_DB_MEMORY_ names:
+ * what the schema's CHECK accepts. */
+int og_db_memory_known(const char *s);
+
 typedef struct og_record {
     og_record_key key;
     int64_t m, n, k, batch;
@@ -41,7 +54,14 @@ typedef struct og_record {
     char params[160];
     double median_us; /* median GPU time of one call, microseconds */
     double gflops;    /* 2*M*N*K*batch / median time */
-    int samples;
+    int samples;      /* timed calls behind median_us */
+    /* Relative spread of the timed calls: (slowest - fastest) / median,
+     * finite and >= 0; 0 for rejected records and files before schema
+     * version 4. */
+    double spread;
+    /* Where the operands lived when measured (OG_DB_MEMORY_*); "" for
+     * files before schema version 4 (shown as "unknown"). */
+    char memory[32];
     double max_error; /* the design's metric: max|gpu - ref| / max|ref| */
     int accepted;
     char reason[256]; /* why it was rejected ("" when accepted) */
@@ -94,10 +114,10 @@ og_status og_db_each(og_db *db, int (*fn)(void *user, const og_record *rec, cons
  * driver id, driver version) with rec NULL, then for each of its records in
  * the order of their columns (op, dtype, mode, trans_a, trans_b, m, n, k,
  * batch, template_name, template_hash, params, then the measurements,
- * reason, created and source): an order that depends on the contents only,
- * never on row ids or insertion order. Records whose device row is missing
- * (only a hand-edited file has them) are not visited. Stops early when fn
- * returns non-zero. */
+ * reason, created, source, spread and memory): an order that depends on
+ * the contents only, never on row ids or insertion order. Records whose
+ * device row is missing (only a hand-edited file has them) are not
+ * visited. Stops early when fn returns non-zero. */
 og_status og_db_walk(og_db *db,
                      int (*fn)(void *user, const og_device_info *dev, const og_record *rec),
                      void *user, char *err, size_t errlen);

@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 
 #include <dirent.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +61,8 @@ static og_record test_record(int64_t m, int64_t n, int64_t k, int64_t batch, dou
     rec.median_us = 12.5;
     rec.gflops = gflops;
     rec.samples = 9;
+    rec.spread = 0.1; /* not a binary fraction: stored and read back bit for bit */
+    snprintf(rec.memory, sizeof rec.memory, OG_DB_MEMORY_DEVICE_LOCAL_MAPPED);
     rec.max_error = 1e-6;
     rec.accepted = 1;
     rec.created = 1700000000;
@@ -179,9 +182,20 @@ Test(db, insert_and_exact_select)
     cr_assert_str_eq(s.rec.params, fast.params);
     cr_assert_eq(s.rec.median_us, 12.5);
     cr_assert_eq(s.rec.samples, 9);
+    cr_assert_eq(s.rec.spread, 0.1);
+    cr_assert_str_eq(s.rec.memory, OG_DB_MEMORY_DEVICE_LOCAL_MAPPED);
     cr_assert_eq(s.rec.max_error, 1e-6);
     cr_assert_eq(s.rec.accepted, 1);
     cr_assert_eq(s.rec.created, 1700000000);
+
+    /* og_db_find (a resumed run) reads them too. */
+    og_record again;
+    int have = 0;
+    char ferr[512] = "";
+    cr_assert_eq(og_db_find(db, dev, &fast, &again, &have, ferr, sizeof ferr), OG_OK, "%s", ferr);
+    cr_assert_eq(have, 1);
+    cr_expect_eq(again.spread, 0.1);
+    cr_expect_str_eq(again.memory, OG_DB_MEMORY_DEVICE_LOCAL_MAPPED);
 
     /* Another key (dtype) has no records at all. */
     og_device_info d = test_device(1);
@@ -476,6 +490,34 @@ Test(db, insert_checks_device_and_key)
     rec.key.dtype = (og_dtype)7;
     cr_assert_eq(og_db_insert(db, device_id(db, 1), &rec, err, sizeof err),
                  OG_ERROR_INVALID_ARGUMENT);
+
+    /* Nothing is stored that a read would refuse: a spread that is
+     * negative or not finite, a memory the schema does not name. */
+    const double spreads[] = {-1.0, NAN, INFINITY};
+    for (size_t i = 0; i < sizeof spreads / sizeof spreads[0]; i++) {
+        rec = test_record(32, 32, 32, 1, 1.0);
+        rec.spread = spreads[i];
+        cr_expect_eq(og_db_insert(db, device_id(db, 1), &rec, err, sizeof err),
+                     OG_ERROR_INVALID_ARGUMENT, "spread %g", spreads[i]);
+    }
+    const char *memories[] = {"vram", "device-local ", "unknown"};
+    for (size_t i = 0; i < sizeof memories / sizeof memories[0]; i++) {
+        rec = test_record(32, 32, 32, 1, 1.0);
+        snprintf(rec.memory, sizeof rec.memory, "%s", memories[i]);
+        cr_expect_eq(og_db_insert(db, device_id(db, 1), &rec, err, sizeof err),
+                     OG_ERROR_INVALID_ARGUMENT, "memory '%s'", memories[i]);
+        cr_expect_not_null(strstr(err, memories[i]), "message \"%s\"", err);
+    }
+    /* Every name of the schema, and "" (not known), is stored. */
+    const char *known[] = {"", OG_DB_MEMORY_DEVICE_LOCAL, OG_DB_MEMORY_DEVICE_LOCAL_MAPPED,
+                           OG_DB_MEMORY_HOST_VISIBLE};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        rec = test_record(32, 32, 32, 1, 1.0);
+        snprintf(rec.memory, sizeof rec.memory, "%s", known[i]);
+        rec.spread = 0.0;
+        cr_expect_eq(og_db_insert(db, device_id(db, 1), &rec, err, sizeof err), OG_OK,
+                     "memory '%s': %s", known[i], err);
+    }
     og_db_close(db);
 }
 
@@ -708,11 +750,143 @@ Test(db, version_2_files_are_read_and_upgraded_with_an_empty_source)
                                     -1, &stmt, NULL),
                  SQLITE_OK, "%s", sqlite3_errmsg(conn));
     cr_assert_eq(sqlite3_step(stmt), SQLITE_ROW);
-    cr_expect_eq(sqlite3_column_int(stmt, 0), 3);
+    cr_expect_eq(sqlite3_column_int(stmt, 0), OG_DB_SCHEMA_VERSION);
     cr_expect_str_eq((const char *)sqlite3_column_text(stmt, 1), "");
     cr_expect_eq(sqlite3_column_int(stmt, 2), 2);
     sqlite3_finalize(stmt);
     sqlite3_close(conn);
+}
+
+/* A file of schema version 3: the source column, no spread or memory. */
+static const char schema_v3[] =
+    "CREATE TABLE devices (id INTEGER PRIMARY KEY, vendor_id INTEGER NOT NULL,"
+    " device_id INTEGER NOT NULL, driver_id INTEGER NOT NULL, driver_version INTEGER NOT NULL,"
+    " name TEXT NOT NULL, driver_name TEXT NOT NULL,"
+    " UNIQUE (vendor_id, device_id, driver_id, driver_version));"
+    "CREATE TABLE records (id INTEGER PRIMARY KEY, device INTEGER NOT NULL REFERENCES devices(id),"
+    " op TEXT NOT NULL,"
+    " dtype TEXT NOT NULL CHECK (dtype IN ('f32', 'f16', 'bf16', 'i8', 'u8')),"
+    " mode TEXT NOT NULL CHECK (mode IN ('fast', 'deterministic')),"
+    " trans_a INTEGER NOT NULL CHECK (trans_a IN (0, 1)),"
+    " trans_b INTEGER NOT NULL CHECK (trans_b IN (0, 1)), m INTEGER NOT NULL,"
+    " n INTEGER NOT NULL, k INTEGER NOT NULL, batch INTEGER NOT NULL,"
+    " template_name TEXT NOT NULL,"
+    " template_hash TEXT NOT NULL CHECK (length(template_hash) = 16), params TEXT NOT NULL,"
+    " median_us REAL NOT NULL, gflops REAL NOT NULL, samples INTEGER NOT NULL,"
+    " max_error REAL NOT NULL, accepted INTEGER NOT NULL CHECK (accepted IN (0, 1)),"
+    " reason TEXT NOT NULL, created INTEGER NOT NULL, source TEXT NOT NULL);"
+    "CREATE INDEX records_select ON records"
+    " (device, op, dtype, mode, trans_a, trans_b, template_name, template_hash, accepted);"
+    "INSERT INTO devices VALUES (1, 65541, 0, 13, 7, 'llvmpipe (test)', 'llvmpipe');"
+    "INSERT INTO records VALUES (5, 1, 'gemm', 'f16', 'fast', 0, 1, 64, 64, 64, 1, 'tile',"
+    " 'fedcba9876543210', 'v3 record', 12.5, 3.5, 9, 1e-6, 1, '', 1700000000, 'vendor.db');"
+    "INSERT INTO records VALUES (6, 1, 'gemm', 'f16', 'fast', 0, 1, 64, 64, 64, 1, 'tile',"
+    " 'fedcba9876543210', 'v3 rejected', 0, 0, 0, 0.5, 0, 'wrong result', 1700000001, '');"
+    "PRAGMA user_version = 3;";
+
+static int walk_first(void *user, const og_device_info *dev, const og_record *rec)
+{
+    (void)dev;
+    if (rec == NULL)
+        return 0;
+    *(og_record *)user = *rec;
+    return 1;
+}
+
+/* Every read path of db gives the v3 record (id 5) spread 0 and memory "". */
+static void expect_v3_record(og_db *db)
+{
+    char err[512] = "";
+    selection s = select_shape(db, 7, 64, 64, 64, 1);
+    cr_expect_eq(s.found, 1);
+    cr_expect_str_eq(s.rec.params, "v3 record");
+    cr_expect_str_eq(s.rec.source, "vendor.db");
+    cr_expect_eq(s.rec.spread, 0.0);
+    cr_expect_str_eq(s.rec.memory, "");
+    og_record rec;
+    memset(&rec, 0x55, sizeof rec);
+    cr_assert_eq(og_db_each(db, first_record, &rec, err, sizeof err), OG_OK, "%s", err);
+    cr_expect_str_eq(rec.params, "v3 record");
+    cr_expect_eq(rec.spread, 0.0);
+    cr_expect_str_eq(rec.memory, "");
+    memset(&rec, 0x55, sizeof rec);
+    cr_assert_eq(og_db_walk(db, walk_first, &rec, err, sizeof err), OG_OK, "%s", err);
+    cr_expect_str_eq(rec.source, "vendor.db");
+    cr_expect_eq(rec.spread, 0.0);
+    cr_expect_str_eq(rec.memory, "");
+    og_record key = s.rec;
+    int found = 0;
+    memset(&rec, 0x55, sizeof rec);
+    cr_assert_eq(og_db_find(db, 1, &key, &rec, &found, err, sizeof err), OG_OK, "%s", err);
+    cr_expect_eq(found, 1);
+    cr_expect_eq(rec.spread, 0.0);
+    cr_expect_str_eq(rec.memory, "");
+}
+
+Test(db, version_3_files_are_read_and_upgraded_with_spread_0_and_no_memory)
+{
+    char path[512], err[512] = "";
+    tmp_path(path, sizeof path, "v3.db");
+    raw_exec(path, schema_v3);
+    /* Read-only: read as it is, nothing changes. */
+    og_db *db = open_db(path, 0);
+    expect_v3_record(db);
+    og_db_close(db);
+
+    /* Writable: upgraded in place, both records kept with their ids and sources. */
+    db = open_db(path, 1);
+    expect_v3_record(db);
+    og_record rec = test_record(64, 64, 64, 1, 9.0);
+    rec.spread = 0.25;
+    snprintf(rec.memory, sizeof rec.memory, OG_DB_MEMORY_HOST_VISIBLE);
+    insert(db, device_id(db, 7), &rec);
+    selection s = select_shape(db, 7, 64, 64, 64, 1);
+    cr_expect_eq(s.rec.gflops, 9.0);
+    cr_expect_eq(s.rec.spread, 0.25);
+    cr_expect_str_eq(s.rec.memory, OG_DB_MEMORY_HOST_VISIBLE);
+    og_db_close(db);
+
+    sqlite3 *conn = NULL;
+    cr_assert_eq(sqlite3_open(path, &conn), SQLITE_OK);
+    sqlite3_stmt *stmt = NULL;
+    cr_assert_eq(sqlite3_prepare_v2(conn,
+                                    "SELECT (SELECT user_version FROM pragma_user_version),"
+                                    " (SELECT source || '|' || spread || '|' || memory"
+                                    "  FROM records WHERE id = 5),"
+                                    " (SELECT reason || '|' || spread || '|' || memory"
+                                    "  FROM records WHERE id = 6),"
+                                    " (SELECT count(*) FROM records)",
+                                    -1, &stmt, NULL),
+                 SQLITE_OK, "%s", sqlite3_errmsg(conn));
+    cr_assert_eq(sqlite3_step(stmt), SQLITE_ROW);
+    cr_expect_eq(sqlite3_column_int(stmt, 0), OG_DB_SCHEMA_VERSION);
+    cr_expect_str_eq((const char *)sqlite3_column_text(stmt, 1), "vendor.db|0.0|");
+    cr_expect_str_eq((const char *)sqlite3_column_text(stmt, 2), "wrong result|0.0|");
+    cr_expect_eq(sqlite3_column_int(stmt, 3), 3);
+    sqlite3_finalize(stmt);
+    /* The CHECK refuses a memory nobody reads; the sqlite3 shell can still
+     * run a record of a version 3 dump (spread and memory by default). */
+    cr_expect_neq(
+        sqlite3_exec(conn, "UPDATE records SET memory = 'vram' WHERE id = 5", NULL, NULL, NULL),
+        SQLITE_OK);
+    cr_expect_eq(sqlite3_exec(conn,
+                              "INSERT INTO records (device, op, dtype, mode, trans_a, trans_b, m,"
+                              " n, k, batch, template_name, template_hash, params, median_us,"
+                              " gflops, samples, max_error, accepted, reason, created, source)"
+                              " VALUES (1, 'gemm', 'f16', 'fast', 0, 1, 8, 8, 8, 1, 'tile',"
+                              " 'fedcba9876543210', 'shell', 1, 1, 3, 0, 1, '', 1700000000, '')",
+                              NULL, NULL, NULL),
+                 SQLITE_OK, "%s", sqlite3_errmsg(conn));
+    /* A hand-edited spread that is negative is refused when read. */
+    cr_expect_eq(
+        sqlite3_exec(conn, "UPDATE records SET spread = -1 WHERE id = 5", NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(conn);
+    db = open_db(path, 0);
+    og_record first;
+    cr_expect_eq(og_db_each(db, first_record, &first, err, sizeof err), OG_ERROR_DATABASE);
+    cr_expect_not_null(strstr(err, "spread"), "message \"%s\"", err);
+    og_db_close(db);
 }
 
 Test(db, merge_record_keeps_the_best_of_a_key)
@@ -726,6 +900,11 @@ Test(db, merge_record_keeps_the_best_of_a_key)
     og_record slow = test_record(32, 32, 32, 1, 10.0);
     og_record fast = test_record(32, 32, 32, 1, 20.0);
     og_record other = test_record(32, 32, 32, 1, 1.0);
+    /* The winner's spread and memory are stored with it. */
+    fast.spread = 0.375;
+    snprintf(fast.memory, sizeof fast.memory, OG_DB_MEMORY_DEVICE_LOCAL);
+    slow.spread = 0.5;
+    snprintf(slow.memory, sizeof slow.memory, OG_DB_MEMORY_HOST_VISIBLE);
     /* test_record's params name the GFLOP/s: make them one key. */
     snprintf(rejected.params, sizeof rejected.params, "same params");
     snprintf(slow.params, sizeof slow.params, "same params");
@@ -749,6 +928,8 @@ Test(db, merge_record_keeps_the_best_of_a_key)
     cr_expect_eq(seen[32], 2, "one record per key (params differ), not %d", seen[32]);
     selection s = select_shape(db, 1, 32, 32, 32, 1);
     cr_expect_eq(s.rec.gflops, 20.0);
+    cr_expect_eq(s.rec.spread, 0.375);
+    cr_expect_str_eq(s.rec.memory, OG_DB_MEMORY_DEVICE_LOCAL);
     og_db_close(db);
 
     db = open_db(path, 0);

@@ -47,6 +47,10 @@ static og_record record(int64_t m, int64_t n, int64_t k, const char *params, dou
     r.gflops = gflops;
     r.median_us = gflops > 0 ? 2.0 * m * n * k / (gflops * 1e3) : 0;
     r.samples = 5;
+    if (reason == NULL) { /* rejected records are not timed */
+        r.spread = 0.03125;
+        snprintf(r.memory, sizeof r.memory, OG_DB_MEMORY_DEVICE_LOCAL);
+    }
     r.max_error = 1e-7;
     r.accepted = reason == NULL;
     snprintf(r.reason, sizeof r.reason, "%s", reason ? reason : "");
@@ -346,9 +350,16 @@ Test(report, page_and_csv)
     csv c = parse_csv(text);
     cr_expect_eq(c.rows, (size_t)N_RECORDS + 1, "header and one row per record");
     for (size_t r = 0; r < c.rows; r++)
-        cr_expect_eq(c.cols[r], (size_t)21, "row %zu has %zu fields", r, c.cols[r]);
+        cr_expect_eq(c.cols[r], (size_t)23, "row %zu has %zu fields", r, c.cols[r]);
     size_t params = column(&c, "params"), reason = column(&c, "reason"), dev = column(&c, "device"),
-           stale = column(&c, "stale");
+           stale = column(&c, "stale"), samples = column(&c, "samples"),
+           spread = column(&c, "spread"), memory = column(&c, "memory");
+    cr_expect(spread == samples + 1 && memory == samples + 2, "spread and memory after samples");
+    /* Row 1: accepted, timed in device-local memory; row 5: rejected. */
+    cr_expect_str_eq(c.fields[1][spread], "0.03125");
+    cr_expect_str_eq(c.fields[1][memory], "device-local");
+    cr_expect_str_eq(c.fields[5][spread], "0");
+    cr_expect_str_eq(c.fields[5][memory], "");
     cr_expect_str_eq(c.fields[4][params], hostile_params);
     cr_expect_str_eq(c.fields[5][reason], hostile_reason);
     cr_expect_str_eq(c.fields[1][dev], hostile_device);

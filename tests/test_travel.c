@@ -93,10 +93,14 @@ static og_record sample_record(int i, int *device)
     case 0:
         r.median_us = 1234.5678901234567;
         r.max_error = 1.1920928955078125e-07;
+        r.spread = 0.1;
+        snprintf(r.memory, sizeof r.memory, OG_DB_MEMORY_DEVICE_LOCAL);
         break;
     case 1: /* the same key, another measurement */
         r.gflops = 0.1;
         r.median_us = 1.0 / 3.0;
+        r.spread = 2.0 / 3.0;
+        snprintf(r.memory, sizeof r.memory, OG_DB_MEMORY_DEVICE_LOCAL_MAPPED);
         snprintf(r.source, sizeof r.source, "vendor's 'pretuned' db");
         break;
     case 2:
@@ -128,6 +132,8 @@ static og_record sample_record(int i, int *device)
         r.gflops = 1e300;
         r.median_us = 4.9406564584124654e-324;
         r.samples = INT32_MAX;
+        r.spread = 1e300;
+        snprintf(r.memory, sizeof r.memory, OG_DB_MEMORY_HOST_VISIBLE);
         *device = 1;
         break;
     }
@@ -306,6 +312,8 @@ static void expect_same(const listing *a, const listing *b)
         same_double(r->median_us, s->median_us, "median_us", i);
         same_double(r->gflops, s->gflops, "gflops", i);
         cr_expect_eq(r->samples, s->samples, "entry %zu", i);
+        same_double(r->spread, s->spread, "spread", i);
+        cr_expect_str_eq(r->memory, s->memory, "entry %zu", i);
         same_double(r->max_error, s->max_error, "max_error", i);
         cr_expect_eq(r->accepted, s->accepted, "entry %zu", i);
         cr_expect_str_eq(r->reason, s->reason, "entry %zu", i);
@@ -326,6 +334,8 @@ static void expect_samples(const listing *l)
                      l->e[j].dev.vendor_id == sample_device(device).vendor_id &&
                      memcmp(&l->e[j].rec.gflops, &want.gflops, sizeof want.gflops) == 0 &&
                      strcmp(l->e[j].rec.source, want.source) == 0 &&
+                     memcmp(&l->e[j].rec.spread, &want.spread, sizeof want.spread) == 0 &&
+                     strcmp(l->e[j].rec.memory, want.memory) == 0 &&
                      strcmp(l->e[j].rec.reason, want.reason) == 0;
         cr_expect_eq(found, 1, "sample record %d found %d times", i, found);
     }
@@ -367,6 +377,9 @@ Test(travel, export_import_round_trip_is_lossless)
     cr_expect_null(strstr(text_a, "INSERT INTO records (id"), "%s", text_a);
     cr_expect_not_null(strstr(text_a, "'vendor''s ''pretuned'' db'"), "%s", text_a);
     cr_expect_not_null(strstr(text_a, "1e999"), "%s", text_a);
+    cr_expect_not_null(strstr(text_a, " reason, created, source, spread, memory) VALUES"), "%s",
+                       text_a);
+    cr_expect_not_null(strstr(text_a, ", 0.10000000000000001, 'device-local');"), "%s", text_a);
     free(text_a);
     free(text_b);
     free(la.e);
@@ -411,13 +424,17 @@ Test(travel, export_order_ignores_insertion_order)
     free(first);
 }
 
+#define GOOD_PARAMS                                                                                \
+    "'bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,load=staged,acc=blocked,vec=1,src=ssbo'"
+
 /* A dump written by hand in the format of og_travel.h: one device, then
  * the given lines. */
 static const char hand_device[] =
     "INSERT INTO devices (vendor_id, device_id, driver_id, driver_version, name, driver_name)"
     " VALUES (4098, 29631, 1, 8388608, 'GPU', 'radv');\n";
 
-/* A record line of that device with the given gflops and params literals. */
+/* A record line of that device with the given gflops and params literals,
+ * in the format of schema version 3 (no spread or memory). */
 static void hand_record(char *buf, size_t len, const char *gflops, const char *params)
 {
     snprintf(buf, len,
@@ -428,6 +445,21 @@ static void hand_record(char *buf, size_t len, const char *gflops, const char *p
              " driver_version = 8388608), 'gemm', 'f32', 'fast', 0, 0, 64, 64, 64, 1,"
              " 'gemm_tile', '%016" PRIx64 "', %s, 100, %s, 3, 0, 1, '', 1700000000, '');\n",
              og_template_hash(OG_TEMPLATE_TILE), params, gflops);
+}
+
+/* A record line of that device as og_export writes it now, with the given
+ * spread and memory literals. */
+static void hand_record_v4(char *buf, size_t len, const char *spread, const char *memory)
+{
+    snprintf(buf, len,
+             "INSERT INTO records (device, op, dtype, mode, trans_a, trans_b, m, n, k, batch,"
+             " template_name, template_hash, params, median_us, gflops, samples, max_error,"
+             " accepted, reason, created, source, spread, memory) VALUES ((SELECT id FROM devices"
+             " WHERE vendor_id = 4098 AND device_id = 29631 AND driver_id = 1 AND"
+             " driver_version = 8388608), 'gemm', 'f32', 'fast', 0, 0, 64, 64, 64, 1,"
+             " 'gemm_tile', '%016" PRIx64 "', " GOOD_PARAMS ", 100, 8.5, 3, 0, 1, '', 1700000000,"
+             " '', %s, %s);\n",
+             og_template_hash(OG_TEMPLATE_TILE), spread, memory);
 }
 
 /* buf, formatted: a dump of the hostile cases. */
@@ -443,9 +475,6 @@ compose(char buf[4096], const char *fmt, ...)
     va_end(ap);
     return buf;
 }
-
-#define GOOD_PARAMS                                                                                \
-    "'bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,load=staged,acc=blocked,vec=1,src=ssbo'"
 
 Test(travel, hand_written_dump_imports)
 {
@@ -467,6 +496,49 @@ Test(travel, hand_written_dump_imports)
     free(l.e);
 }
 
+/* A dump of schema version 3 (records without spread and memory) imports:
+ * spread 0, memory unknown; one may even mix both formats. */
+Test(travel, dumps_without_spread_and_memory_import)
+{
+    char dump[512], db[512], old[2048], now[2048], text[8192], err[1024] = "";
+    tmp_path(dump, sizeof dump, "mixed.sql");
+    tmp_path(db, sizeof db, "mixed.db");
+    hand_record(old, sizeof old, "7.5", GOOD_PARAMS);
+    hand_record_v4(now, sizeof now, "0.125", "'host-visible'");
+    snprintf(text, sizeof text, "BEGIN;\n%s%s%sCOMMIT;\n", hand_device, old, now);
+    write_text(dump, text);
+    og_travel_counts counts;
+    cr_assert_eq(og_import(dump, db, &counts, err, sizeof err), OG_OK, "%s", err);
+    cr_expect_eq(counts.records, 2);
+    listing l = walk(db);
+    cr_assert_eq(l.n, 3);
+    /* In key order: the params tie, then 7.5 GFLOP/s before 8.5. */
+    cr_expect_eq(l.e[1].rec.gflops, 7.5);
+    cr_expect_eq(l.e[1].rec.spread, 0.0);
+    cr_expect_str_eq(l.e[1].rec.memory, "");
+    cr_expect_eq(l.e[2].rec.gflops, 8.5);
+    cr_expect_eq(l.e[2].rec.spread, 0.125);
+    cr_expect_str_eq(l.e[2].rec.memory, OG_DB_MEMORY_HOST_VISIBLE);
+    free(l.e);
+}
+
+/* The shipped dumps (db/pretuned, written before schema version 4) import
+ * as they are. */
+Test(travel, pretuned_dumps_import)
+{
+    char db[512], err[1024] = "";
+    tmp_path(db, sizeof db, "pretuned.db");
+    og_travel_counts counts = {0, 0};
+    cr_assert_eq(og_import(OG_PRETUNED_SQL "/llvmpipe.sql", db, &counts, err, sizeof err), OG_OK,
+                 "%s", err);
+    cr_expect_gt(counts.records, 0);
+    listing l = walk(db);
+    for (size_t i = 0; i < l.n; i++)
+        if (!l.e[i].is_device)
+            cr_expect(l.e[i].rec.spread == 0.0 && l.e[i].rec.memory[0] == '\0', "entry %zu", i);
+    free(l.e);
+}
+
 Test(travel, hostile_dumps_are_refused_without_change)
 {
     char good[2048], text_gflops[2048], sql_params[2048], absurd_params[2048], call[2048];
@@ -477,6 +549,20 @@ Test(travel, hostile_dumps_are_refused_without_change)
                 "'bm=9999,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,load=staged,acc=blocked,"
                 "vec=1,src=ssbo'");
     hand_record(call, sizeof call, "randomblob(100)", GOOD_PARAMS);
+    char vram[2048], negative[2048], nan_word[2048], nan_text[2048], infinite[2048];
+    hand_record_v4(vram, sizeof vram, "0", "'vram'");
+    hand_record_v4(negative, sizeof negative, "-1", "'device-local'");
+    hand_record_v4(nan_word, sizeof nan_word, "NaN", "'device-local'");
+    hand_record_v4(nan_text, sizeof nan_text, "'NaN'", "'device-local'");
+    hand_record_v4(infinite, sizeof infinite, "1e999", "'device-local'");
+    /* The columns of version 4 with the values of version 3. */
+    char short_values[2048];
+    hand_record(short_values, sizeof short_values, "7.5", GOOD_PARAMS);
+    char *at = strstr(short_values, "source)");
+    cr_assert_not_null(at);
+    memmove(at + strlen("source, spread, memory)"), at + strlen("source)"),
+            strlen(at + strlen("source)")) + 1);
+    memcpy(at, "source, spread, memory)", strlen("source, spread, memory)"));
 
     /* A 10 MB device name. */
     size_t huge_len = 10u << 20;
@@ -488,7 +574,7 @@ Test(travel, hostile_dumps_are_refused_without_change)
     memset(huge + head, 'A', huge_len);
     snprintf(huge + head + huge_len, 1024 - (size_t)head, "', 'x');\nCOMMIT;\n");
 
-    char buf[12][4096];
+    char buf[19][4096];
     const struct {
         const char *text, *expect; /* the dump, and what the message names */
     } cases[] = {
@@ -523,6 +609,25 @@ Test(travel, hostile_dumps_are_refused_without_change)
          "line 2: vendor_id: -1 is not in 0..4294967295"},
         {"BEGIN;\nSELECT load_extension('evil.so');\nCOMMIT;\n", "line 2: 'SELECT'"},
         {"BEGIN;\n\x01\nCOMMIT;\n", "line 2: unexpected byte 0x01"},
+        {compose(buf[12], "BEGIN;\n%s%sCOMMIT;\n", hand_device, vram),
+         "line 3: record: memory 'vram' is not device-local, device-local-mapped, host-visible"},
+        {compose(buf[13], "BEGIN;\n%s%sCOMMIT;\n", hand_device, negative),
+         "line 3: record: spread -1 is negative or not finite"},
+        {compose(buf[14], "BEGIN;\n%s%sCOMMIT;\n", hand_device, nan_word),
+         "line 3: expected a value (a number or a string), found 'NaN'"},
+        {compose(buf[15], "BEGIN;\n%s%sCOMMIT;\n", hand_device, nan_text),
+         "line 3: spread: expected a number, found a string"},
+        {compose(buf[16], "BEGIN;\n%s%sCOMMIT;\n", hand_device, infinite),
+         "line 3: record: spread inf is negative or not finite"},
+        {compose(buf[17], "BEGIN;\n%s%sCOMMIT;\n", hand_device, short_values),
+         "line 3: expected ',', found ')'"},
+        {compose(buf[18],
+                 "BEGIN;\n%sINSERT INTO records (device, op, dtype, mode, trans_a,"
+                 " trans_b, m, n, k, batch, template_name, template_hash, params,"
+                 " median_us, gflops, samples, max_error, accepted, reason, created,"
+                 " source memory) VALUES (1);\nCOMMIT;\n",
+                 hand_device),
+         "line 3: expected ',' or ')', found 'memory'"},
         {"", "line 1: expected 'BEGIN', found the end of the file"},
     };
 
@@ -606,6 +711,8 @@ Test(travel, merge_keeps_the_best_record_with_its_source)
 
     db = open_db(src1, 1);
     r = tile_record(1, 20.0, 1);
+    r.spread = 0.0625;
+    snprintf(r.memory, sizeof r.memory, OG_DB_MEMORY_DEVICE_LOCAL);
     insert(db, &dev, &r);
     r = tile_record(2, 5.0, 1);
     insert(db, &dev, &r);
@@ -639,6 +746,8 @@ Test(travel, merge_keeps_the_best_record_with_its_source)
     cr_assert_eq(n, 1, "M = 1: %d records", n);
     cr_expect_eq(k1->gflops, 20.0);
     cr_expect_str_eq(k1->source, src1);
+    cr_expect_eq(k1->spread, 0.0625, "the winner's spread");
+    cr_expect_str_eq(k1->memory, OG_DB_MEMORY_DEVICE_LOCAL, "the winner's memory");
     const og_record *k2 = find_m(&l, 2, &n);
     cr_assert_eq(n, 1);
     cr_expect_eq(k2->accepted, 1, "an accepted record replaces a rejected one");
@@ -834,6 +943,13 @@ Test(travel, ogtune_export_import_merge, .timeout = 120)
     snprintf(from, sizeof from, "(from %s)", a);
     cr_expect_not_null(strstr(out, from), "%s", out);
     cr_expect_not_null(strstr(out, "stale"), "%s", out);
+    /* The timed calls: how many, their spread and the memory (sample 0 won its key). */
+    cr_expect_not_null(strstr(out, " us (x5, spread 10.0%, device-local), "), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "show --db '%s' --json", c);
+    cr_assert_eq(ogtune(args, &out), 0);
+    cr_expect_not_null(strstr(out, "\"samples\":5,\"spread\":0.1,\"memory\":\"device-local\","),
+                       "%s", out);
     free(out);
 
     /* A hostile dump: refused with the line, exit status 1. */

@@ -257,12 +257,13 @@ static int show_record(void *user, const og_record *r, const char *device)
         printf(",\"op\":\"%s\",\"dtype\":\"%s\",\"mode\":\"%s\",\"trans_a\":%d,\"trans_b\":%d,"
                "\"shape\":[%lld,%lld,%lld,%lld],\"template\":\"%s\",\"template_hash\":\"%016llx\","
                "\"params\":\"%s\",\"median_us\":%.3f,\"gflops\":%.3f,\"samples\":%d,"
-               "\"max_error\":%.3g,\"accepted\":%s,\"reason\":",
+               "\"spread\":%.4g,\"memory\":\"%s\",\"max_error\":%.3g,\"accepted\":%s,"
+               "\"reason\":",
                r->key.op, og_dtype_name(r->key.dtype),
                r->key.mode == OG_MODE_DETERMINISTIC ? "deterministic" : "fast", r->key.trans_a,
                r->key.trans_b, (long long)r->m, (long long)r->n, (long long)r->k,
                (long long)r->batch, r->template_name, (unsigned long long)r->template_hash,
-               r->params, r->median_us, r->gflops, r->samples, r->max_error,
+               r->params, r->median_us, r->gflops, r->samples, r->spread, r->memory, r->max_error,
                r->accepted ? "true" : "false");
         og_json_string(stdout, r->reason);
         printf(",\"created\":%lld,\"stale\":%s,\"source\":", (long long)r->created,
@@ -282,9 +283,17 @@ static int show_record(void *user, const og_record *r, const char *device)
     printf("%-4s %-4s %s%s %-20s %-*s%s%s\n", r->key.op, og_dtype_name(r->key.dtype),
            r->key.trans_a ? "T" : "N", r->key.trans_b ? "T" : "N", shape, marks[0] ? 70 : 0,
            r->params, marks[0] ? " " : "", marks);
+    /* The timed calls: how many, how far apart, and in which memory (unknown
+     * for records before schema version 4, whose spread is not known either). */
+    char timing[96];
+    if (r->memory[0])
+        snprintf(timing, sizeof timing, "x%d, spread %.1f%%, %s", r->samples, 100 * r->spread,
+                 r->memory);
+    else
+        snprintf(timing, sizeof timing, "x%d, memory unknown", r->samples);
     if (r->accepted)
-        printf("%*s %.2f %s, %.1f us, error %.2g, %s", 10, "", r->gflops, og_rate_unit(r->key.op),
-               r->median_us, r->max_error, device);
+        printf("%*s %.2f %s, %.1f us (%s), error %.2g, %s", 10, "", r->gflops,
+               og_rate_unit(r->key.op), r->median_us, timing, r->max_error, device);
     else
         printf("%*s %s", 10, "", r->reason);
     if (r->source[0])

@@ -95,7 +95,9 @@ static void put_record(FILE *f, const og_device_info *d, const og_record *r)
         {'i', r->accepted, 0, NULL},
         {'t', 0, 0, r->reason},
         {'i', r->created, 0, NULL},
-        {'t', 0, 0, r->source}};
+        {'t', 0, 0, r->source},
+        {'r', 0, r->spread, NULL},
+        {'t', 0, 0, r->memory}};
     put_statement(f, OG_DUMP_RECORD_SQL, v);
 }
 

@@ -59,6 +59,7 @@ typedef struct og_reader {
     const char *name; /* the dump, for messages */
     og_db *db;        /* NULL while checking */
     og_token vals[OG_DUMP_RECORD_VALUES];
+    size_t nvals; /* of them, read by match since the statement started */
     og_device_info dev;
     og_record rec;
     og_known_device *devices;
@@ -272,12 +273,11 @@ static int same_token(const og_token *a, const og_token *b)
 }
 
 /* Matches the dump's next tokens against the statement sql from its
- * skip-th token on, storing the literals at its '?' in r->vals. */
+ * skip-th token on, appending the literals at its '?' to r->vals. */
 static int match(og_reader *r, const char *sql, int skip)
 {
     og_lexer pattern = {.s = sql, .line = 1};
     og_token want, got;
-    size_t n = 0;
     for (int i = 0;; i++) {
         if (lex(r, &pattern, &want) != 0)
             return -1;
@@ -292,7 +292,9 @@ static int match(og_reader *r, const char *sql, int skip)
             if (got.kind != OG_TOKEN_NUMBER && got.kind != OG_TOKEN_STRING)
                 return refuse(r, got.line, "expected a value (a number or a string), found %s",
                               shown(&got, buf, sizeof buf));
-            r->vals[n++] = got;
+            if (r->nvals == OG_DUMP_RECORD_VALUES) /* only a wrong pattern has more */
+                return refuse(r, got.line, "more than %d values", OG_DUMP_RECORD_VALUES);
+            r->vals[r->nvals++] = got;
         } else if (!same_token(&want, &got)) {
             return refuse(r, got.line, "expected '%s', found %s", want.text,
                           shown(&got, buf, sizeof buf));
@@ -360,6 +362,7 @@ static og_known_device *find_device(og_reader *r, const uint32_t key[4])
 static int read_device(og_reader *r)
 {
     long line = r->lx.line;
+    r->nvals = 0;
     if (match(r, OG_DUMP_DEVICE_SQL, 3) != 0)
         return -1;
     og_device_info *d = &r->dev;
@@ -443,10 +446,32 @@ static int take_hash(og_reader *r, const og_token *t, uint64_t *out)
     return 0;
 }
 
+/* The statement of a record up to its values, in either format: ',' after
+ * source starts the columns of schema version 4, ')' ends those of a dump of
+ * version 3. *added: whether the values include spread and memory. */
+static int match_record(og_reader *r, int *added)
+{
+    static const og_token comma = {.kind = OG_TOKEN_PUNCT, .len = 1, .text = ","};
+    static const og_token close = {.kind = OG_TOKEN_PUNCT, .len = 1, .text = ")"};
+    og_token t;
+    char buf[64];
+    r->nvals = 0;
+    if (match(r, OG_DUMP_RECORD_HEAD, 3) != 0 || lex(r, &r->lx, &t) != 0)
+        return -1;
+    *added = same_token(&t, &comma);
+    /* The rest of OG_DUMP_RECORD_SQL or OG_DUMP_RECORD_SQL_V3, t its first token. */
+    if (*added)
+        return match(r, OG_DUMP_RECORD_ADDED OG_DUMP_RECORD_BODY ", ?, ?);", 1);
+    if (same_token(&t, &close))
+        return match(r, OG_DUMP_RECORD_BODY ");", 1);
+    return refuse(r, t.line, "expected ',' or ')', found %s", shown(&t, buf, sizeof buf));
+}
+
 static int read_record(og_reader *r)
 {
     long line = r->lx.line;
-    if (match(r, OG_DUMP_RECORD_SQL, 3) != 0)
+    int added;
+    if (match_record(r, &added) != 0)
         return -1;
     og_record *rec = &r->rec;
     const og_token *v = r->vals;
@@ -475,6 +500,9 @@ static int read_record(og_reader *r)
         take_text(r, &v[21], "reason", rec->reason, sizeof rec->reason) != 0 ||
         take_int(r, &v[22], "created", 1, INT64_MAX, &rec->created) != 0 ||
         take_text(r, &v[23], "source", rec->source, sizeof rec->source) != 0)
+        return -1;
+    if (added && (take_real(r, &v[24], "spread", &rec->spread) != 0 ||
+                  take_text(r, &v[25], "memory", rec->memory, sizeof rec->memory) != 0))
         return -1;
     rec->key.dtype = (og_dtype)dtype;
     rec->key.mode = (og_mode)mode;

@@ -73,6 +73,17 @@ int og_record_check(const og_record *rec, char *why, size_t len)
                  rec->median_us, rec->gflops, rec->max_error);
         return -1;
     }
+    if (!isfinite(rec->spread) || rec->spread < 0) {
+        snprintf(why, len, "spread %g is negative or not finite", rec->spread);
+        return -1;
+    }
+    char memory[sizeof rec->memory + 1];
+    snprintf(memory, sizeof memory, "%.*s", (int)sizeof rec->memory, rec->memory);
+    if (!og_db_memory_known(memory)) {
+        snprintf(why, len, "memory '%s' is not %s, %s, %s or ''", memory, OG_DB_MEMORY_DEVICE_LOCAL,
+                 OG_DB_MEMORY_DEVICE_LOCAL_MAPPED, OG_DB_MEMORY_HOST_VISIBLE);
+        return -1;
+    }
     if (rec->created <= 0) {
         snprintf(why, len, "created %lld is not a time after 1970", (long long)rec->created);
         return -1;

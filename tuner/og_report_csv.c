@@ -23,7 +23,7 @@ static void csv_field(FILE *f, const char *s)
 void og_report_write_csv(FILE *f, const og_report *rep)
 {
     fputs("device,op,dtype,mode,trans_a,trans_b,m,n,k,batch,template,template_hash,params,"
-          "median_us,gflops,samples,max_error,accepted,reason,created,stale\r\n",
+          "median_us,gflops,samples,spread,memory,max_error,accepted,reason,created,stale\r\n",
           f);
     for (size_t i = 0; i < rep->n; i++) {
         const og_report_rec *x = &rep->recs[i];
@@ -38,8 +38,9 @@ void og_report_write_csv(FILE *f, const og_report *rep)
         csv_field(f, r->template_name);
         fprintf(f, ",%016llx,", (unsigned long long)r->template_hash);
         csv_field(f, r->params);
-        fprintf(f, ",%.10g,%.10g,%d,%.10g,%d,", r->median_us, r->gflops, r->samples, r->max_error,
-                r->accepted);
+        fprintf(f, ",%.10g,%.10g,%d,%.10g,", r->median_us, r->gflops, r->samples, r->spread);
+        csv_field(f, r->memory);
+        fprintf(f, ",%.10g,%d,", r->max_error, r->accepted);
         csv_field(f, r->reason);
         fprintf(f, ",%lld,%d\r\n", (long long)r->created, x->stale);
     }

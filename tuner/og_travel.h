@@ -8,11 +8,12 @@
  * schema; ogtune import never executes it, but reads exactly what og_export
  * writes: comments (--), BEGIN;, one block per device (OG_DUMP_DEVICE_SQL,
  * then OG_DUMP_RECORD_SQL for each of its records, in og_db_walk's order),
- * COMMIT;. Values are literals only: integers, reals (%.17g in the C
- * locale, so every double reads back to the same bits; 1e999 and -1e999 for
- * the infinities) and strings in single quotes, a quote doubled. Records
- * name their device by its key, never by a row id: a dump holds no value
- * that depends on how the file was written.
+ * COMMIT;. It reads the records of older dumps (OG_DUMP_RECORD_SQL_V3,
+ * without spread and memory) too. Values are literals only: integers, reals
+ * (%.17g in the C locale, so every double reads back to the same bits;
+ * 1e999 and -1e999 for the infinities) and strings in single quotes, a
+ * quote doubled. Records name their device by its key, never by a row id:
+ * a dump holds no value that depends on how the file was written.
  */
 #ifndef OG_TRAVEL_H
 #define OG_TRAVEL_H
@@ -26,14 +27,26 @@
 #define OG_DUMP_DEVICE_SQL                                                                         \
     "INSERT INTO devices (vendor_id, device_id, driver_id, driver_version, name, driver_name)"     \
     " VALUES (?, ?, ?, ?, ?, ?);"
-#define OG_DUMP_RECORD_SQL                                                                         \
+#define OG_DUMP_DEVICE_VALUES 6
+
+/* A record: the columns up to source (every dump has them), the columns of
+ * schema version 4 (spread and memory), then the values: the device's key
+ * and those up to source, then the added ones. */
+#define OG_DUMP_RECORD_HEAD                                                                        \
     "INSERT INTO records (device, op, dtype, mode, trans_a, trans_b, m, n, k, batch,"              \
     " template_name, template_hash, params, median_us, gflops, samples, max_error, accepted,"      \
-    " reason, created, source) VALUES ((SELECT id FROM devices WHERE vendor_id = ? AND"            \
-    " device_id = ? AND driver_id = ? AND driver_version = ?), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"   \
-    " ?, ?, ?, ?, ?, ?, ?, ?, ?);"
-#define OG_DUMP_DEVICE_VALUES 6
-#define OG_DUMP_RECORD_VALUES 24
+    " reason, created, source"
+#define OG_DUMP_RECORD_ADDED ", spread, memory"
+#define OG_DUMP_RECORD_BODY                                                                        \
+    ") VALUES ((SELECT id FROM devices WHERE vendor_id = ? AND device_id = ? AND driver_id = ?"    \
+    " AND driver_version = ?), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+/* What og_export writes (OG_DUMP_RECORD_VALUES values), and what the dumps
+ * of schema version 3 hold (OG_DUMP_RECORD_VALUES_V3 values: spread 0 and
+ * memory "" on import). */
+#define OG_DUMP_RECORD_SQL OG_DUMP_RECORD_HEAD OG_DUMP_RECORD_ADDED OG_DUMP_RECORD_BODY ", ?, ?);"
+#define OG_DUMP_RECORD_SQL_V3 OG_DUMP_RECORD_HEAD OG_DUMP_RECORD_BODY ");"
+#define OG_DUMP_RECORD_VALUES 26
+#define OG_DUMP_RECORD_VALUES_V3 24
 
 /* Whether a record was measured with another version of its template than
  * this build's (og_template_hash): selection never reads it. */
@@ -46,7 +59,8 @@ int og_record_stale(const og_record *rec);
  * ','); for a record that is not stale, params that og_params_parse reads
  * and that name the record's template; times and GFLOP/s finite and not
  * negative, max_error not negative (infinite allowed), samples not negative,
- * created after 1970. Stale records keep only the character checks on
+ * spread finite and not negative, memory "" or one of the OG_DB_MEMORY_
+ * names, created after 1970. Stale records keep only the character checks on
  * params: their template's parameters may have changed since. Returns 0, or
  * -1 with the reason in why. */
 int og_record_check(const og_record *rec, char *why, size_t len);

@@ -183,13 +183,17 @@ void og_worker_measure(og_worker *w, const og_params *p, double timeout_s, og_re
         got = recv_all(w->fd, &msg, sizeof msg, now_s() + timeout_s);
     r->accepted = 0;
     r->samples = 0;
-    r->median_us = r->gflops = r->max_error = 0;
+    r->median_us = r->gflops = r->max_error = r->spread = 0;
+    r->memory[0] = '\0';
     if (got == 0) {
         r->accepted = msg.record.accepted;
         r->samples = msg.record.samples;
         r->median_us = msg.record.median_us;
         r->gflops = msg.record.gflops;
         r->max_error = msg.record.max_error;
+        r->spread = msg.record.spread;
+        memcpy(r->memory, msg.record.memory, sizeof r->memory);
+        r->memory[sizeof r->memory - 1] = '\0';
         memcpy(r->reason, msg.record.reason, sizeof r->reason);
         r->reason[sizeof r->reason - 1] = '\0';
         if (msg.status == OG_ERROR_DEVICE_LOST)
