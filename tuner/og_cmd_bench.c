@@ -72,15 +72,17 @@ int og_cmd_bench(const og_cli *o)
         return 1;
     }
     int rc = 0;
-    if (o->json)
+    /* The operands live where an application's would (og_buffer_create). */
+    const char *memory = og_context_memory_placement(ctx);
+    if (o->json) {
         printf("{\"device\":");
-    if (o->json)
         og_json_string(stdout, og_context_device_name(ctx));
-    if (o->json)
-        printf(",\"results\":[");
-    else
+        printf(",\"memory\":\"%s\",\"results\":[", memory);
+    } else {
+        printf("# %s, operands in %s memory\n", og_context_device_name(ctx), memory);
         printf("%-5s %-22s %12s %12s %8s  %s\n", "dtype", "shape", "64x64 tile", "selected",
                "ratio", "selected kernels (source)");
+    }
     for (size_t d = 0; d < nd && rc == 0; d++) {
         og_gemm *g;
         if (og_gemm_create(ctx, dtypes[d], OG_MODE_FAST, &g) != OG_OK) {

@@ -132,8 +132,11 @@ int og_cmd_bench_int8(const og_cli *o, og_context *ctx)
     if (o->json) {
         printf("{\"device\":");
         og_json_string(stdout, og_context_device_name(ctx));
-        printf(",\"op\":\"int8gemm\",\"results\":[");
+        printf(",\"op\":\"int8gemm\",\"memory\":\"%s\",\"results\":[",
+               og_context_memory_placement(ctx));
     } else {
+        printf("# %s, operands in %s memory\n", og_context_device_name(ctx),
+               og_context_memory_placement(ctx));
         printf("%-22s %15s %14s %8s  %s\n", "shape (MxNxKxbatch)", "Int8Gemm", "float32", "ratio",
                "Int8Gemm kernel (source)");
     }

@@ -1,4 +1,4 @@
-/* ogtune devices, select, show and gen, and what the commands share. */
+/* ogtune select, show and gen, and what the commands share. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -144,51 +144,6 @@ void og_cli_print_choice_table(og_context *ctx, const og_cli *o, const og_dtype 
         }
     if (o->json)
         printf("]}\n");
-}
-
-int og_cmd_devices(const og_cli *o)
-{
-    if (o->json)
-        printf("[");
-    for (int i = 0;; i++) {
-        char index[16];
-        snprintf(index, sizeof index, "%d", i);
-        og_context_desc desc = {.device = index};
-        og_context *ctx;
-        og_status st = og_context_create(&desc, &ctx);
-        if (st == OG_ERROR_NOT_FOUND && i > 0)
-            break;
-        if (st != OG_OK) {
-            fprintf(stderr, "ogtune: %s\n", og_last_error());
-            return 1;
-        }
-        const og_device_info *d = &ctx->info;
-        const og_limits *l = &ctx->limits;
-        if (o->json) {
-            printf("%s{\"index\":%d,\"name\":", i ? "," : "", i);
-            og_json_string(stdout, d->name);
-            printf(",\"driver\":");
-            og_json_string(stdout, d->driver_name);
-            printf(",\"vendor_id\":%u,\"device_id\":%u,\"driver_id\":%u,\"driver_version\":%u,"
-                   "\"subgroup_size\":%u,\"max_invocations\":%u,\"max_shared_bytes\":%u,"
-                   "\"max_storage_range\":%llu,\"timestamps\":%s}",
-                   d->vendor_id, d->device_id, d->driver_id, d->driver_version, l->subgroup_size,
-                   l->max_invocations, l->max_shared_bytes,
-                   (unsigned long long)l->max_storage_range,
-                   ctx->timestamp_bits ? "true" : "false");
-        } else {
-            printf("%d: %s (%s)\n   vendor 0x%04x device 0x%04x driver id %u version %u\n"
-                   "   subgroup %u, %u invocations, %u bytes shared, storage range %llu, "
-                   "timestamps %s\n",
-                   i, d->name, d->driver_name, d->vendor_id, d->device_id, d->driver_id,
-                   d->driver_version, l->subgroup_size, l->max_invocations, l->max_shared_bytes,
-                   (unsigned long long)l->max_storage_range, ctx->timestamp_bits ? "yes" : "no");
-        }
-        og_context_destroy(ctx);
-    }
-    if (o->json)
-        printf("]\n");
-    return 0;
 }
 
 int og_cmd_select(const og_cli *o)

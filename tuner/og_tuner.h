@@ -243,9 +243,12 @@ void og_subject_destroy(og_subject *s);
 #define OG_REJECT_DEVICE_LOST "device lost"
 
 /* Verifies p on the shape and ragged shapes around its tile (float: within
- * the design's bound; Int8Gemm: bit for bit), then times it (median of 3 to
- * 15 calls, about 0.3 s). Fills r's accepted, max_error, samples, median_us,
- * gflops and reason: "" when accepted, else one of the OG_REJECT_ classes,
+ * the design's bound; Int8Gemm: bit for bit), then times it in the memory
+ * the context's buffers live in (OG_TIMING_DEFAULT: after a warm-up, 3 to
+ * 1000 calls covering 0.2 s of GPU time). Fills r's accepted, max_error,
+ * samples (the timed calls), median_us, spread, memory
+ * (og_context_memory_placement), gflops and reason: "" when accepted, else
+ * one of the OG_REJECT_ classes,
  * ": " and the detail. Returns OG_OK, or OG_ERROR_DEVICE_LOST (r rejected
  * too) when the device is gone and s must not be used again. */
 og_status og_subject_measure(og_subject *s, const og_params *p, og_record *r);

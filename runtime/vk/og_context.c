@@ -206,6 +206,7 @@ static og_status create_shared_objects(og_context *ctx)
                                       .commandBufferCount = 1};
     VkFenceCreateInfo fence = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     if ((r = ctx->vk.vkAllocateCommandBuffers(d, &cb, &ctx->cmd)) != VK_SUCCESS ||
+        (r = ctx->vk.vkAllocateCommandBuffers(d, &cb, &ctx->copy_cmd)) != VK_SUCCESS ||
         (r = ctx->vk.vkCreateFence(d, &fence, NULL, &ctx->fence)) != VK_SUCCESS)
         return og_fail(NULL, OG_ERROR_VULKAN,
                        "context: creating shared objects failed (VkResult %d)", (int)r);

@@ -52,12 +52,13 @@ void og_memory_choose(const VkPhysicalDeviceMemoryProperties *mp, uint32_t bits,
     /* A device-local, host-visible type in a heap about as large as the
      * device's memory: meant for operands (UMA, resizable BAR). */
     int mappable = -1;
-    for (uint32_t i = 0; i < mp->memoryTypeCount && i < 32 && mappable < 0; i++) {
+    for (uint32_t i = 0; i < mp->memoryTypeCount && i < 32; i++) {
         const VkMemoryType *t = &mp->memoryTypes[i];
         if ((bits >> i & 1u) && has(t, local | visible) && !(t->propertyFlags & never) &&
             t->heapIndex < mp->memoryHeapCount &&
-            mp->memoryHeaps[t->heapIndex].size >= largest_local / 2)
-            mappable = (int)i;
+            mp->memoryHeaps[t->heapIndex].size >= largest_local / 2 &&
+            (mappable < 0 || (has(t, cached) && !has(&mp->memoryTypes[mappable], cached))))
+            mappable = (int)i; /* the first, or the first cached one (fast reads) */
     }
     out->staging_type = find(mp, bits, visible | cached, local | never);
     if (out->staging_type < 0)

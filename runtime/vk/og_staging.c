@@ -66,7 +66,7 @@ static og_status record_fill(void *user, VkCommandBuffer cmd)
 og_status og_buffer_zero(og_buffer *buf)
 {
     fill_job j = {buf->ctx, buf};
-    return og_run_recorded(buf->ctx, record_fill, &j);
+    return og_run_on(buf->ctx, buf->ctx->copy_cmd, record_fill, &j);
 }
 
 /* The staging buffer, made on first use in the staging memory type. */
@@ -127,7 +127,7 @@ og_status og_staging_write(og_buffer *buf, uint64_t offset, const void *src, uin
         uint64_t n = bytes - done < ctx->staging_chunk ? bytes - done : ctx->staging_chunk;
         memcpy(s->mapped, (const char *)src + done, n);
         copy_job j = {ctx, s->buffer, buf->buffer, {0, buf->base + buf->skew + offset + done, n}};
-        st = og_run_recorded(ctx, record_copy, &j);
+        st = og_run_on(ctx, ctx->copy_cmd, record_copy, &j);
     }
     return st;
 }
@@ -140,7 +140,7 @@ og_status og_staging_read(const og_buffer *buf, uint64_t offset, void *dst, uint
     for (uint64_t done = 0; st == OG_OK && done < bytes; done += ctx->staging_chunk) {
         uint64_t n = bytes - done < ctx->staging_chunk ? bytes - done : ctx->staging_chunk;
         copy_job j = {ctx, buf->buffer, s->buffer, {buf->base + buf->skew + offset + done, 0, n}};
-        st = og_run_recorded(ctx, record_copy, &j);
+        st = og_run_on(ctx, ctx->copy_cmd, record_copy, &j);
         if (st == OG_OK)
             memcpy((char *)dst + done, s->mapped, n);
     }

@@ -15,18 +15,23 @@ og_status og_submit_wait(og_context *ctx, VkCommandBuffer cmd)
     return r == VK_SUCCESS ? OG_OK : og_vk_fail(ctx, r, "submit");
 }
 
-og_status og_run_recorded(og_context *ctx, og_encoder fn, void *user)
+og_status og_run_on(og_context *ctx, VkCommandBuffer cmd, og_encoder fn, void *user)
 {
     VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-    VkResult r = ctx->vk.vkBeginCommandBuffer(ctx->cmd, &begin);
+    VkResult r = ctx->vk.vkBeginCommandBuffer(cmd, &begin);
     if (r != VK_SUCCESS)
         return og_vk_fail(ctx, r, "vkBeginCommandBuffer");
-    og_status st = fn(user, ctx->cmd);
-    r = ctx->vk.vkEndCommandBuffer(ctx->cmd);
+    og_status st = fn(user, cmd);
+    r = ctx->vk.vkEndCommandBuffer(cmd);
     if (st != OG_OK)
         return st;
     if (r != VK_SUCCESS)
         return og_vk_fail(ctx, r, "vkEndCommandBuffer");
-    return og_submit_wait(ctx, ctx->cmd);
+    return og_submit_wait(ctx, cmd);
+}
+
+og_status og_run_recorded(og_context *ctx, og_encoder fn, void *user)
+{
+    return og_run_on(ctx, ctx->cmd, fn, user);
 }

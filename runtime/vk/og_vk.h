@@ -58,7 +58,8 @@ const char *og_placement_name(og_placement p);
  *    a DEVICE_LOCAL | HOST_VISIBLE | HOST_COHERENT type lies in a heap at
  *    least half the size of the largest device-local heap: the memory an
  *    integrated GPU shares with the host, or a discrete GPU's whole memory
- *    behind a resizable BAR. The 256 MiB BAR window of a discrete GPU without
+ *    behind a resizable BAR (a HOST_CACHED one first, where there is one).
+ *    The 256 MiB BAR window of a discrete GPU without
  *    it is not meant for operands and is left alone. Otherwise a device-local
  *    type that is not host-visible (else any device-local type) and no
  *    mapping. force_staging keeps the mapping off on any device.
@@ -136,7 +137,9 @@ struct og_context {
     og_dialect dialect; /* of the kernels the GEMMs compile: GLSL; tests switch to HLSL */
 
     VkCommandPool pool;
-    VkCommandBuffer cmd; /* for og_*_run, copies, fills and timing */
+    VkCommandBuffer cmd;      /* for og_*_run and timing */
+    VkCommandBuffer copy_cmd; /* for buffers' fills and staging copies, which may come while
+                                 cmd is being recorded (a scratch made on first use) */
     VkFence fence;
     /* One layout per og_src: A and B as storage or as uniform texel buffers. */
     VkDescriptorSetLayout set_layout[2];
@@ -316,7 +319,9 @@ og_status og_submit_wait(og_context *ctx, VkCommandBuffer cmd);
 /* Records work into a command buffer. */
 typedef og_status (*og_encoder)(void *user, VkCommandBuffer cmd);
 
-/* Begins the context's command buffer, records through fn, submits, waits. */
+/* Begins cmd (one of the context's), records through fn, submits, waits. */
+og_status og_run_on(og_context *ctx, VkCommandBuffer cmd, og_encoder fn, void *user);
+/* The same on the context's command buffer ctx->cmd. */
 og_status og_run_recorded(og_context *ctx, og_encoder fn, void *user);
 
 /* How og_time_encoder repeats: warmup untimed recordings, then one timed
