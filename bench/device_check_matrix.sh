@@ -9,31 +9,28 @@
 #   bench/device_check_matrix.sh run       there (the working tree with
 #       build/ogtune, build/tests/test_matrix and build/device carried along,
 #       about 40 MB: the device tool's carry takes exactly these three paths):
-#       prints the device and its matrix capabilities, the choice and its
-#       reasons, runs the correctness tests of the matrix variants, and times
+#       finds the GPU's Vulkan driver manifest first (bench/device_env.sh says
+#       how; it exits non-zero, listing where it looked, when there is none),
+#       prints the device, the memory it measures in ("# measuring in:", from
+#       the "memory_placement" of `ogtune devices --json`; OG_STAGING is
+#       unset, so buffers are device-local) and the choice and its reasons,
+#       runs the correctness tests of the matrix variants, and times
 #       float16 GEMM with the 8- and 4-subgroup kernels against the portable
 #       64x64 tile at 1024, 2048 and 4096 cubed and the reference design's
 #       BERT shapes. Output goes to stdout and, when $OUT is set, to
 #       $OUT/device_check_matrix.log. About 5 minutes on an H200.
+#       DEVICE_CHECK_QUICK=1 stops after the driver and device section (a
+#       rehearsal, e.g. here on lavapipe).
+#
+# The steps shared with other device scripts live in bench/device_env.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/device_env.sh
+. bench/device_env.sh
 step=${1:-}
-lib=build/device/lib
 
 if [ "$step" = prepare ]; then
-  scripts/build.sh
-  rm -rf build/device && mkdir -p "$lib"
-  for bin in build/ogtune build/tests/test_matrix; do
-    ldd "$bin" | awk '/=> \// { print $3 } /^\t\/.*ld-linux/ { print $1 }' |
-      while read -r so; do cp -L "$so" "$lib/"; done
-  done
-  loader=$(ldconfig -p | awk '/libvulkan\.so\.1 .*x86-64/ { print $NF; exit }')
-  if [ -z "$loader" ]; then
-    (cd build/device && apt-get download libvulkan1 && dpkg-deb -x libvulkan1_*.deb pkg)
-    loader=$(find build/device/pkg -name 'libvulkan.so.1*' -type f | head -n1)
-  fi
-  cp -L "$loader" "$lib/libvulkan.so.1"
-  du -sh build/device
+  device_prepare build/ogtune build/tests/test_matrix
   exit 0
 fi
 if [ "$step" != run ]; then
@@ -43,31 +40,31 @@ fi
 
 log=${OUT:-/tmp}/device_check_matrix.log
 exec > >(tee "$log") 2>&1
-# The binaries run with the device's own glibc when it is new enough (the
-# other carried libraries on LD_LIBRARY_PATH), else with the glibc carried
-# along, through its loader.
-[ -x "$lib/ld-linux-x86-64.so.2" ] || { echo "$0: run '$0 prepare' first" >&2; exit 1; }
-export LD_LIBRARY_PATH=$PWD/build/device/lib-no-libc
-mkdir -p "$LD_LIBRARY_PATH"
-for so in "$lib"/*; do
-  case $(basename "$so") in
-    libc.so* | ld-linux* | libm.so* | libpthread.so* | libdl.so* | librt.so*) ;;
-    *) ln -sf "$PWD/$so" "$LD_LIBRARY_PATH/" ;;
-  esac
-done
-run=()
-if ! build/ogtune devices > /dev/null 2>&1; then
-  run=("$lib"/ld-linux-x86-64.so.2 --library-path "$PWD/$lib")
-fi
-ogtune() { "${run[@]}" build/ogtune "$@"; }
-export XDG_CACHE_HOME=${TMPDIR:-/tmp}/onegpu-device-check OG_TUNING_DB=
-
 echo "# onegpu device check: cooperative-matrix kernels, $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "# commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown); $(nproc) cores"
+device_find_icd
+device_run_env build/ogtune
+run=("${DEVICE_RUN[@]}")
+ogtune() { "${run[@]}" build/ogtune "$@"; }
+export XDG_CACHE_HOME=${TMPDIR:-/tmp}/onegpu-device-check OG_TUNING_DB=
+unset OG_STAGING # device-local buffers, not the staging path
+
 ogtune devices
+placement=$(ogtune devices --json 2> /dev/null |
+  grep -o '"memory_placement"[[:space:]]*:[[:space:]]*\("[^"]*"\|{[^}]*}\|[^,}]*\)' |
+  sed 's/^"memory_placement"[[:space:]]*:[[:space:]]*//; s/^"\(.*\)"$/\1/') || true
+if [ -n "$placement" ]; then
+  echo "$placement" | while read -r p; do echo "# measuring in: $p"; done
+else
+  echo "# measuring in: (ogtune devices does not report it)"
+fi
 echo
 echo "## the float16 choice at 1024 cubed, and why"
 ogtune select --dtype f16 --shape 1024x1024x1024 --json
+if [ "${DEVICE_CHECK_QUICK:-}" = 1 ]; then
+  echo "# DEVICE_CHECK_QUICK=1: stopping after the driver and device section"
+  exit 0
+fi
 echo
 echo "## correctness of every matrix variant (quick space) against the float64 reference"
 "${run[@]}" build/tests/test_matrix --filter 'matrix/kernels*' --verbose || echo "(FAILED: exit $?)"
