@@ -12,8 +12,9 @@ typedef struct gemm_call {
     og_buffer *operands[OG_OPERANDS];
 } gemm_call;
 
-/* The scratch buffers a plan needs, made before any command is recorded
- * (making a buffer submits its zero-fill on the context's queue). */
+/* The scratch buffers a plan needs, made on first use (their zero-fill is
+ * submitted on the context's copy command buffer, so this may happen while
+ * the caller records). */
 static og_status ensure(og_context *ctx, og_buffer **buf, uint64_t bytes)
 {
     return bytes == 0 || *buf ? OG_OK : og_buffer_create(ctx, bytes, buf);

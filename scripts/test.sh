@@ -3,7 +3,9 @@
 #  1. a -Werror build and the whole Criterion suite through CTest;
 #  2. the suite again with VK_LAYER_KHRONOS_validation on (OG_VALIDATION=1:
 #     every test asserts the layer reported no error);
-#  3. an AddressSanitizer + UndefinedBehaviorSanitizer build and the suite.
+#  3. the kernel tests with uploads and downloads forced through staging
+#     copies (OG_STAGING=1, CTest label "staging");
+#  4. an AddressSanitizer + UndefinedBehaviorSanitizer build and the suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -18,6 +20,11 @@ ctest --test-dir build --output-on-failure -j"$jobs"
 # layer's reports; it runs in steps 1 and 3.
 OG_VALIDATION=1 ctest --test-dir build --output-on-failure -j"$jobs" \
   -E '^(test_gen|test_formats|test_search|test_install)$'
+
+# The kernel tests again with uploads and downloads through the staging
+# buffer (the memory path of a discrete GPU; tests/CMakeLists.txt, label
+# "staging").
+OG_STAGING=1 ctest --test-dir build --output-on-failure -j"$jobs" -L staging
 
 OG_BUILD_DIR=build-asan scripts/build.sh -DOG_WERROR=ON -DOG_SANITIZE=ON
 # shaderc runs several times slower under ASan: the generator test builds a

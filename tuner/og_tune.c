@@ -211,6 +211,12 @@ og_status og_tune(og_context *ctx, const og_tune_opts *o)
     og_db *db;
     int64_t device;
     char err[1024];
+    /* The workers make their own contexts on the same device and queue family choice. */
+    if (ctx->timestamp_bits == 0)
+        return og_fail(ctx, OG_ERROR_UNSUPPORTED,
+                       "tune: queue family %u of %s has no valid timestamp bits "
+                       "(timestampValidBits 0): tuning needs a queue that can time its work",
+                       ctx->queue_family, og_context_device_name(ctx));
     og_status st = og_db_open(o->db_path, 1, &db, err, sizeof err);
     if (st != OG_OK)
         return og_fail(ctx, st, "%s", err);

@@ -330,7 +330,9 @@ void og_progress_text(char *buf, size_t len, size_t done, size_t total, double e
  * budgets, and each is verified, timed and committed to the database as it
  * completes, accepted or rejected with the reason. A candidate the database
  * already holds (same device, key, shape, template hash and params) is read,
- * not measured again, so running again resumes a run that was stopped. */
+ * not measured again, so running again resumes a run that was stopped.
+ * Errors: OG_ERROR_UNSUPPORTED when the context's queue family cannot write
+ * timestamps (timestampValidBits 0), before anything is measured. */
 og_status og_tune(og_context *ctx, const og_tune_opts *opts);
 
 /* ---- command-line helpers (og_cli.c) ---- */

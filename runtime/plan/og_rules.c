@@ -1,6 +1,9 @@
 /* The reference design's rules for a call: split-k ranges, few rows and
- * the skinny Int8Gemm kernel, what parameters a call's operands allow, and
- * recovered float32's kernel. */
+ * the skinny Int8Gemm kernel, which devices take the matrix kernels, what
+ * parameters a call's operands allow, and recovered float32's kernel. */
+#include <stdio.h>
+#include <string.h>
+
 #include "og_plan.h"
 
 static uint64_t ceil_div(uint64_t a, uint64_t b)
@@ -96,6 +99,35 @@ og_params og_params_for_call(const og_gemm_config *cfg, const og_limits *lim,
             q.vec = 1;
     }
     return q;
+}
+
+int og_matrix_choose(const og_limits *lim, og_dtype dtype, og_mode mode,
+                     og_matrix_note notes[OG_MATRIX_VARIANTS])
+{
+    static const int subgroups[OG_MATRIX_VARIANTS] = {8, 4};
+    int chosen = -1;
+    for (int i = 0; i < OG_MATRIX_VARIANTS; i++) {
+        og_matrix_note *n = &notes[i];
+        memset(n, 0, sizeof *n);
+        n->params = og_params_coopmat(subgroups[i]);
+        if (mode != OG_MODE_FAST)
+            snprintf(n->why, sizeof n->why, "Deterministic mode keeps the portable kernel");
+        else if (dtype == OG_BF16)
+            snprintf(n->why, sizeof n->why,
+                     "bfloat16 takes the portable kernel (GL_NV_cooperative_matrix has no "
+                     "bfloat16)");
+        else if (dtype != OG_F16)
+            snprintf(n->why, sizeof n->why,
+                     "%s takes the portable kernel (the matrix kernels take float16)",
+                     og_dtype_name(dtype));
+        else if (chosen >= 0)
+            snprintf(n->why, sizeof n->why, "the %d-subgroup variant qualifies first",
+                     subgroups[chosen]);
+        else if (og_params_check(&n->params, lim, n->why, sizeof n->why) == 0)
+            chosen = i;
+        n->chosen = chosen == i;
+    }
+    return chosen;
 }
 
 og_params og_params_recovered(const og_limits *lim, og_dialect dialect, og_mode mode)

@@ -134,35 +134,6 @@ static void search_databases(og_context *ctx, const og_record_key *key, int64_t 
     }
 }
 
-int og_matrix_choose(const og_limits *lim, og_dtype dtype, og_mode mode,
-                     og_matrix_note notes[OG_MATRIX_VARIANTS])
-{
-    static const int subgroups[OG_MATRIX_VARIANTS] = {8, 4};
-    int chosen = -1;
-    for (int i = 0; i < OG_MATRIX_VARIANTS; i++) {
-        og_matrix_note *n = &notes[i];
-        memset(n, 0, sizeof *n);
-        n->params = og_params_coopmat(subgroups[i]);
-        if (mode != OG_MODE_FAST)
-            snprintf(n->why, sizeof n->why, "Deterministic mode keeps the portable kernel");
-        else if (dtype == OG_BF16)
-            snprintf(n->why, sizeof n->why,
-                     "bfloat16 takes the portable kernel (GL_NV_cooperative_matrix has no "
-                     "bfloat16)");
-        else if (dtype != OG_F16)
-            snprintf(n->why, sizeof n->why,
-                     "%s takes the portable kernel (the matrix kernels take float16)",
-                     og_dtype_name(dtype));
-        else if (chosen >= 0)
-            snprintf(n->why, sizeof n->why, "the %d-subgroup variant qualifies first",
-                     subgroups[chosen]);
-        else if (og_params_check(&n->params, lim, n->why, sizeof n->why) == 0)
-            chosen = i;
-        n->chosen = chosen == i;
-    }
-    return chosen;
-}
-
 og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, int trans_b,
                     int64_t m, int64_t n, int64_t k, int64_t batch, og_choice *out)
 {

@@ -134,38 +134,6 @@ int og_buffer_texel_ok(const og_buffer *buf)
     return (buf->usage & VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT) != 0;
 }
 
-og_status og_buffer_texels(og_buffer *buf, uint32_t words, VkBufferView *out)
-{
-    static const VkFormat formats[3] = {VK_FORMAT_R32_UINT, VK_FORMAT_R32G32_UINT,
-                                        VK_FORMAT_R32G32B32A32_UINT};
-    og_context *ctx = buf->ctx;
-    int kind = words == 4 ? 2 : words == 2 ? 1 : 0;
-    if (!buf->texels[kind]) {
-        /* Whole texels from base, as many as maxTexelBufferElements allows:
-         * og_params_for_call sends calls that reach further to storage-buffer
-         * loads, and vector loads only read whole aligned groups inside the
-         * operand. */
-        uint64_t texel = 4 * (uint64_t)words;
-        uint64_t count = buf->allocated / texel;
-        if (count > ctx->limits.max_texel_elements)
-            count = ctx->limits.max_texel_elements;
-        if (count == 0)
-            return og_fail(ctx, OG_ERROR_UNSUPPORTED,
-                           "buffer: %" PRIu64 " bytes hold no %" PRIu64 "-byte texel",
-                           buf->allocated, texel);
-        VkBufferViewCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO,
-                                       .buffer = buf->buffer,
-                                       .format = formats[kind],
-                                       .offset = buf->base,
-                                       .range = count * texel};
-        VkResult r = ctx->vk.vkCreateBufferView(ctx->device, &info, NULL, &buf->texels[kind]);
-        if (r != VK_SUCCESS)
-            return og_vk_fail(ctx, r, "buffer: vkCreateBufferView");
-    }
-    *out = buf->texels[kind];
-    return OG_OK;
-}
-
 uint64_t og_buffer_size(const og_buffer *buf)
 {
     return buf->size;

@@ -6,45 +6,6 @@
 
 #include "og_vk.h"
 
-static _Thread_local char create_error[OG_ERROR_MAX];
-
-const char *og_last_error(void)
-{
-    return create_error;
-}
-
-og_status og_failf(char *err, og_status st, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, OG_ERROR_MAX, fmt, ap);
-    va_end(ap);
-    return st;
-}
-
-og_status og_fail(og_context *ctx, og_status st, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(ctx ? ctx->error : create_error, OG_ERROR_MAX, fmt, ap);
-    va_end(ap);
-    return st;
-}
-
-og_status og_vk_fail(og_context *ctx, VkResult r, const char *what)
-{
-    og_status st = r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_OUT_OF_DEVICE_MEMORY
-                       ? OG_ERROR_OUT_OF_MEMORY
-                   : r == VK_ERROR_DEVICE_LOST ? OG_ERROR_DEVICE_LOST
-                                               : OG_ERROR_VULKAN;
-    return og_fail(ctx, st, "%s failed (VkResult %d)", what, (int)r);
-}
-
-const char *og_context_last_error(const og_context *ctx)
-{
-    return ctx ? ctx->error : create_error;
-}
-
 const char *og_context_device_name(const og_context *ctx)
 {
     return ctx->props.deviceName;
@@ -252,7 +213,7 @@ static og_status create_shared_objects(og_context *ctx)
 og_status og_context_create(const og_context_desc *desc, og_context **out)
 {
     *out = NULL;
-    create_error[0] = '\0';
+    og_last_error_clear();
     const og_vulkan_device *app = desc ? desc->adopt : NULL;
     VkResult loaded = app && app->get_instance_proc_addr
                           ? (volkInitializeCustom(app->get_instance_proc_addr), VK_SUCCESS)

@@ -6,6 +6,7 @@
  * (og_context_release_bindings); it is kept as a spare of its layout and
  * rewritten for a later key. When the pools are full another, larger pool
  * is added. */
+#include <inttypes.h>
 #include <string.h>
 
 #include "og_vk.h"
@@ -13,6 +14,41 @@
 /* Sets of the first pool; each further pool holds twice the last, up to OG_POOL_MAX. */
 #define OG_POOL_FIRST 64u
 #define OG_POOL_MAX 4096u
+
+/* The buffer's view with texels of `words` 32-bit words (1, 2 or 4:
+ * R32_UINT, R32G32_UINT, R32G32B32A32_UINT), created on first use and
+ * destroyed with the buffer. */
+static og_status texel_view(og_buffer *buf, uint32_t words, VkBufferView *out)
+{
+    static const VkFormat formats[3] = {VK_FORMAT_R32_UINT, VK_FORMAT_R32G32_UINT,
+                                        VK_FORMAT_R32G32B32A32_UINT};
+    og_context *ctx = buf->ctx;
+    int kind = words == 4 ? 2 : words == 2 ? 1 : 0;
+    if (!buf->texels[kind]) {
+        /* Whole texels from base, as many as maxTexelBufferElements allows:
+         * og_params_for_call sends calls that reach further to storage-buffer
+         * loads, and vector loads only read whole aligned groups inside the
+         * operand. */
+        uint64_t texel = 4 * (uint64_t)words;
+        uint64_t count = buf->allocated / texel;
+        if (count > ctx->limits.max_texel_elements)
+            count = ctx->limits.max_texel_elements;
+        if (count == 0)
+            return og_fail(ctx, OG_ERROR_UNSUPPORTED,
+                           "buffer: %" PRIu64 " bytes hold no %" PRIu64 "-byte texel",
+                           buf->allocated, texel);
+        VkBufferViewCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO,
+                                       .buffer = buf->buffer,
+                                       .format = formats[kind],
+                                       .offset = buf->base,
+                                       .range = count * texel};
+        VkResult r = ctx->vk.vkCreateBufferView(ctx->device, &info, NULL, &buf->texels[kind]);
+        if (r != VK_SUCCESS)
+            return og_vk_fail(ctx, r, "buffer: vkCreateBufferView");
+    }
+    *out = buf->texels[kind];
+    return OG_OK;
+}
 
 static uint64_t key_hash(const og_set_key *k)
 {
@@ -172,8 +208,8 @@ og_status og_set_get(og_context *ctx, const og_set_key *key, og_buffer *const bu
     if (key->src == OG_SRC_TEXEL) {
         /* Scalar views at 0 and 1, vector views at 3 and 4. */
         for (int i = 0; i < 2; i++) {
-            if ((st = og_buffer_texels(bufs[i], 1, &views[i])) != OG_OK ||
-                (st = og_buffer_texels(bufs[i], key->vec_words, &views[3 + i])) != OG_OK)
+            if ((st = texel_view(bufs[i], 1, &views[i])) != OG_OK ||
+                (st = texel_view(bufs[i], key->vec_words, &views[3 + i])) != OG_OK)
                 return st;
         }
     }

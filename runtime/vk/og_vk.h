@@ -178,6 +178,8 @@ og_status og_failf(char *err, og_status st, const char *fmt, ...) __attribute__(
 og_status og_fail(og_context *ctx, og_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 og_status og_vk_fail(og_context *ctx, VkResult r, const char *what);
+/* Empties og_last_error's message (og_context_create, at its start). */
+void og_last_error_clear(void);
 
 /* Instance side of og_context_create (og_instance.c): the instance with the
  * validation layer when asked, the physical device OG_DEVICE names, and its
@@ -242,10 +244,6 @@ struct og_buffer {
 /* Whether A or B may be read through texel views of buf (its usage has
  * UNIFORM_TEXEL_BUFFER). */
 int og_buffer_texel_ok(const og_buffer *buf);
-
-/* The buffer's view with texels of `words` 32-bit words (1, 2 or 4:
- * R32_UINT, R32G32_UINT, R32G32B32A32_UINT), created on first use. */
-og_status og_buffer_texels(og_buffer *buf, uint32_t words, VkBufferView *out);
 
 /* Copies through the staging buffer in chunks of ctx->staging_chunk bytes,
  * each one submit (og_staging.c). */
