@@ -5,13 +5,6 @@
 
 #include "og_internal.h"
 
-/* A planned call and the buffers its steps bind. */
-typedef struct gemm_call {
-    og_gemm *g;
-    og_plan plan;
-    og_buffer *operands[OG_OPERANDS];
-} gemm_call;
-
 /* The scratch buffers a plan needs, made on first use (their zero-fill is
  * submitted on the context's copy command buffer, so this may happen while
  * the caller records). */
@@ -21,12 +14,11 @@ static og_status ensure(og_context *ctx, og_buffer **buf, uint64_t bytes)
 }
 
 /* Checks and plans a call with parameters p. */
-static og_status prepare(og_gemm *g, const og_gemm_args *args, const og_params *p, gemm_call *c)
+static og_status prepare(og_gemm *g, const og_gemm_args *args, const og_params *p, og_call *c)
 {
     og_context *ctx = g->ctx;
     og_gemm_config cfg = og_gemm_config_of(g);
     og_push push;
-    c->g = g;
     og_status st = og_gemm_check(&cfg, &ctx->limits, ctx->error, args, &push);
     if (st == OG_OK)
         st = og_gemm_plan(&cfg, &ctx->limits, ctx->error, args, p, &push, &c->plan);
@@ -34,31 +26,23 @@ static og_status prepare(og_gemm *g, const og_gemm_args *args, const og_params *
         st = ensure(ctx, &g->scratch, c->plan.scratch_bytes);
     if (st == OG_OK)
         st = ensure(ctx, &g->exponents, c->plan.exponent_bytes);
-    if (st != OG_OK)
-        return st;
-    og_buffer *ops[OG_OPERANDS] = {[OG_OPERAND_A] = args->a,
-                                   [OG_OPERAND_B] = args->b,
-                                   [OG_OPERAND_C] = args->c,
-                                   [OG_OPERAND_BIAS] = args->bias,
-                                   [OG_OPERAND_SCRATCH] = g->scratch,
-                                   [OG_OPERAND_EXPONENTS] = g->exponents};
-    for (int i = 0; i < OG_OPERANDS; i++)
-        c->operands[i] = ops[i];
-    return OG_OK;
-}
-
-static og_status record_call(void *user, VkCommandBuffer cmd)
-{
-    gemm_call *c = user;
-    return og_record_plan(c->g->ctx, cmd, &c->plan, c->operands);
+    *c = (og_call){.ctx = ctx,
+                   .plan = c->plan,
+                   .operands = {[OG_OPERAND_A] = args->a,
+                                [OG_OPERAND_B] = args->b,
+                                [OG_OPERAND_C] = args->c,
+                                [OG_OPERAND_BIAS] = args->bias,
+                                [OG_OPERAND_SCRATCH] = g->scratch,
+                                [OG_OPERAND_EXPONENTS] = g->exponents}};
+    return st;
 }
 
 og_status og_gemm_encode_params(og_gemm *g, VkCommandBuffer cmd, const og_gemm_args *args,
                                 const og_params *p)
 {
-    gemm_call c;
+    og_call c;
     og_status st = prepare(g, args, p, &c);
-    return st != OG_OK ? st : record_call(&c, cmd);
+    return st != OG_OK ? st : og_call_record(&c, cmd);
 }
 
 /* Check, then choose: a bad call names its dimension before any selection. */
@@ -80,56 +64,51 @@ og_status og_gemm_encode(og_gemm *g, VkCommandBuffer cmd, const og_gemm_args *ar
 og_status og_gemm_run(og_gemm *g, const og_gemm_args *args)
 {
     og_params p;
-    gemm_call c;
+    og_call c;
     og_status st = check_and_choose(g, args, &p);
     if (st == OG_OK)
         st = prepare(g, args, &p, &c);
-    if (st != OG_OK || c.plan.pieces == 0)
-        return st;
-    return og_run_recorded(g->ctx, record_call, &c);
+    return st != OG_OK ? st : og_call_run(&c);
 }
 
 og_status og_gemm_time(og_gemm *g, const og_gemm_args *args, const og_params *p,
                        const og_timing_plan *plan, og_timing *out)
 {
-    gemm_call c;
+    og_call c;
     *out = (og_timing){0};
     og_status st = prepare(g, args, p, &c);
-    return st != OG_OK ? st : og_time_encoder(g->ctx, record_call, &c, plan, out);
+    return st != OG_OK ? st : og_call_time(&c, plan, out);
 }
 
 /* An elementwise call: checked and planned, bound to C and the bias. */
 static og_status prepare_elementwise(og_gemm *g, og_elementwise op, const og_gemm_args *args,
-                                     gemm_call *c)
+                                     og_call *c)
 {
     og_context *ctx = g->ctx;
     og_push push;
-    c->g = g;
     og_status st = og_elementwise_check(&ctx->limits, ctx->error, args, &push);
     if (st == OG_OK)
         st = og_elementwise_plan(&ctx->limits, ctx->error, ctx->dialect, op, args, &push,
                                  &c->plan);
-    og_buffer *ops[OG_OPERANDS] = {[OG_OPERAND_C] = args->c, [OG_OPERAND_BIAS] = args->bias};
-    for (int i = 0; i < OG_OPERANDS; i++)
-        c->operands[i] = ops[i];
+    *c = (og_call){.ctx = ctx,
+                   .plan = c->plan,
+                   .operands = {[OG_OPERAND_C] = args->c, [OG_OPERAND_BIAS] = args->bias}};
     return st;
 }
 
 og_status og_gemm_encode_elementwise(og_gemm *g, VkCommandBuffer cmd, og_elementwise op,
                                      const og_gemm_args *args)
 {
-    gemm_call c;
+    og_call c;
     og_status st = prepare_elementwise(g, op, args, &c);
-    return st != OG_OK ? st : record_call(&c, cmd);
+    return st != OG_OK ? st : og_call_record(&c, cmd);
 }
 
 og_status og_gemm_run_elementwise(og_gemm *g, og_elementwise op, const og_gemm_args *args)
 {
-    gemm_call c;
+    og_call c;
     og_status st = prepare_elementwise(g, op, args, &c);
-    if (st != OG_OK || c.plan.pieces == 0)
-        return st;
-    return og_run_recorded(g->ctx, record_call, &c);
+    return st != OG_OK ? st : og_call_run(&c);
 }
 
 og_status og_gemm_describe(og_gemm *g, const og_gemm_args *args, char *buf, size_t len)

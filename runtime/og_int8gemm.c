@@ -41,44 +41,30 @@ og_status og_int8gemm_choose(og_int8gemm *g, const og_int8gemm_args *args, og_pa
     return st;
 }
 
-/* A planned call and the buffers its step binds. */
-typedef struct int8_call {
-    og_context *ctx;
-    og_plan plan;
-    og_buffer *operands[OG_OPERANDS];
-} int8_call;
-
 static og_status prepare(og_int8gemm *g, const og_int8gemm_args *args, const og_params *p,
-                         int8_call *c)
+                         og_call *c)
 {
     og_context *ctx = g->gemm.ctx;
     og_push push;
-    c->ctx = ctx;
     og_status st = og_int8gemm_check(&ctx->limits, ctx->error, args, &push);
     if (st == OG_OK)
         st = og_int8gemm_plan(&ctx->limits, ctx->error, ctx->dialect, args, p, &push, &c->plan);
-    og_buffer *ops[OG_OPERANDS] = {[OG_OPERAND_A] = args->a,
-                                   [OG_OPERAND_B] = args->b,
-                                   [OG_OPERAND_C] = args->c,
-                                   [OG_OPERAND_BIAS] = args->bias,
-                                   [OG_OPERAND_SCALES] = args->col_scales};
-    for (int i = 0; i < OG_OPERANDS; i++)
-        c->operands[i] = ops[i];
+    *c = (og_call){.ctx = ctx,
+                   .plan = c->plan,
+                   .operands = {[OG_OPERAND_A] = args->a,
+                                [OG_OPERAND_B] = args->b,
+                                [OG_OPERAND_C] = args->c,
+                                [OG_OPERAND_BIAS] = args->bias,
+                                [OG_OPERAND_SCALES] = args->col_scales}};
     return st;
-}
-
-static og_status record_call(void *user, VkCommandBuffer cmd)
-{
-    int8_call *c = user;
-    return og_record_plan(c->ctx, cmd, &c->plan, c->operands);
 }
 
 og_status og_int8gemm_encode_params(og_int8gemm *g, VkCommandBuffer cmd,
                                     const og_int8gemm_args *args, const og_params *p)
 {
-    int8_call c;
+    og_call c;
     og_status st = prepare(g, args, p, &c);
-    return st != OG_OK ? st : record_call(&c, cmd);
+    return st != OG_OK ? st : og_call_record(&c, cmd);
 }
 
 /* Check, then choose: a bad call names its dimension before any selection. */
@@ -100,22 +86,20 @@ og_status og_int8gemm_encode(og_int8gemm *g, VkCommandBuffer cmd, const og_int8g
 og_status og_int8gemm_run(og_int8gemm *g, const og_int8gemm_args *args)
 {
     og_params p;
-    int8_call c;
+    og_call c;
     og_status st = check_and_choose(g, args, &p);
     if (st == OG_OK)
         st = prepare(g, args, &p, &c);
-    if (st != OG_OK || c.plan.pieces == 0)
-        return st;
-    return og_run_recorded(c.ctx, record_call, &c);
+    return st != OG_OK ? st : og_call_run(&c);
 }
 
 og_status og_int8gemm_time(og_int8gemm *g, const og_int8gemm_args *args, const og_params *p,
                            const og_timing_plan *plan, og_timing *out)
 {
-    int8_call c;
+    og_call c;
     *out = (og_timing){0};
     og_status st = prepare(g, args, p, &c);
-    return st != OG_OK ? st : og_time_encoder(c.ctx, record_call, &c, plan, out);
+    return st != OG_OK ? st : og_call_time(&c, plan, out);
 }
 
 og_status og_int8gemm_describe(og_int8gemm *g, const og_int8gemm_args *args, char *buf, size_t len)

@@ -18,25 +18,19 @@ static og_status step_set(og_context *ctx, const og_step *s, og_buffer *const op
 
 static void barrier_before(og_context *ctx, VkCommandBuffer cmd)
 {
-    VkMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                         .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-                         .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
-    ctx->vk.vkCmdPipelineBarrier(cmd,
-                                 VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
-                                     VK_PIPELINE_STAGE_TRANSFER_BIT,
-                                 VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &b, 0, NULL, 0, NULL);
+    og_cmd_barrier(ctx, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                   VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                   VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                   VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
 }
 
 static void barrier_after(og_context *ctx, VkCommandBuffer cmd)
 {
-    VkMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                         .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
-                         .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
-                                          VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT};
-    ctx->vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                                 VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
-                                     VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
-                                 0, 1, &b, 0, NULL, 0, NULL);
+    og_cmd_barrier(ctx, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                   VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
+                       VK_PIPELINE_STAGE_HOST_BIT,
+                   VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                       VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT);
 }
 
 /* Makes (record = 0) or records (record = 1) every step of pl. */
@@ -77,4 +71,20 @@ og_status og_record_plan(og_context *ctx, VkCommandBuffer cmd, const og_plan *pl
         return st;
     barrier_before(ctx, cmd);
     return walk(ctx, cmd, pl, operands, 1);
+}
+
+og_status og_call_record(void *user, VkCommandBuffer cmd)
+{
+    og_call *c = user;
+    return og_record_plan(c->ctx, cmd, &c->plan, c->operands);
+}
+
+og_status og_call_run(og_call *c)
+{
+    return c->plan.pieces == 0 ? OG_OK : og_run_recorded(c->ctx, og_call_record, c);
+}
+
+og_status og_call_time(og_call *c, const og_timing_plan *plan, og_timing *out)
+{
+    return og_time_encoder(c->ctx, og_call_record, c, plan, out);
 }

@@ -23,4 +23,18 @@
 og_status og_record_plan(og_context *ctx, VkCommandBuffer cmd, const og_plan *pl,
                          og_buffer *const operands[OG_OPERANDS]);
 
+/* A planned call and the buffers its steps bind (operands[OG_OPERAND_x]). */
+typedef struct og_call {
+    og_context *ctx;
+    og_plan plan;
+    og_buffer *operands[OG_OPERANDS];
+} og_call;
+
+/* Records the call into cmd (an og_encoder: user is the og_call). */
+og_status og_call_record(void *user, VkCommandBuffer cmd);
+/* Records the call into the context's command buffer, submits and waits. */
+og_status og_call_run(og_call *c);
+/* Times the call (og_time_encoder). */
+og_status og_call_time(og_call *c, const og_timing_plan *plan, og_timing *out);
+
 #endif /* OG_RECORD_H */

@@ -1,7 +1,17 @@
-/* Submitting the context's own command buffer and waiting for it. On an
+/* Barriers, and submitting the context's own command buffers and waiting for them. On an
  * adopted queue the application must not use the queue from another
  * thread meanwhile (vkQueueSubmit's external synchronisation). */
 #include "og_vk.h"
+
+void og_cmd_barrier(og_context *ctx, VkCommandBuffer cmd, VkPipelineStageFlags src_stages,
+                    VkAccessFlags src_access, VkPipelineStageFlags dst_stages,
+                    VkAccessFlags dst_access)
+{
+    VkMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                         .srcAccessMask = src_access,
+                         .dstAccessMask = dst_access};
+    ctx->vk.vkCmdPipelineBarrier(cmd, src_stages, dst_stages, 0, 1, &b, 0, NULL, 0, NULL);
+}
 
 og_status og_submit_wait(og_context *ctx, VkCommandBuffer cmd)
 {

@@ -311,6 +311,12 @@ void og_pipelines_destroy(og_context *ctx);
 
 /* ---- Submission and timing (og_submit.c, og_timer.c) ---- */
 
+/* Records one global memory barrier (VkMemoryBarrier) from the src stages
+ * and accesses to the dst ones. */
+void og_cmd_barrier(og_context *ctx, VkCommandBuffer cmd, VkPipelineStageFlags src_stages,
+                    VkAccessFlags src_access, VkPipelineStageFlags dst_stages,
+                    VkAccessFlags dst_access);
+
 /* Submits one recorded command buffer and waits for it. */
 og_status og_submit_wait(og_context *ctx, VkCommandBuffer cmd);
 
