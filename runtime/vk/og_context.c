@@ -141,6 +141,16 @@ static og_status adopt(og_context *ctx, const og_vulkan_device *app, int validat
         return og_fail(NULL, OG_ERROR_INVALID_ARGUMENT,
                        "context: queue family %u is not one of the device's %u",
                        app->queue_family, n);
+    VkQueueFamilyProperties *fams = og_mem_alloc(&ctx->allocator, n * sizeof *fams);
+    if (!fams)
+        return og_fail(NULL, OG_ERROR_OUT_OF_MEMORY, "context: out of memory");
+    vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical, &n, fams);
+    int compute = (fams[app->queue_family].queueFlags & VK_QUEUE_COMPUTE_BIT) != 0;
+    og_mem_free(&ctx->allocator, fams);
+    if (!compute)
+        return og_fail(NULL, OG_ERROR_INVALID_ARGUMENT,
+                       "context: queue family %u has no compute (VK_QUEUE_COMPUTE_BIT)",
+                       app->queue_family);
     ctx->device = app->device;
     ctx->queue = app->queue;
     ctx->queue_family = app->queue_family;
