@@ -294,11 +294,12 @@ uint64_t og_buffer_size(const og_buffer *buf);
  * the application's own barriers and copies. */
 VkBuffer og_buffer_vk_buffer(const og_buffer *buf);
 uint64_t og_buffer_vk_offset(const og_buffer *buf);
-/* Copies bytes between host memory and the buffer: through the mapping, or
- * through the staging buffer in chunks (og_context_desc.staging_chunk_bytes),
- * each one a vkCmdCopyBuffer submitted on the context's queue and waited
- * for, after a barrier that orders it behind earlier compute and transfer
- * work on the queue. Errors: OG_ERROR_INVALID_ARGUMENT when offset + bytes
+/* Copies bytes between host memory and the buffer: through the mapping
+ * (at once: no command that uses the buffer may be pending), or through the
+ * staging buffer in chunks (og_context_desc.staging_chunk_bytes), each one a
+ * vkCmdCopyBuffer submitted on the context's queue and waited for, after a
+ * barrier that orders it behind earlier compute and transfer work on the
+ * queue. Errors: OG_ERROR_INVALID_ARGUMENT when offset + bytes
  * exceeds the buffer (nothing is copied); OG_ERROR_UNSUPPORTED for a wrapped
  * buffer whose usage lacks the transfer bit. */
 og_status og_buffer_write(og_buffer *buf, uint64_t offset, const void *src, uint64_t bytes);
