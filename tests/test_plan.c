@@ -392,3 +392,14 @@ Test(plan, memory_without_device_local_heap_is_host_visible)
     cr_expect(mc.map_writes && mc.map_reads);
     cr_expect_str_eq(og_placement_name(mc.placement), "host-visible");
 }
+
+/* Timestamps: only timestampValidBits count, and the counter wraps. */
+Test(plan, timestamp_differences_use_the_valid_bits)
+{
+    cr_expect_eq(og_timestamp_ns(100, 350, 64, 1.0f), 250.0);
+    cr_expect_eq(og_timestamp_ns(100, 350, 36, 2.5f), 625.0);
+    /* A 36-bit counter wrapped between the two: 0xFFFFFFFF0 -> 0x10 is 32 ticks. */
+    cr_expect_eq(og_timestamp_ns(0xffffffff0ull, 0x10ull, 36, 1.0f), 32.0);
+    /* Garbage above the valid bits does not count. */
+    cr_expect_eq(og_timestamp_ns(0xabc0000000000005ull, 0x1230000000000009ull, 40, 1.0f), 4.0);
+}

@@ -136,7 +136,13 @@ static void check_stored(og_context *ctx, const records *rs)
         if (r->accepted) {
             cr_expect_leq(r->max_error, 1e-5, "%s accepted with error %g", r->params, r->max_error);
             cr_expect_gt(r->gflops, 0, "%s accepted without a speed", r->params);
-            cr_expect_gt(r->samples, 0, "%s accepted without samples", r->params);
+            /* Timed in the memory the context's buffers live in, at least
+             * OG_TIMING_DEFAULT's 3 calls, with their spread. */
+            cr_expect_geq(r->samples, 3, "%s accepted with %d timed calls", r->params, r->samples);
+            cr_expect_leq(r->samples, 1000, "%s: %d timed calls", r->params, r->samples);
+            cr_expect_geq(r->spread, 0, "%s: spread %g", r->params, r->spread);
+            cr_expect_str_eq(r->memory, og_context_memory_placement(ctx), "%s measured in '%s'",
+                             r->params, r->memory);
         } else {
             cr_expect_neq(r->reason[0], '\0', "%s rejected without a reason", r->params);
         }
@@ -482,5 +488,11 @@ Test(tuner, ogtune_devices_json)
     cr_expect_eq(ogtune("devices --json", &out), 0);
     cr_expect_eq(out[0], '[', "not a JSON array:\n%s", out);
     cr_expect_not_null(strstr(out, "\"max_invocations\":"), "no limits in:\n%s", out);
+    /* The memory choice, and a type used for the operands. */
+    cr_expect_not_null(strstr(out, "\"memory_placement\":\"device-local"), "no memory in:\n%s",
+                       out);
+    cr_expect_not_null(strstr(out, "\"use\":\"operands and scratch"), "no operand type in:\n%s",
+                       out);
+    cr_expect_not_null(strstr(out, "\"heaps\":[{\"size\":"), "no heaps in:\n%s", out);
     free(out);
 }

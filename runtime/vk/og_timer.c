@@ -12,6 +12,14 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+double og_timestamp_ns(uint64_t start, uint64_t end, uint32_t valid_bits, float period)
+{
+    /* Masking the difference to the valid bits also carries it across a
+     * wrap of the counter. */
+    uint64_t mask = valid_bits >= 64 ? ~0ull : (1ull << valid_bits) - 1;
+    return (double)((end - start) & mask) * (double)period;
+}
+
 /* Records warmup untimed and reps timed calls of encode in the context's
  * command buffer, submits, waits and writes the reps times (us) to times. */
 static og_status time_reps(og_context *ctx, og_encoder encode, void *user, int warmup, int reps,
@@ -56,14 +64,11 @@ static og_status time_reps(og_context *ctx, og_encoder encode, void *user, int w
         if (r != VK_SUCCESS)
             st = og_vk_fail(ctx, r, "timer: vkGetQueryPoolResults");
     }
-    if (st == OG_OK) {
-        /* Only the low timestampValidBits bits count; masking the
-         * difference also carries it across a wrap of the counter. */
-        uint64_t mask = ctx->timestamp_bits >= 64 ? ~0ull : (1ull << ctx->timestamp_bits) - 1;
-        double ns = ctx->props.limits.timestampPeriod;
+    if (st == OG_OK)
         for (int i = 0; i < reps; i++)
-            times[i] = (double)((stamps[2 * i + 1] - stamps[2 * i]) & mask) * ns / 1000.0;
-    }
+            times[i] = og_timestamp_ns(stamps[2 * i], stamps[2 * i + 1], ctx->timestamp_bits,
+                                       ctx->props.limits.timestampPeriod) /
+                       1000.0;
     og_mem_free(&ctx->allocator, stamps);
     ctx->vk.vkDestroyQueryPool(ctx->device, pool, NULL);
     return st;

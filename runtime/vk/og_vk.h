@@ -348,6 +348,11 @@ typedef struct og_timing {
     int reps;
 } og_timing;
 
+/* The time between two timestamps of a queue family with valid_bits valid
+ * bits (Vulkan: only those bits count; the counter wraps at 2^valid_bits),
+ * in ns, with period ns a tick (timestampPeriod). */
+double og_timestamp_ns(uint64_t start, uint64_t end, uint32_t valid_bits, float period);
+
 /* Times recordings of encode with timestamp queries (differences masked to
  * the queue family's timestampValidBits, times timestampPeriod). Errors:
  * OG_ERROR_UNSUPPORTED naming the queue family when it has no valid
