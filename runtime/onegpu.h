@@ -171,7 +171,9 @@ typedef struct og_context_desc {
      * OG_PRETUNED_DIR when set), in that order. */
     const char *tuning_db;
     /* Non-zero enables VK_LAYER_KHRONOS_validation and counts the errors it
-     * reports (og_context_validation_errors). OG_VALIDATION=1 does the same. */
+     * reports (og_context_validation_errors); 2 adds its synchronisation
+     * validation (hazards between commands, VK_EXT_validation_features).
+     * OG_VALIDATION=1 and OG_VALIDATION=sync do the same. */
     int validation;
     /* NULL: malloc, realloc and free. Copied; used until og_context_destroy. */
     const og_allocator *allocator;

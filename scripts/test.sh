@@ -4,7 +4,8 @@
 #  2. the suite again with VK_LAYER_KHRONOS_validation on (OG_VALIDATION=1:
 #     every test asserts the layer reported no error);
 #  3. the kernel tests with uploads and downloads forced through staging
-#     copies (OG_STAGING=1, CTest label "staging");
+#     copies (OG_STAGING=1, CTest label "staging"), with synchronisation
+#     validation on (OG_VALIDATION=sync);
 #  4. an AddressSanitizer + UndefinedBehaviorSanitizer build and the suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,8 +24,9 @@ OG_VALIDATION=1 ctest --test-dir build --output-on-failure -j"$jobs" \
 
 # The kernel tests again with uploads and downloads through the staging
 # buffer (the memory path of a discrete GPU; tests/CMakeLists.txt, label
-# "staging").
-OG_STAGING=1 ctest --test-dir build --output-on-failure -j"$jobs" -L staging
+# "staging"), under the validation layer with synchronisation validation:
+# every copy, fill and dispatch must be ordered by the barriers onegpu records.
+OG_STAGING=1 OG_VALIDATION=sync ctest --test-dir build --output-on-failure -j"$jobs" -L staging
 
 OG_BUILD_DIR=build-asan scripts/build.sh -DOG_WERROR=ON -DOG_SANITIZE=ON
 # shaderc runs several times slower under ASan: the generator test builds a

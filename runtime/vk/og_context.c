@@ -241,7 +241,11 @@ og_status og_context_create(const og_context_desc *desc, og_context **out)
                              ? (desc->staging_chunk_bytes + 3) & ~(uint64_t)3
                              : OG_STAGING_CHUNK;
     /* An application's instance is validated only when it asks. */
-    int validation = (desc && desc->validation) || (!app && env_on("OG_VALIDATION"));
+    const char *env = app ? NULL : getenv("OG_VALIDATION");
+    int validation = desc && desc->validation ? (desc->validation == 2 ? 2 : 1)
+                     : env && strcmp(env, "sync") == 0 ? 2
+                     : env_on("OG_VALIDATION") && !app ? 1
+                                                       : 0;
     const char *want = desc && desc->device ? desc->device : getenv("OG_DEVICE");
     const char *dbs = desc && desc->tuning_db ? desc->tuning_db : NULL;
     og_status st;

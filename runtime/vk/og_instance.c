@@ -45,7 +45,12 @@ og_status og_messenger_create(og_context *ctx)
 og_status og_instance_create(og_context *ctx, int validation)
 {
     const char *layer = "VK_LAYER_KHRONOS_validation";
-    const char *ext = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+    const char *exts[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME,
+                          VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME};
+    VkValidationFeatureEnableEXT sync = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
+    VkValidationFeaturesEXT features = {.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
+                                        .enabledValidationFeatureCount = 1,
+                                        .pEnabledValidationFeatures = &sync};
     if (validation) {
         uint32_t n = 0;
         vkEnumerateInstanceLayerProperties(&n, NULL);
@@ -63,12 +68,14 @@ og_status og_instance_create(og_context *ctx, int validation)
                              .pApplicationName = "onegpu",
                              .pEngineName = "onegpu",
                              .apiVersion = VK_API_VERSION_1_2};
+    /* validation 2: with synchronisation validation (hazards between commands). */
     VkInstanceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+                                 .pNext = validation == 2 ? &features : NULL,
                                  .pApplicationInfo = &app,
                                  .enabledLayerCount = validation ? 1 : 0,
                                  .ppEnabledLayerNames = &layer,
-                                 .enabledExtensionCount = validation ? 1 : 0,
-                                 .ppEnabledExtensionNames = &ext};
+                                 .enabledExtensionCount = validation == 2 ? 2 : validation ? 1 : 0,
+                                 .ppEnabledExtensionNames = exts};
     VkResult r = vkCreateInstance(&info, NULL, &ctx->instance);
     if (r != VK_SUCCESS)
         return og_fail(NULL, OG_ERROR_VULKAN, "context: vkCreateInstance failed (VkResult %d)",

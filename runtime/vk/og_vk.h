@@ -182,8 +182,9 @@ og_status og_vk_fail(og_context *ctx, VkResult r, const char *what);
 void og_last_error_clear(void);
 
 /* Instance side of og_context_create (og_instance.c): the instance with the
- * validation layer when asked, the physical device OG_DEVICE names, and its
- * properties and limits into ctx (props, memory_props, info, limits). */
+ * validation layer when asked (validation 1; 2 adds synchronisation
+ * validation), the physical device OG_DEVICE names, and its properties and
+ * limits into ctx (props, memory_props, info, limits). */
 og_status og_instance_create(og_context *ctx, int validation);
 og_status og_physical_pick(og_context *ctx, const char *want);
 void og_properties_read(og_context *ctx);
