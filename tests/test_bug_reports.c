@@ -215,6 +215,28 @@ Test(bug_reports, k0_beta2)
     close_context(ctx);
 }
 
+/* K = 0 with a tuned texel kernel of vector loads (a record chosen for
+ * another K): A and B are not read, the call scales C. Before, the
+ * placeholder bound for A had no 16-byte texel to view and the call failed. */
+Test(bug_reports, k0_texel_vector_kernel)
+{
+    og_context *ctx = open_context();
+    og_gemm *g;
+    cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &g), OG_OK);
+    og_gemm_args args = {.m = 1, .n = 1, .k = 0, .alpha = 1, .beta = 2, .lda = 1, .ldb = 1,
+                         .ldc = 1, .c = scalar_c(ctx, 3.0f)};
+    og_params p = og_params_default();
+    p.src = OG_SRC_TEXEL;
+    p.vec = 4;
+    cr_assert_eq(run_params(g, ctx, &args, &p), OG_OK, "%s", og_context_last_error(ctx));
+    float c;
+    cr_assert_eq(og_buffer_read(args.c, 0, &c, sizeof c), OG_OK);
+    cr_expect_eq(c, 6.0f, "C = %g, expected 6", (double)c);
+    og_buffer_destroy(args.c);
+    og_gemm_destroy(g);
+    close_context(ctx);
+}
+
 /* beta = 1 leaves C bit for bit: -0.0 (0 + -0.0 would give +0.0), a normal
  * value, and a NaN with a payload. */
 Test(bug_reports, k0_beta1_bit_identical)

@@ -257,6 +257,13 @@ Test(plan, empty_calls_plan_no_piece)
     og_plan_piece(&pl, 0, &piece);
     cr_expect_eq(piece.step[0].bind[0], OG_OPERAND_NONE);
     cr_expect_eq(piece.step[0].bind[1], OG_OPERAND_NONE);
+    /* A tuned texel kernel with vector loads reads through storage buffers
+     * there: the placeholder has no vector texel to view. */
+    p.src = OG_SRC_TEXEL;
+    p.vec = 4;
+    cr_assert_eq(plan_call(&cfg, &lim, &c, &p, &pl, err), OG_OK, "%s", err);
+    cr_expect_eq(pl.key.p.src, OG_SRC_STORAGE);
+    cr_expect_eq(pl.key.p.vec, 1);
 }
 
 /* A wrapped buffer's skew joins the element offsets, and a skew that breaks

@@ -72,6 +72,13 @@ og_params og_params_for_call(const og_gemm_config *cfg, const og_limits *lim,
     og_params q = *p;
     if (q.variant != OG_VARIANT_TILE)
         return q;
+    if (g->k == 0) {
+        /* Nothing is read: the placeholder binds for A and B, and it holds
+         * no vector texel. */
+        q.src = OG_SRC_STORAGE;
+        q.vec = 1;
+        return q;
+    }
     /* A range starts range * range_len terms into k; FP8 bytes load one by
      * one; a wrapped buffer's skew must keep vector groups aligned. */
     int skewed = g->k > 0 && (g->a->skew % 16 || g->b->skew % 16);
