@@ -223,7 +223,8 @@ Test(bug_reports, k0_texel_vector_kernel)
     og_context *ctx = open_context();
     og_gemm *g;
     cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &g), OG_OK);
-    og_gemm_args args = {.m = 1, .n = 1, .k = 0, .alpha = 1, .beta = 2, .lda = 1, .ldb = 1,
+    /* Leading dimensions of 4 keep the vector loads on. */
+    og_gemm_args args = {.m = 1, .n = 1, .k = 0, .alpha = 1, .beta = 2, .lda = 4, .ldb = 4,
                          .ldc = 1, .c = scalar_c(ctx, 3.0f)};
     og_params p = og_params_default();
     p.src = OG_SRC_TEXEL;
