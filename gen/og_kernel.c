@@ -115,8 +115,10 @@ uint64_t og_kernel_loop_iterations(const og_kernel_key *key, uint64_t k_len)
         return steps(k_len, p->bk) * (1u + 2u * ((uint64_t)(p->bk / 16) + 1u) + loads + 2u) + 1u +
                256u / 32u + 1u;
     }
-    default: /* the tile: k steps, then the register tile */
-        return steps(k_len, p->bk) + 1u + (uint64_t)(p->tm * p->tn) + 1u;
+    default: /* the tile: k steps (direct loads: an unchecked loop of the whole
+              * steps, then a checked one for the tail), then the register tile */
+        return steps(k_len, p->bk) + 1u + (p->load == OG_LOAD_DIRECT ? 1u : 0u) +
+               (uint64_t)(p->tm * p->tn) + 1u;
     }
 }
 

@@ -29,7 +29,7 @@ static int64_t k_at_cap(const char *params, int64_t step)
     return lo * step;
 }
 
-/* A, B of ones and C of -7 (k at most `kmax`, M x N at most 64): every
+/* A, B of ones and C of -7 (k at most `kmax`, M x N at most 1024): every
  * element of A*B is K, exact in float32 below 2^24. */
 typedef struct ones {
     og_context *ctx;
@@ -40,7 +40,7 @@ typedef struct ones {
 
 static void ones_create(ones *o, int64_t m, int64_t n, int64_t kmax)
 {
-    cr_assert_leq(m * n, 64);
+    cr_assert_leq(m * n, 1024);
     o->ctx = open_context();
     cr_assert_eq(og_gemm_create(o->ctx, OG_F32, OG_MODE_FAST, &o->g), OG_OK);
     size_t na = (size_t)(m * kmax), nb = (size_t)(kmax * n);
@@ -65,7 +65,7 @@ static og_status ones_run(ones *o, const char *params, int64_t k, float *c0)
     og_params p;
     char why[256];
     cr_assert_eq(og_params_parse(params, &p, why, sizeof why), 0, "%s", why);
-    float c[64];
+    float c[1024];
     size_t count = (size_t)(o->args.m * o->args.n);
     for (size_t i = 0; i < count; i++)
         c[i] = -7.0f;
@@ -125,6 +125,17 @@ Test(loop_cap, tile_kernel_with_one_k_range, .timeout = 300)
     expect_cap(5, 8,
                "variant=tile,bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=1,load=staged,"
                "acc=blocked,vec=1,src=ssbo,split=1",
+               16);
+}
+
+/* Direct loads in a workgroup wholly inside C: the unchecked loop of whole
+ * k steps, then the checked loop for the tail (one more loop to count).
+ * A and B at this K nearly fill lavapipe's 128 MiB storage range. */
+Test(loop_cap, tile_kernel_with_direct_loads_inside_c, .timeout = 300)
+{
+    expect_cap(32, 32,
+               "variant=tile,bm=32,bn=32,bk=16,tm=2,tn=2,wgx=16,wgy=16,pad=0,load=direct,"
+               "acc=chain,vec=1,src=ssbo,split=1",
                16);
 }
 
