@@ -1,5 +1,5 @@
 /* Fast first call: the driver's pipeline cache kept in the cache directory
- * (runtime/og_pipeline_cache.c): written at og_context_destroy with a header
+ * (runtime/vk/og_pipeline_cache.c): written at og_context_destroy with a header
  * of this device, handed to the next context's driver, never when damaged,
  * truncated, of another device or not a file (and then replaced), off with
  * OG_SPIRV_CACHE=0 or without a home; and ogtune bench --first-call. Each

@@ -88,13 +88,25 @@ static int recv_all(int fd, void *buf, size_t len, double deadline)
 
 /* Kills the worker (a no-op on one that has died) and reaps it; what ended
  * it, for a reason, in how. */
-static void end_worker(og_worker *w, char *how, size_t len)
+/* Ends the worker: its socket closes, and after grace_ms for it to leave on
+ * its own (destroying its context writes the driver's pipeline cache to the
+ * user's cache; a kill in the middle would leave a temporary file there) it
+ * is killed. */
+static void end_worker(og_worker *w, int grace_ms, char *how, size_t len)
 {
     int status = 0;
     close(w->fd);
-    kill(w->pid, SIGKILL);
-    while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
-        ;
+    pid_t done = 0;
+    for (int waited = 0; waited < grace_ms && done == 0; waited += 10) {
+        done = waitpid(w->pid, &status, WNOHANG);
+        if (done == 0)
+            nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    }
+    if (done <= 0) {
+        kill(w->pid, SIGKILL);
+        while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
+            ;
+    }
     if (WIFSIGNALED(status))
         snprintf(how, len, "the worker process died from signal %d (%s)", WTERMSIG(status),
                  strsignal(WTERMSIG(status)));
@@ -108,7 +120,7 @@ void og_worker_stop(og_worker *w)
 {
     char ignored[128];
     if (w->pid)
-        end_worker(w, ignored, sizeof ignored);
+        end_worker(w, 10000, ignored, sizeof ignored);
 }
 
 /* The child between fork and exec: its socket on WORKER_FD, standard output
@@ -159,7 +171,7 @@ og_status og_worker_start(const char *exe, const og_subject_job *job, double tim
     if (got == 0 && ready.status == OG_OK)
         return OG_OK;
     char how[128];
-    end_worker(w, how, sizeof how);
+    end_worker(w, 0, how, sizeof how);
     if (got == 0) {
         ready.error[sizeof ready.error - 1] = '\0';
         snprintf(err, errlen, "%s", ready.error);
@@ -201,7 +213,7 @@ void og_worker_measure(og_worker *w, const og_params *p, double timeout_s, og_re
         return;
     }
     char how[128];
-    end_worker(w, how, sizeof how);
+    end_worker(w, 0, how, sizeof how);
     if (got == -2)
         snprintf(r->reason, sizeof r->reason,
                  "%s: no result in %g s; the worker process was killed, a new one measures the "
