@@ -2,6 +2,7 @@
  * recorded (og_internal.h), in that order, so a bad call is refused before
  * any selection, allocation or command. */
 #include <stdio.h>
+#include <string.h>
 
 #include "og_internal.h"
 
@@ -26,14 +27,14 @@ static og_status prepare(og_gemm *g, const og_gemm_args *args, const og_params *
         st = ensure(ctx, &g->scratch, c->plan.scratch_bytes);
     if (st == OG_OK)
         st = ensure(ctx, &g->exponents, c->plan.exponent_bytes);
-    *c = (og_call){.ctx = ctx,
-                   .plan = c->plan,
-                   .operands = {[OG_OPERAND_A] = args->a,
-                                [OG_OPERAND_B] = args->b,
-                                [OG_OPERAND_C] = args->c,
-                                [OG_OPERAND_BIAS] = args->bias,
-                                [OG_OPERAND_SCRATCH] = g->scratch,
-                                [OG_OPERAND_EXPONENTS] = g->exponents}};
+    c->ctx = ctx;
+    og_buffer *ops[OG_OPERANDS] = {[OG_OPERAND_A] = args->a,
+                                   [OG_OPERAND_B] = args->b,
+                                   [OG_OPERAND_C] = args->c,
+                                   [OG_OPERAND_BIAS] = args->bias,
+                                   [OG_OPERAND_SCRATCH] = g->scratch,
+                                   [OG_OPERAND_EXPONENTS] = g->exponents};
+    memcpy(c->operands, ops, sizeof ops);
     return st;
 }
 
@@ -90,9 +91,9 @@ static og_status prepare_elementwise(og_gemm *g, og_elementwise op, const og_gem
     if (st == OG_OK)
         st = og_elementwise_plan(&ctx->limits, ctx->error, ctx->dialect, op, args, &push,
                                  &c->plan);
-    *c = (og_call){.ctx = ctx,
-                   .plan = c->plan,
-                   .operands = {[OG_OPERAND_C] = args->c, [OG_OPERAND_BIAS] = args->bias}};
+    c->ctx = ctx;
+    og_buffer *ops[OG_OPERANDS] = {[OG_OPERAND_C] = args->c, [OG_OPERAND_BIAS] = args->bias};
+    memcpy(c->operands, ops, sizeof ops);
     return st;
 }
 

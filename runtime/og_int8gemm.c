@@ -1,6 +1,7 @@
 /* Int8Gemm objects: kernel choice (skinny or tile), recording, runs, timing
  * (reference design, "8-bit products"). */
 #include <stdio.h>
+#include <string.h>
 
 #include "og_internal.h"
 
@@ -49,13 +50,13 @@ static og_status prepare(og_int8gemm *g, const og_int8gemm_args *args, const og_
     og_status st = og_int8gemm_check(&ctx->limits, ctx->error, args, &push);
     if (st == OG_OK)
         st = og_int8gemm_plan(&ctx->limits, ctx->error, ctx->dialect, args, p, &push, &c->plan);
-    *c = (og_call){.ctx = ctx,
-                   .plan = c->plan,
-                   .operands = {[OG_OPERAND_A] = args->a,
-                                [OG_OPERAND_B] = args->b,
-                                [OG_OPERAND_C] = args->c,
-                                [OG_OPERAND_BIAS] = args->bias,
-                                [OG_OPERAND_SCALES] = args->col_scales}};
+    c->ctx = ctx;
+    og_buffer *ops[OG_OPERANDS] = {[OG_OPERAND_A] = args->a,
+                                   [OG_OPERAND_B] = args->b,
+                                   [OG_OPERAND_C] = args->c,
+                                   [OG_OPERAND_BIAS] = args->bias,
+                                   [OG_OPERAND_SCALES] = args->col_scales};
+    memcpy(c->operands, ops, sizeof ops);
     return st;
 }
 

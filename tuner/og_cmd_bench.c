@@ -17,8 +17,7 @@ static og_status bench_pair(og_gemm *g, og_problem *pr, const og_params *a, cons
 {
     enum { rounds = 5 };
     double ta[rounds], tb[rounds];
-    /* Each round: a warm-up, then calls covering 0.1 s of GPU time. */
-    og_timing_plan plan = {1, 3, 1000, 1e5};
+    og_timing_plan plan = OG_TIMING_BENCH;
     og_status st = OG_OK;
     for (int r = 0; r < rounds && st == OG_OK; r++) {
         og_timing t;

@@ -41,7 +41,7 @@ static int bench_shape(const og_cli *o, og_context *ctx, og_int8gemm *ig, og_gem
                        const og_shape *s, int first)
 {
     enum { rounds = 5 };
-    og_timing_plan plan = {1, 3, 1000, 1e5}; /* a warm-up, then calls covering 0.1 s */
+    og_timing_plan plan = OG_TIMING_BENCH;
     og_int8_problem *ipr = NULL;
     og_problem *fpr = NULL;
     og_params ip;

@@ -5,11 +5,6 @@
 
 #include "og_plan.h"
 
-static uint64_t ceil_div(uint64_t a, uint64_t b)
-{
-    return (a + b - 1) / b;
-}
-
 /* Whether a variant tiles C in bm x bn blocks (the portable and the
  * cooperative-matrix tile), rather than in columns only (few rows). */
 static int tiled(const og_params *p)
@@ -73,8 +68,8 @@ og_status og_gemm_plan(const og_gemm_config *cfg, const og_limits *lim, char *er
     /* The ranges are push constants: one pipeline serves every split count. */
     out->key.p.split = OG_SPLIT_RULE;
     int tile = tiled(p);
-    uint64_t gx = ceil_div((uint64_t)args->n, (uint64_t)(tile ? p->bn : p->cols));
-    uint64_t reduce_gx = ceil_div((uint64_t)args->n, OG_ELEMENTWISE_THREADS);
+    uint64_t gx = og_ceil_div((uint64_t)args->n, (uint64_t)(tile ? p->bn : p->cols));
+    uint64_t reduce_gx = og_ceil_div((uint64_t)args->n, OG_ELEMENTWISE_THREADS);
     if ((st = og_grid_x_check(lim, err, "gemm", args->n,
                               out->ranges > 1 && reduce_gx > gx ? reduce_gx : gx)) != OG_OK)
         return st;
@@ -128,7 +123,7 @@ og_status og_elementwise_plan(const og_limits *lim, char *err, og_dialect dialec
         return og_failf(err, OG_ERROR_INVALID_ARGUMENT, "elementwise: bias add without a bias");
     if (args->m == 0 || args->n == 0)
         return OG_OK;
-    uint64_t gx = ceil_div((uint64_t)args->n, OG_ELEMENTWISE_THREADS);
+    uint64_t gx = og_ceil_div((uint64_t)args->n, OG_ELEMENTWISE_THREADS);
     og_status st = og_grid_x_check(lim, err, "elementwise", args->n, gx);
     if (st != OG_OK)
         return st;

@@ -5,11 +5,6 @@
 
 #include "og_plan.h"
 
-static uint64_t ceil_div(uint64_t a, uint64_t b)
-{
-    return (a + b - 1) / b;
-}
-
 og_status og_int8gemm_plan(const og_limits *lim, char *err, og_dialect dialect,
                            const og_int8gemm_args *args, const og_params *p, const og_push *push,
                            og_plan *out)
@@ -24,7 +19,7 @@ og_status og_int8gemm_plan(const og_limits *lim, char *err, og_dialect dialect,
                         (int)p->variant);
     uint64_t rows = (uint64_t)(skinny ? p->rows : p->bm),
              cols = (uint64_t)(skinny ? p->cols : p->bn);
-    uint64_t gx = ceil_div((uint64_t)args->n, cols);
+    uint64_t gx = og_ceil_div((uint64_t)args->n, cols);
     og_status st = og_grid_x_check(lim, err, "int8gemm", args->n, gx);
     if (st != OG_OK)
         return st;

@@ -5,11 +5,6 @@
 
 #include "og_plan.h"
 
-static uint64_t ceil_div(uint64_t a, uint64_t b)
-{
-    return (a + b - 1) / b;
-}
-
 static uint32_t min_u32(uint64_t a, uint32_t b)
 {
     return a < b ? (uint32_t)a : b;
@@ -29,8 +24,8 @@ void og_plan_start(og_plan *out, og_plan_kind kind, const og_limits *lim, og_dia
 
 void og_plan_count_pieces(og_plan *out)
 {
-    out->row_pieces = ceil_div(out->push.m, out->rows_per);
-    out->pieces = out->row_pieces * ceil_div(out->push.batch, out->batch_per);
+    out->row_pieces = og_ceil_div(out->push.m, out->rows_per);
+    out->pieces = out->row_pieces * og_ceil_div(out->push.batch, out->batch_per);
 }
 
 static og_step *add_step(og_piece *out, const og_kernel_key *key, const og_push *push, og_src src,
@@ -61,7 +56,7 @@ static void gemm_piece(const og_plan *pl, const og_push *q, og_piece *out)
     og_operand a = pl->k_zero ? OG_OPERAND_NONE : OG_OPERAND_A;
     og_operand b = pl->k_zero ? OG_OPERAND_NONE : OG_OPERAND_B;
     og_operand bias = q->epi & OG_EPI_BIAS ? OG_OPERAND_BIAS : OG_OPERAND_NONE;
-    uint32_t gy = pl->tile_rows ? (uint32_t)ceil_div(q->m, pl->tile_rows) : 1;
+    uint32_t gy = pl->tile_rows ? (uint32_t)og_ceil_div(q->m, pl->tile_rows) : 1;
     if (pl->ranges == 1) {
         if (pl->scaled) {
             og_kernel_key key = {.kernel = OG_KERNEL_EXPONENTS,
@@ -71,7 +66,7 @@ static void gemm_piece(const og_plan *pl, const og_push *q, og_piece *out)
             og_push e = *q;
             e.step_z = min_u32(q->batch, count[2]);
             og_step *s = add_step(out, &key, &e, OG_SRC_STORAGE,
-                                  (uint32_t)ceil_div((uint64_t)q->m + q->n, OG_ELEMENTWISE_THREADS),
+                                  (uint32_t)og_ceil_div((uint64_t)q->m + q->n, OG_ELEMENTWISE_THREADS),
                                   1, e.step_z);
             bind(s, a, b, OG_OPERAND_C, OG_OPERAND_EXPONENTS, OG_OPERAND_NONE);
         }
@@ -100,7 +95,7 @@ static void gemm_piece(const og_plan *pl, const og_push *q, og_piece *out)
     reduce.step_z = min_u32(q->batch, count[2]);
     og_kernel_key key = {.kernel = OG_KERNEL_REDUCE, .dtype = OG_F32, .dialect = pl->dialect};
     s = add_step(out, &key, &reduce, OG_SRC_STORAGE,
-                 (uint32_t)ceil_div(q->n, OG_ELEMENTWISE_THREADS), reduce.step_y, reduce.step_z);
+                 (uint32_t)og_ceil_div(q->n, OG_ELEMENTWISE_THREADS), reduce.step_y, reduce.step_z);
     bind(s, OG_OPERAND_SCRATCH, OG_OPERAND_NONE, OG_OPERAND_C, OG_OPERAND_NONE, bias);
 }
 
@@ -123,7 +118,7 @@ void og_plan_piece(const og_plan *pl, uint64_t i, og_piece *out)
     og_step *s;
     if (pl->kind == OG_PLAN_INT8GEMM) {
         s = add_step(out, &pl->key, &q, OG_SRC_STORAGE, pl->gx,
-                     (uint32_t)ceil_div(q.m, pl->tile_rows), q.batch);
+                     (uint32_t)og_ceil_div(q.m, pl->tile_rows), q.batch);
         bind(s, pl->k_zero ? OG_OPERAND_NONE : OG_OPERAND_A,
              pl->k_zero ? OG_OPERAND_NONE : OG_OPERAND_B, OG_OPERAND_C,
              q.epi & OG_EPI_COLUMN_SCALES ? OG_OPERAND_SCALES : OG_OPERAND_NONE,

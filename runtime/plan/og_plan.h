@@ -8,6 +8,12 @@
 
 #include "../vk/og_vk.h"
 
+/* ceil(a / b) for b > 0. */
+static inline uint64_t og_ceil_div(uint64_t a, uint64_t b)
+{
+    return (a + b - 1) / b;
+}
+
 /* What a GEMM object fixes for all its calls. */
 typedef struct og_gemm_config {
     og_dtype a_type, b_type;

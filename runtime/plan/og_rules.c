@@ -6,11 +6,6 @@
 
 #include "og_plan.h"
 
-static uint64_t ceil_div(uint64_t a, uint64_t b)
-{
-    return (a + b - 1) / b;
-}
-
 int og_fewrows_eligible(og_dtype dtype, int64_t m, int trans_a)
 {
     return (dtype == OG_F32 || og_dtype_is_fp8(dtype)) && m >= 1 && m <= 4 && !trans_a;
@@ -30,27 +25,27 @@ void og_split_ranges(int split, int64_t m, int64_t n, int64_t k, int64_t batch,
         return;
     uint64_t len;
     if (split == OG_SPLIT_RULE) {
-        uint64_t wgs = ceil_div((uint64_t)m, 64) * ceil_div((uint64_t)n, 64) * (uint64_t)batch;
+        uint64_t wgs = og_ceil_div((uint64_t)m, 64) * og_ceil_div((uint64_t)n, 64) * (uint64_t)batch;
         if (wgs >= 384 || k < 128)
             return;
-        uint64_t want = ceil_div(384, wgs);
-        len = ceil_div(ceil_div((uint64_t)k, want < 16 ? want : 16), 32) * 32;
+        uint64_t want = og_ceil_div(384, wgs);
+        len = og_ceil_div(og_ceil_div((uint64_t)k, want < 16 ? want : 16), 32) * 32;
         if (len < 64)
             len = 64;
     } else {
-        len = ceil_div((uint64_t)k, (uint64_t)split);
+        len = og_ceil_div((uint64_t)k, (uint64_t)split);
     }
-    uint64_t count = ceil_div((uint64_t)k, len);
+    uint64_t count = og_ceil_div((uint64_t)k, len);
     uint64_t plane;
     if (__builtin_mul_overflow((uint64_t)m, (uint64_t)n, &plane) ||
         __builtin_mul_overflow(plane, (uint64_t)batch, &plane) || plane > scratch_floats / 2)
         return; /* not even two planes fit */
     if (count * plane > scratch_floats) {
         /* Fewer, longer ranges: as many planes as the scratch holds. */
-        len = ceil_div((uint64_t)k, scratch_floats / plane);
+        len = og_ceil_div((uint64_t)k, scratch_floats / plane);
         if (split == OG_SPLIT_RULE)
-            len = ceil_div(len, 32) * 32;
-        count = ceil_div((uint64_t)k, len);
+            len = og_ceil_div(len, 32) * 32;
+        count = og_ceil_div((uint64_t)k, len);
     }
     if (count < 2)
         return;

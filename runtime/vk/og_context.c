@@ -60,30 +60,34 @@ static uint32_t pick_family(const VkQueueFamilyProperties *fams, uint32_t n)
     return UINT32_MAX;
 }
 
-/* timestampValidBits of a queue family (0 when the device cannot time). */
-static uint32_t family_timestamp_bits(og_context *ctx, uint32_t family)
+/* The device's queue families (*n of them), or NULL when out of memory. */
+static VkQueueFamilyProperties *read_families(og_context *ctx, uint32_t *n)
 {
-    uint32_t n = 0, bits = 0;
-    vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical, &n, NULL);
-    VkQueueFamilyProperties *fams = og_mem_alloc(&ctx->allocator, (n ? n : 1) * sizeof *fams);
-    if (!fams)
-        return 0;
-    vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical, &n, fams);
-    if (family < n && ctx->props.limits.timestampPeriod > 0)
-        bits = fams[family].timestampValidBits;
-    og_mem_free(&ctx->allocator, fams);
-    return bits;
+    *n = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical, n, NULL);
+    VkQueueFamilyProperties *fams = og_mem_alloc(&ctx->allocator, (*n ? *n : 1) * sizeof *fams);
+    if (fams)
+        vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical, n, fams);
+    return fams;
+}
+
+/* The queue family the context uses, and its timestampValidBits (0: the
+ * device cannot time, also when it gives no timestampPeriod). */
+static void use_family(og_context *ctx, const VkQueueFamilyProperties *fam, uint32_t family)
+{
+    ctx->queue_family = family;
+    ctx->timestamp_bits = ctx->props.limits.timestampPeriod > 0 ? fam->timestampValidBits : 0;
 }
 
 static og_status create_device(og_context *ctx)
 {
-    uint32_t n = 0;
-    vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical, &n, NULL);
-    VkQueueFamilyProperties *fams = og_mem_alloc(&ctx->allocator, (n ? n : 1) * sizeof *fams);
+    uint32_t n;
+    VkQueueFamilyProperties *fams = read_families(ctx, &n);
     if (!fams)
         return og_fail(NULL, OG_ERROR_OUT_OF_MEMORY, "context: out of memory");
-    vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical, &n, fams);
     uint32_t family = pick_family(fams, n);
+    if (family != UINT32_MAX)
+        use_family(ctx, &fams[family], family);
     og_mem_free(&ctx->allocator, fams);
     if (family == UINT32_MAX)
         return og_fail(NULL, OG_ERROR_NOT_FOUND, "context: %s has no compute queue",
@@ -108,7 +112,6 @@ static og_status create_device(og_context *ctx)
                        (int)r);
     ctx->owns_device = 1;
     volkLoadDeviceTable(&ctx->vk, ctx->device);
-    ctx->queue_family = family;
     ctx->vk.vkGetDeviceQueue(ctx->device, family, 0, &ctx->queue);
     return OG_OK;
 }
@@ -135,25 +138,25 @@ static og_status adopt(og_context *ctx, const og_vulkan_device *app, int validat
     volkLoadInstanceOnly(ctx->instance);
     ctx->physical = app->physical_device;
     og_properties_read(ctx);
-    uint32_t n = 0;
-    vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical, &n, NULL);
-    if (app->queue_family >= n)
+    uint32_t n;
+    VkQueueFamilyProperties *fams = read_families(ctx, &n);
+    if (!fams)
+        return og_fail(NULL, OG_ERROR_OUT_OF_MEMORY, "context: out of memory");
+    int known = app->queue_family < n;
+    int compute = known && (fams[app->queue_family].queueFlags & VK_QUEUE_COMPUTE_BIT) != 0;
+    if (compute)
+        use_family(ctx, &fams[app->queue_family], app->queue_family);
+    og_mem_free(&ctx->allocator, fams);
+    if (!known)
         return og_fail(NULL, OG_ERROR_INVALID_ARGUMENT,
                        "context: queue family %u is not one of the device's %u",
                        app->queue_family, n);
-    VkQueueFamilyProperties *fams = og_mem_alloc(&ctx->allocator, n * sizeof *fams);
-    if (!fams)
-        return og_fail(NULL, OG_ERROR_OUT_OF_MEMORY, "context: out of memory");
-    vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical, &n, fams);
-    int compute = (fams[app->queue_family].queueFlags & VK_QUEUE_COMPUTE_BIT) != 0;
-    og_mem_free(&ctx->allocator, fams);
     if (!compute)
         return og_fail(NULL, OG_ERROR_INVALID_ARGUMENT,
                        "context: queue family %u has no compute (VK_QUEUE_COMPUTE_BIT)",
                        app->queue_family);
     ctx->device = app->device;
     ctx->queue = app->queue;
-    ctx->queue_family = app->queue_family;
     volkLoadDeviceTable(&ctx->vk, ctx->device);
     og_device_features_adopt(ctx, app->device_info);
     return validation ? og_messenger_create(ctx) : OG_OK;
@@ -260,8 +263,6 @@ og_status og_context_create(const og_context_desc *desc, og_context **out)
             st = create_device(ctx);
         }
     }
-    if (st == OG_OK)
-        ctx->timestamp_bits = family_timestamp_bits(ctx, ctx->queue_family);
     if (st == OG_OK)
         st = create_shared_objects(ctx);
     if (st == OG_OK)

@@ -338,8 +338,10 @@ typedef struct og_timing_plan {
     double min_gpu_us;
 } og_timing_plan;
 
-/* The tuner's and ogtune bench's plan: 1 warm-up, 3 to 1000 calls covering 0.2 s. */
+/* The tuner's plan: 1 warm-up, 3 to 1000 calls covering 0.2 s; ogtune
+ * bench's rounds: the same covering 0.1 s each. */
 #define OG_TIMING_DEFAULT ((og_timing_plan){1, 3, 1000, 2e5})
+#define OG_TIMING_BENCH ((og_timing_plan){1, 3, 1000, 1e5})
 
 /* One measurement: the median of reps timed calls, and their spread
  * ((slowest - fastest) / median). */
