@@ -95,8 +95,11 @@ uint64_t og_kernel_loop_iterations(const og_kernel_key *key, uint64_t k_len)
         return k_len + 1u + 1u + 1u;
     const og_params *p = &key->p;
     switch (p->variant) {
-    case OG_VARIANT_FEWROWS: /* k slices, then four rows' slice sums */
-        return steps(k_len, p->slices) + 1u + 4u * (uint64_t)p->slices;
+    case OG_VARIANT_FEWROWS: /* k steps four to a trip, up to three single steps,
+                              * one end test for each of the two k loops of the
+                              * four row counts (two versions each for B K x N),
+                              * then four rows' slice sums */
+        return steps(k_len, 4 * p->slices) + 3u + 4u * 2u * 2u + 4u * (uint64_t)p->slices;
     case OG_VARIANT_INT8_SKINNY: { /* k slices; rows of slice sums */
         uint64_t rows = (uint64_t)p->rows, sums = rows * ((uint64_t)p->slices + 1u) + rows + 1u;
         if (!p->dot)
@@ -127,7 +130,9 @@ void og_kernel_local_size(const og_kernel_key *key, uint32_t size[3])
     size[1] = size[2] = 1;
     if (!has_params(key)) {
         size[0] = OG_ELEMENTWISE_THREADS;
-    } else if (key->p.variant == OG_VARIANT_FEWROWS || key->p.variant == OG_VARIANT_INT8_SKINNY) {
+    } else if (key->p.variant == OG_VARIANT_FEWROWS) {
+        size[0] = (uint32_t)(key->p.cols * key->p.slices / key->p.vec);
+    } else if (key->p.variant == OG_VARIANT_INT8_SKINNY) {
         size[0] = (uint32_t)(key->p.cols * key->p.slices);
     } else if (key->p.variant == OG_VARIANT_COOPMAT) {
         size[0] = (uint32_t)(OG_COOPMAT_SUBGROUP * key->p.sgx * key->p.sgy);

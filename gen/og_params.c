@@ -26,7 +26,7 @@ og_params og_params_default(void)
 
 og_params og_params_fewrows(int trans_b, int64_t n)
 {
-    og_params p = {.variant = OG_VARIANT_FEWROWS, .cols = 8, .slices = 32};
+    og_params p = {.variant = OG_VARIANT_FEWROWS, .cols = 8, .slices = 32, .vec = 4};
     if (!trans_b) {
         /* From N = 8192 a row of 32 columns is 128 bytes: one full transaction. */
         p.cols = n >= 8192 ? 32 : 16;
@@ -86,7 +86,7 @@ const char *og_params_template(const og_params *p)
 void og_params_format(const og_params *p, char *buf, size_t len)
 {
     if (p->variant == OG_VARIANT_FEWROWS) {
-        snprintf(buf, len, "variant=fewrows,cols=%d,slices=%d", p->cols, p->slices);
+        snprintf(buf, len, "variant=fewrows,cols=%d,slices=%d,vec=%d", p->cols, p->slices, p->vec);
         return;
     }
     if (p->variant == OG_VARIANT_INT8_TILE) {
@@ -229,11 +229,16 @@ int og_params_parse(const char *text, og_params *out, char *why, size_t len)
     } wanted[] = {
         [OG_VARIANT_TILE] = {0x400007ffu,
                              "bm,bn,bk,tm,tn,wgx,wgy,pad,load,acc,vec,src (and split)"},
-        [OG_VARIANT_FEWROWS] = {0x1800u, "cols and slices for variant=fewrows"},
+        [OG_VARIANT_FEWROWS] = {0x1c00u, "cols, slices (and vec) for variant=fewrows"},
         [OG_VARIANT_INT8_TILE] = {0x43fcu, "bm,bn,bk,tm,tn,wgx,wgy,pad,dot for variant=int8tile"},
         [OG_VARIANT_INT8_SKINNY] = {0x7800u, "rows, cols, slices and dot for variant=int8skinny"},
         [OG_VARIANT_COOPMAT] = {0x1821du, "bm,bn,bk,sgx,sgy,pad,load for variant=coopmat"},
     };
+    /* Few rows read one element at a time unless vec says otherwise. */
+    if (p.variant == OG_VARIANT_FEWROWS && !(seen & 0x400u)) {
+        p.vec = 1;
+        seen |= 0x400u;
+    }
     int unsplit = p.variant != OG_VARIANT_TILE;
     if (seen != wanted[p.variant].keys || (unsplit && p.split != OG_SPLIT_RULE)) {
         snprintf(why, len, "params: '%s' needs exactly %s", text, wanted[p.variant].what);
@@ -300,15 +305,21 @@ static const int pow2[] = {1, 2, 4, 8, 16, 32, 64, 128};
 
 static int fewrows_check(const og_params *p, const og_limits *lim, char *why, size_t len)
 {
-    int threads = p->cols * p->slices;
-    if (!one_of(p->cols, pow2, 8) || !one_of(p->slices, pow2, 8) || threads < 32 ||
-        threads > 1024) {
+    int terms = p->cols * p->slices;
+    if (!one_of(p->cols, pow2, 8) || !one_of(p->slices, pow2, 8) || terms < 32 || terms > 1024) {
         snprintf(why, len,
                  "params: few rows cols=%d, slices=%d must be powers of two up to 128 with "
-                 "32..1024 invocations",
+                 "32..1024 columns times slices",
                  p->cols, p->slices);
         return -1;
     }
+    /* vec=4: an invocation takes four columns (B K x N) or four slices (N x K). */
+    if ((p->vec != 1 && p->vec != 4) || p->cols < p->vec || p->slices < p->vec) {
+        snprintf(why, len, "params: few rows vec=%d must be 1 or 4, with cols and slices >= vec",
+                 p->vec);
+        return -1;
+    }
+    int threads = terms / p->vec;
     return lim ? limits_check(p, lim, (uint32_t)threads, 1, why, len) : 0;
 }
 

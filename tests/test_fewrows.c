@@ -70,10 +70,52 @@ Test(fewrows, b_n_by_k, .timeout = 300)
 /* Fast mode may run other shapes of the kernel (the tuner's candidates). */
 Test(fewrows, tuned_shapes, .timeout = 300)
 {
-    og_params kn = {.variant = OG_VARIANT_FEWROWS, .cols = 64, .slices = 4};
-    og_params nk = {.variant = OG_VARIANT_FEWROWS, .cols = 4, .slices = 64};
-    check_rows(OG_MODE_FAST, 0, 300, &kn);
-    check_rows(OG_MODE_FAST, 1, 300, &nk);
+    for (int vec = 1; vec <= 4; vec += 3) {
+        og_params kn = {.variant = OG_VARIANT_FEWROWS, .cols = 64, .slices = 4, .vec = vec};
+        og_params nk = {.variant = OG_VARIANT_FEWROWS, .cols = 4, .slices = 64, .vec = vec};
+        check_rows(OG_MODE_FAST, 0, 300, &kn);
+        check_rows(OG_MODE_FAST, 1, 300, &nk);
+    }
+}
+
+/* Where the loops change hands: N around the workgroup's columns (the edge
+ * workgroup reads its last column again), K around one step of slices, four
+ * steps (one unrolled trip) and the ragged step after them, reading one and
+ * four elements at a time; M = 1..4 each, against the documented order bit
+ * for bit. (test_plan checks when the runtime reads one element at a time.) */
+Test(fewrows, edges_of_the_loops, .timeout = 300)
+{
+    og_context *ctx = open_context();
+    int fused = device_fuses(ctx);
+    og_gemm *g;
+    cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &g), OG_OK);
+    const int cols = 16, slices = 8;
+    const int64_t ns[] = {1, cols - 1, cols, cols + 1, 2 * cols + 1};
+    const int64_t ks[] = {1,          slices - 1,     slices,         slices + 1,
+                          4 * slices, 4 * slices + 4, 5 * slices + 3, 12 * slices + 1};
+    for (int vec = 1; vec <= 4; vec += 3)
+        for (int trans_b = 0; trans_b < 2; trans_b++)
+            for (size_t in = 0; in < sizeof ns / sizeof ns[0]; in++)
+                for (size_t ik = 0; ik < sizeof ks / sizeof ks[0]; ik++)
+                    for (int64_t m = 1; m <= 4; m++) {
+                        og_params p = {.variant = OG_VARIANT_FEWROWS,
+                                       .cols = cols,
+                                       .slices = slices,
+                                       .vec = vec};
+                        og_problem *pr;
+                        cr_assert_eq(og_problem_create(ctx, OG_F32, 0, trans_b, m, ns[in], ks[ik],
+                                                       1, (uint64_t)(in * 97 + ik * 7 + (size_t)m),
+                                                       &pr),
+                                     OG_OK);
+                        problem_scalars(pr, 1.25f, 0.5f);
+                        char what[96];
+                        snprintf(what, sizeof what, "vec=%d %lldx%lldx%lld B %s", vec, (long long)m,
+                                 (long long)ns[in], (long long)ks[ik], trans_b ? "N x K" : "K x N");
+                        check_problem(g, pr, &p, fused, what);
+                        og_problem_destroy(pr);
+                    }
+    og_gemm_destroy(g);
+    close_context(ctx);
 }
 
 /* The rule: 16 columns and 16 slices, 32 and 8 from N = 8192; B stored

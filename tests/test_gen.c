@@ -389,8 +389,8 @@ Test(gen, params_parse_errors)
     expect_parse_error(text, "needs exactly");
     expect_parse_error(strchr(good, ',') + 1, "needs exactly");
     expect_parse_error("", "needs exactly");
-    expect_parse_error("variant=fewrows,cols=16", "needs exactly cols and slices");
-    expect_parse_error("variant=fewrows,cols=16,slices=16,bm=64", "needs exactly cols and slices");
+    expect_parse_error("variant=fewrows,cols=16", "needs exactly cols, slices (and vec)");
+    expect_parse_error("variant=fewrows,cols=16,slices=16,bm=64", "needs exactly cols, slices");
     default_with("split", "17", text, sizeof text);
     expect_parse_error(text, "split=17 is not 'rule' or 1..16");
     snprintf(text, sizeof text, "%s,foo=1", good);
@@ -421,10 +421,22 @@ Test(gen, params_split_optional_and_fewrows)
     cr_expect_eq(p.split, OG_SPLIT_RULE);
     og_params rows = og_params_fewrows(1, 100), back;
     og_params_format(&rows, good, sizeof good);
-    cr_expect_str_eq(good, "variant=fewrows,cols=8,slices=32");
+    cr_expect_str_eq(good, "variant=fewrows,cols=8,slices=32,vec=4");
     cr_assert_eq(og_params_parse(good, &back, why, sizeof why), 0, "'%s': %s", good, why);
     cr_expect(memcmp(&back, &rows, sizeof rows) == 0, "'%s' does not round-trip", good);
     cr_expect_eq(og_params_check(&back, NULL, why, sizeof why), 0, "%s", why);
+    /* Records written before vec existed read one element at a time. */
+    cr_assert_eq(og_params_parse("variant=fewrows,cols=16,slices=16", &back, why, sizeof why), 0,
+                 "%s", why);
+    cr_expect_eq(back.vec, 1);
+    /* Four elements need four columns (B K x N) and four slices (N x K). */
+    back.vec = 4;
+    back.cols = 2;
+    cr_expect_neq(og_params_check(&back, NULL, why, sizeof why), 0);
+    cr_expect(strstr(why, "cols and slices >= vec"), "%s", why);
+    back.cols = 16;
+    back.vec = 2;
+    cr_expect_neq(og_params_check(&back, NULL, why, sizeof why), 0);
 }
 
 /* ---- checks against the template's rules and the device's limits ---- */

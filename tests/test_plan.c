@@ -43,10 +43,20 @@ static void make_call(call *c, int64_t m, int64_t n, int64_t k, int64_t batch)
     c->a = fake_buffer((uint64_t)(m * k * batch) * 4);
     c->b = fake_buffer((uint64_t)(k * n * batch) * 4);
     c->c = fake_buffer((uint64_t)(m * n * batch) * 4);
-    c->args = (og_gemm_args){.m = m, .n = n, .k = k, .batch = batch, .alpha = 1,
-                             .a = &c->a, .b = &c->b, .c = &c->c,
-                             .lda = k, .ldb = n, .ldc = n,
-                             .stride_a = m * k, .stride_b = k * n, .stride_c = m * n};
+    c->args = (og_gemm_args){.m = m,
+                             .n = n,
+                             .k = k,
+                             .batch = batch,
+                             .alpha = 1,
+                             .a = &c->a,
+                             .b = &c->b,
+                             .c = &c->c,
+                             .lda = k,
+                             .ldb = n,
+                             .ldc = n,
+                             .stride_a = m * k,
+                             .stride_b = k * n,
+                             .stride_c = m * n};
 }
 
 static og_gemm_config config(void)
@@ -295,10 +305,38 @@ Test(plan, wrapped_buffer_skew_moves_the_offsets)
     cr_expect_eq(og_params_for_call(&cfg, &lim, &c.args, &p, 0).src, OG_SRC_STORAGE);
 }
 
+/* Few rows read four elements at a time only where every offset, leading
+ * dimension and batch stride is a multiple of four, and something is read. */
+Test(plan, few_rows_vector_loads_need_fours)
+{
+    og_limits lim = limits(65535, 65535);
+    og_gemm_config cfg = config();
+    call c;
+    make_call(&c, 1, 64, 64, 1);
+    og_params p = og_params_fewrows(0, 64);
+    cr_assert_eq(p.vec, 4);
+    cr_expect_eq(og_params_for_call(&cfg, &lim, &c.args, &p, 0).vec, 4);
+    for (int field = 0; field < 5; field++) {
+        og_gemm_args g = c.args;
+        int64_t *v[] = {&g.lda, &g.ldb, &g.a_offset, &g.b_offset, &g.stride_b};
+        *v[field] += 2;
+        cr_expect_eq(og_params_for_call(&cfg, &lim, &g, &p, 0).vec, 1, "field %d", field);
+    }
+    c.b.skew = 8;
+    cr_expect_eq(og_params_for_call(&cfg, &lim, &c.args, &p, 0).vec, 1);
+    c.b.skew = 0;
+    c.args.k = 0;
+    cr_expect_eq(og_params_for_call(&cfg, &lim, &c.args, &p, 0).vec, 1);
+}
+
 /* ---- the memory choice (og_memory_choose), on made-up devices ---- */
 
-enum { DL = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, HV = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
-       HC = VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, CACHED = VK_MEMORY_PROPERTY_HOST_CACHED_BIT };
+enum {
+    DL = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
+    HV = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
+    HC = VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+    CACHED = VK_MEMORY_PROPERTY_HOST_CACHED_BIT
+};
 #define GIB (1ull << 30)
 
 static VkPhysicalDeviceMemoryProperties memory(const VkDeviceSize *heaps, const int *heap_local,
@@ -307,7 +345,8 @@ static VkPhysicalDeviceMemoryProperties memory(const VkDeviceSize *heaps, const 
 {
     VkPhysicalDeviceMemoryProperties mp = {.memoryTypeCount = n_types, .memoryHeapCount = n_heaps};
     for (uint32_t h = 0; h < n_heaps; h++)
-        mp.memoryHeaps[h] = (VkMemoryHeap){heaps[h], heap_local[h] ? VK_MEMORY_HEAP_DEVICE_LOCAL_BIT : 0};
+        mp.memoryHeaps[h] =
+            (VkMemoryHeap){heaps[h], heap_local[h] ? VK_MEMORY_HEAP_DEVICE_LOCAL_BIT : 0};
     for (uint32_t t = 0; t < n_types; t++)
         mp.memoryTypes[t] = (VkMemoryType){flags[t], heap_of[t]};
     return mp;

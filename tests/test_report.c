@@ -110,7 +110,10 @@ static void build_db(const char *path)
     stale.template_hash ^= 1;
     insert(db, a, stale);
     insert(db, a, record(32, 48, 40, tile(p, 32, 4, 0), 3, NULL));
-    insert(db, a, record(2, 64, 64, "variant=fewrows,cols=16,slices=16", 1, NULL));
+    char rows[OG_PARAMS_MAX];
+    og_params fewrows = og_params_fewrows(0, 64);
+    og_params_format(&fewrows, rows, sizeof rows);
+    insert(db, a, record(2, 64, 64, rows, 1, NULL));
     insert(db, b, record(64, 64, 64, def, 20, NULL));
     insert(db, b, record(64, 64, 64, tile(p, 128, 8, 0), 30, NULL));
     og_db_close(db);

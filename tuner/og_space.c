@@ -75,24 +75,29 @@ static og_status add(candidates *c, og_params p)
 }
 
 /* Few rows: the rule's shape first, then the column and slice counts
- * around it (256 invocations and half and twice that). */
+ * around it (256 columns times slices, and half and twice that), each read
+ * one element and four elements at a time. */
 static og_status fewrows_space(candidates *c, int trans_b, const og_shape *s, og_preset preset)
 {
     static const int counts[] = {2, 4, 8, 16, 32, 64};
     og_status st = add(c, og_params_fewrows(trans_b, s->n));
     for (int i = 0; i < 6 && st == OG_OK; i++)
-        for (int j = 0; j < 6 && st == OG_OK; j++) {
-            int threads = counts[i] * counts[j];
-            int keep =
-                preset == OG_PRESET_STANDARD ? threads >= 128 && threads <= 512 : threads == 256;
-            /* B stored N x K wants whole subgroups of lanes on one column. */
-            if (trans_b && counts[j] < 16)
-                keep = 0;
-            if (keep)
-                st = add(c, (og_params){.variant = OG_VARIANT_FEWROWS,
-                                        .cols = counts[i],
-                                        .slices = counts[j]});
-        }
+        for (int j = 0; j < 6 && st == OG_OK; j++)
+            for (int vec = 1; vec <= 4 && st == OG_OK; vec += 3) {
+                int terms = counts[i] * counts[j];
+                int keep =
+                    preset == OG_PRESET_STANDARD ? terms >= 128 && terms <= 512 : terms == 256;
+                /* B stored N x K wants whole subgroups of lanes on one column. */
+                if (trans_b && counts[j] < 16)
+                    keep = 0;
+                if (counts[i] < vec || counts[j] < vec)
+                    keep = 0;
+                if (keep)
+                    st = add(c, (og_params){.variant = OG_VARIANT_FEWROWS,
+                                            .cols = counts[i],
+                                            .slices = counts[j],
+                                            .vec = vec});
+            }
     return st;
 }
 

@@ -25,7 +25,8 @@ void og_split_ranges(int split, int64_t m, int64_t n, int64_t k, int64_t batch,
         return;
     uint64_t len;
     if (split == OG_SPLIT_RULE) {
-        uint64_t wgs = og_ceil_div((uint64_t)m, 64) * og_ceil_div((uint64_t)n, 64) * (uint64_t)batch;
+        uint64_t wgs =
+            og_ceil_div((uint64_t)m, 64) * og_ceil_div((uint64_t)n, 64) * (uint64_t)batch;
         if (wgs >= 384 || k < 128)
             return;
         uint64_t want = og_ceil_div(384, wgs);
@@ -61,10 +62,19 @@ static uint64_t operand_words(og_dtype t, int64_t off, int64_t batch, int64_t st
     return t == OG_F32 ? end : og_dtype_is_fp8(t) ? (end + 3) / 4 : (end + 1) / 2;
 }
 
-og_params og_params_for_call(const og_gemm_config *cfg, const og_limits *lim,
-                             const og_gemm_args *g, const og_params *p, uint32_t range_len)
+og_params og_params_for_call(const og_gemm_config *cfg, const og_limits *lim, const og_gemm_args *g,
+                             const og_params *p, uint32_t range_len)
 {
     og_params q = *p;
+    /* A wrapped buffer's skew must keep vector groups aligned. */
+    int skewed = g->k > 0 && (g->a->skew % 16 || g->b->skew % 16);
+    if (q.variant == OG_VARIANT_FEWROWS) {
+        /* Four elements at a time need offsets, leading dimensions and batch
+         * strides in fours; with K = 0 nothing is read. */
+        if (q.vec != 1 && (g->k == 0 || !og_params_vec_aligned(g) || skewed))
+            q.vec = 1;
+        return q;
+    }
     if (q.variant != OG_VARIANT_TILE)
         return q;
     if (g->k == 0) {
@@ -75,8 +85,7 @@ og_params og_params_for_call(const og_gemm_config *cfg, const og_limits *lim,
         return q;
     }
     /* A range starts range * range_len terms into k; FP8 bytes load one by
-     * one; a wrapped buffer's skew must keep vector groups aligned. */
-    int skewed = g->k > 0 && (g->a->skew % 16 || g->b->skew % 16);
+     * one. */
     if (q.vec != 1 && (!og_params_vec_aligned(g) || range_len % 4 != 0 || skewed ||
                        og_dtype_is_fp8(cfg->a_type) || og_dtype_is_fp8(cfg->b_type)))
         q.vec = 1;
