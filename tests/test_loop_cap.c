@@ -142,6 +142,16 @@ Test(loop_cap, tile_kernel_with_direct_loads_inside_c, .timeout = 300)
                16);
 }
 
+/* The blocked order's loop of whole groups (four blocks of 32 a group), with
+ * k steps of 32: inside C it loops more than the edge's checked loop. */
+Test(loop_cap, tile_kernel_with_direct_loads_in_blocked_order, .timeout = 300)
+{
+    expect_cap(16, 16,
+               "variant=tile,bm=16,bn=16,bk=32,tm=2,tn=2,wgx=8,wgy=8,pad=0,load=direct,"
+               "acc=blocked,vec=1,src=ssbo,split=1",
+               32);
+}
+
 /* Verifies Int8Gemm params p bit for bit at M x 16 x K (random bytes against
  * the host's int32 sums); returns the status of the call. */
 static og_status int8_at(og_context *ctx, og_int8gemm *g, const og_params *p, int64_t m, int64_t k,
