@@ -192,10 +192,9 @@ Test(int8gemm, direct_tile_around_its_edges, .timeout = 900)
             int64_t m = sizes[i], n = sizes[j], k = sizes[(i + 2 * j) % 5];
             int trans_a = case_no & 1, trans_b = (case_no >> 1) & 1, words = case_no % 3 != 2;
             og_int8_problem *pr;
-            og_status st =
-                (words ? og_int8_problem_create_words : og_int8_problem_create)(
-                    ctx, types[case_no % 2], types[(case_no / 2) % 2], trans_a, trans_b, m, n, k,
-                    1 + case_no % 2, 500 + (uint64_t)case_no, &pr);
+            og_status st = (words ? og_int8_problem_create_words : og_int8_problem_create)(
+                ctx, types[case_no % 2], types[(case_no / 2) % 2], trans_a, trans_b, m, n, k,
+                1 + case_no % 2, 500 + (uint64_t)case_no, &pr);
             cr_assert_eq(st, OG_OK);
             char what[128];
             snprintf(what, sizeof what, "%s x %s %s%s %lldx%lldx%lld%s",
@@ -212,11 +211,12 @@ Test(int8gemm, direct_tile_around_its_edges, .timeout = 900)
         og_dtype ta, tb;
         uint8_t va, vb;
         int32_t za, zb;
-    } extremes[] = {{OG_UINT8, OG_UINT8, 255, 0, 0, 255}, {OG_INT8, OG_INT8, 0x80, 0x7f, 127, -128}};
+    } extremes[] = {{OG_UINT8, OG_UINT8, 255, 0, 0, 255},
+                    {OG_INT8, OG_INT8, 0x80, 0x7f, 127, -128}};
     for (int c = 0; c < 4; c++) {
         og_int8_problem *pr;
-        cr_assert_eq(og_int8_problem_create_words(ctx, extremes[c % 2].ta, extremes[c % 2].tb, c / 2,
-                                                  c % 2, 33, 65, 600, 1, 9, &pr),
+        cr_assert_eq(og_int8_problem_create_words(ctx, extremes[c % 2].ta, extremes[c % 2].tb,
+                                                  c / 2, c % 2, 33, 65, 600, 1, 9, &pr),
                      OG_OK);
         memset(pr->a, extremes[c % 2].va, pr->na);
         memset(pr->b, extremes[c % 2].vb, pr->nb);

@@ -166,13 +166,12 @@ static void expect_int8_cap(og_context *ctx, og_int8gemm *g, const char *text, i
     cr_assert_eq(og_params_parse(text, &p, why, sizeof why), 0, "%s", why);
     int64_t k = k_at_cap(text, step);
     int accepted = 0;
-    cr_expect_eq(int8_at(ctx, g, &p, m, k, words, &accepted), OG_OK, "%s at K = %" PRId64, text,
-                 k);
+    cr_expect_eq(int8_at(ctx, g, &p, m, k, words, &accepted), OG_OK, "%s at K = %" PRId64, text, k);
     cr_expect(accepted, "%s at K = %" PRId64, text, k);
     int capped = ctx->limits.max_loop_iterations == LAVAPIPE_LOOP_CAP;
     cr_expect_eq(int8_at(ctx, g, &p, m, k + step, words, &accepted),
-                 capped ? OG_ERROR_UNSUPPORTED : OG_OK,
-                 "%s past the cap: %s", text, og_context_last_error(ctx));
+                 capped ? OG_ERROR_UNSUPPORTED : OG_OK, "%s past the cap: %s", text,
+                 og_context_last_error(ctx));
 }
 
 /* The skinny Int8Gemm kernel, one term a step and four (packed dot

@@ -51,8 +51,8 @@ static int bench_shape(const og_cli *o, og_context *ctx, og_int8gemm *ig, og_gem
     int accepted = 0;
     char why[256] = "", fwhy[256] = "";
     double ti[rounds], tf[rounds];
-    og_status st = og_int8_problem_create_words(ctx, OG_INT8, OG_INT8, o->trans_a, o->trans_b, s->m, s->n,
-                                          s->k, s->batch, 99, &ipr);
+    og_status st = og_int8_problem_create_words(ctx, OG_INT8, OG_INT8, o->trans_a, o->trans_b, s->m,
+                                                s->n, s->k, s->batch, 99, &ipr);
     if (st == OG_OK && given)
         ip = *given;
     else if (st == OG_OK)
@@ -113,8 +113,8 @@ static int bench_shape(const og_cli *o, og_context *ctx, og_int8gemm *ig, og_gem
                 putchar('}');
             }
         } else if (fst == OG_OK) {
-            printf("%-22s %9.2f GOP/s %7.2f GB/s %9.2f GF/s %7.2fx  %s\n", shape_text, gops,
-                   b_gbs, gflops, gops / gflops, kernel);
+            printf("%-22s %9.2f GOP/s %7.2f GB/s %9.2f GF/s %7.2fx  %s\n", shape_text, gops, b_gbs,
+                   gflops, gops / gflops, kernel);
         } else {
             printf("%-22s %9.2f GOP/s %7.2f GB/s %14s %8s  %s\n  float32: %s\n", shape_text, gops,
                    b_gbs, "n/a", "", kernel, fwhy);
