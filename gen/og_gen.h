@@ -34,7 +34,7 @@ typedef enum og_variant {
 #define OG_SPLIT_RULE 0
 
 /* Parameters of one GEMM variant. The tile fields serve templates/gemm_tile.tmpl
- * (and bm..pad, dot templates/int8gemm_tile.tmpl), cols and slices
+ * (and bm..pad, load, vec, dot templates/int8gemm_tile.tmpl), cols and slices
  * templates/gemm_fewrows.tmpl (and with rows templates/int8gemm_skinny.tmpl);
  * the other variants' fields are 0. */
 typedef struct og_params {
@@ -45,7 +45,9 @@ typedef struct og_params {
     int pad;        /* floats of padding per workgroup-memory row (staged only) */
     og_load load;
     og_acc acc;
-    int vec; /* elements per load inside C (1, or 4: direct loads only) */
+    /* Elements per load inside C (1, or 4: direct loads only); the Int8Gemm
+     * tile: 0 when staged, 1 (bytes) or 4 (32-bit words) when direct. */
+    int vec;
     og_src src;
     int split; /* k ranges: OG_SPLIT_RULE, 1 (never split) or 2..16 */
     /* Few rows: columns of C per workgroup, and k slices (B stored K x N) or
@@ -53,7 +55,8 @@ typedef struct og_params {
      * skinny: rows and cols of C per workgroup, k split into slices. */
     int cols, slices, rows;
     /* Int8Gemm: 1 multiplies with packed 4x8-bit dot products
-     * (VK_KHR_shader_integer_dot_product), 0 with 32-bit integer products. */
+     * (VK_KHR_shader_integer_dot_product), 0 with 32-bit integer products
+     * (the direct-load tile: exact float32 products, see its template). */
     int dot;
     /* Cooperative matrix (with bm, bn, bk, pad and load): subgroups of 32
      * along N and M; each owns (bm/sgy) x (bn/sgx) of C as 16x16 accumulators. */
@@ -209,13 +212,15 @@ const char *og_params_template(const og_params *p);
 /* Tile:
  * "bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,load=staged,acc=blocked,vec=1,src=ssbo,split=rule";
  * few rows: "variant=fewrows,cols=16,slices=16"; Int8Gemm:
- * "variant=int8tile,bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,dot=0" and
+ * "variant=int8tile,bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,dot=0" (staged; direct
+ * loads add ",load=direct,vec=4") and
  * "variant=int8skinny,rows=4,cols=32,slices=16,dot=0"; cooperative matrix:
  * "variant=coopmat,bm=64,bn=64,bk=16,sgx=4,sgy=2,pad=8,load=staged". */
 void og_params_format(const og_params *p, char *buf, size_t len);
 
 /* Parses what og_params_format writes (keys in any order, all present but
- * split, which defaults to the rule). Returns 0, or -1 with a reason in why. */
+ * split, which defaults to the rule, and the Int8Gemm tile's load and vec,
+ * which default to staged). Returns 0, or -1 with a reason in why. */
 int og_params_parse(const char *text, og_params *p, char *why, size_t len);
 
 /* Checks the parameters for the template's own rules and, when lim is not
@@ -224,7 +229,8 @@ int og_params_check(const og_params *p, const og_limits *lim, char *why, size_t 
 
 /* Whether a call can use p as it is: vector loads (vec = 4) need A's and
  * B's offsets, leading dimensions and batch strides to be multiples of 4
- * elements. The runtime drops to vec = 1 otherwise. */
+ * elements (for 8-bit operands: of a 32-bit word). The runtime drops to
+ * vec = 1 otherwise. */
 int og_params_vec_aligned(const og_gemm_args *args);
 
 /* Workgroup-memory bytes the template declares for p. */

@@ -102,12 +102,24 @@ uint64_t og_kernel_loop_iterations(const og_kernel_key *key, uint64_t k_len)
         return steps(k_len, 4 * p->slices) + 3u + 4u * 2u * 2u + 4u * (uint64_t)p->slices;
     case OG_VARIANT_INT8_SKINNY: { /* k slices; rows of slice sums */
         uint64_t rows = (uint64_t)p->rows, sums = rows * ((uint64_t)p->slices + 1u) + rows + 1u;
+        /* Word loads: quads of k, unchecked then checked (one more quad and
+         * one more exit); four columns' slice sums per row. */
+        if (p->vec == 4)
+            return steps(k_len, 4 * p->slices) + 1u + 2u + rows * 4u * ((uint64_t)p->slices + 1u) +
+                   rows + 1u;
         if (!p->dot)
             return steps(k_len, p->slices) + 1u + sums;
         /* Four terms a step, with a row-end loop per row (up to 3 trips at the end). */
         return steps(k_len, 4 * p->slices) * (1u + rows) + 1u + 3u * rows + sums;
     }
     case OG_VARIANT_INT8_TILE: { /* k steps, each with its KW words, then the register tile */
+        /* Direct loads: loops of chunks of 256 k around loops of steps, one
+         * pair for the whole steps and one for the tail. A chunk costs a trip
+         * of its loop and one of the step loop's exit; the tail may add a
+         * chunk; each chunk loop costs one more at its exit. */
+        if (p->load == OG_LOAD_DIRECT)
+            return steps(k_len, p->bk) + 2u * (steps(k_len, 256) + 1u) + 2u +
+                   (uint64_t)(p->tm * p->tn) + 1u;
         uint64_t kw = (uint64_t)(p->dot ? p->bk / 4 : p->bk);
         return steps(k_len, p->bk) * (kw + 2u) + 1u + (uint64_t)(p->tm * p->tn) + 1u;
     }
@@ -141,10 +153,9 @@ void og_kernel_local_size(const og_kernel_key *key, uint32_t size[3])
     size[1] = size[2] = 1;
     if (!has_params(key)) {
         size[0] = OG_ELEMENTWISE_THREADS;
-    } else if (key->p.variant == OG_VARIANT_FEWROWS) {
-        size[0] = (uint32_t)(key->p.cols * key->p.slices / key->p.vec);
-    } else if (key->p.variant == OG_VARIANT_INT8_SKINNY) {
-        size[0] = (uint32_t)(key->p.cols * key->p.slices);
+    } else if (key->p.variant == OG_VARIANT_FEWROWS || key->p.variant == OG_VARIANT_INT8_SKINNY) {
+        /* vec=4: four columns (or few rows' four slices) an invocation. */
+        size[0] = (uint32_t)(key->p.cols * key->p.slices / (key->p.vec == 4 ? 4 : 1));
     } else if (key->p.variant == OG_VARIANT_COOPMAT) {
         size[0] = (uint32_t)(OG_COOPMAT_SUBGROUP * key->p.sgx * key->p.sgy);
     } else {

@@ -90,9 +90,13 @@ void og_params_format(const og_params *p, char *buf, size_t len)
         return;
     }
     if (p->variant == OG_VARIANT_INT8_TILE) {
-        snprintf(buf, len,
-                 "variant=int8tile,bm=%d,bn=%d,bk=%d,tm=%d,tn=%d,wgx=%d,wgy=%d,pad=%d,dot=%d",
-                 p->bm, p->bn, p->bk, p->tm, p->tn, p->wgx, p->wgy, p->pad, p->dot);
+        int used = snprintf(
+            buf, len, "variant=int8tile,bm=%d,bn=%d,bk=%d,tm=%d,tn=%d,wgx=%d,wgy=%d,pad=%d,dot=%d",
+            p->bm, p->bn, p->bk, p->tm, p->tn, p->wgx, p->wgy, p->pad, p->dot);
+        /* The staged tile keeps the text it had before direct loads existed,
+         * so the records measured then keep their keys. */
+        if (p->load == OG_LOAD_DIRECT && used >= 0 && (size_t)used < len)
+            snprintf(buf + used, len - (size_t)used, ",load=direct,vec=%d", p->vec);
         return;
     }
     if (p->variant == OG_VARIANT_COOPMAT) {
@@ -102,8 +106,11 @@ void og_params_format(const og_params *p, char *buf, size_t len)
         return;
     }
     if (p->variant == OG_VARIANT_INT8_SKINNY) {
-        snprintf(buf, len, "variant=int8skinny,rows=%d,cols=%d,slices=%d,dot=%d", p->rows, p->cols,
-                 p->slices, p->dot);
+        int used = snprintf(buf, len, "variant=int8skinny,rows=%d,cols=%d,slices=%d,dot=%d",
+                            p->rows, p->cols, p->slices, p->dot);
+        /* As for the tile: the byte-loading kernel keeps its old text. */
+        if (p->vec != 0 && used >= 0 && (size_t)used < len)
+            snprintf(buf + used, len - (size_t)used, ",vec=%d", p->vec);
         return;
     }
     char split[16];
@@ -229,18 +236,25 @@ int og_params_parse(const char *text, og_params *out, char *why, size_t len)
     } wanted[] = {
         [OG_VARIANT_TILE] = {0x400007ffu,
                              "bm,bn,bk,tm,tn,wgx,wgy,pad,load,acc,vec,src (and split)"},
-        [OG_VARIANT_FEWROWS] = {0x1c00u, "cols, slices (and vec) for variant=fewrows"},
-        [OG_VARIANT_INT8_TILE] = {0x43fcu, "bm,bn,bk,tm,tn,wgx,wgy,pad,dot for variant=int8tile"},
-        [OG_VARIANT_INT8_SKINNY] = {0x7800u, "rows, cols, slices and dot for variant=int8skinny"},
+        [OG_VARIANT_FEWROWS] = {0x1800u, "cols and slices (and vec) for variant=fewrows"},
+        [OG_VARIANT_INT8_TILE] = {0x43fcu, "bm,bn,bk,tm,tn,wgx,wgy,pad,dot (and load with vec) "
+                                           "for variant=int8tile"},
+        [OG_VARIANT_INT8_SKINNY] = {0x7800u,
+                                    "rows, cols, slices and dot (and vec) for variant=int8skinny"},
         [OG_VARIANT_COOPMAT] = {0x1821du, "bm,bn,bk,sgx,sgy,pad,load for variant=coopmat"},
     };
     /* Few rows read one element at a time unless vec says otherwise. */
-    if (p.variant == OG_VARIANT_FEWROWS && !(seen & 0x400u)) {
+    if (p.variant == OG_VARIANT_FEWROWS && !(seen & 0x400u))
         p.vec = 1;
-        seen |= 0x400u;
-    }
     int unsplit = p.variant != OG_VARIANT_TILE;
-    if (seen != wanted[p.variant].keys || (unsplit && p.split != OG_SPLIT_RULE)) {
+    /* The Int8Gemm tile may name its loads and their width (both or none),
+     * the skinny kernel and few rows their loads' width. */
+    unsigned extra = p.variant == OG_VARIANT_INT8_TILE ? 0x401u
+                     : p.variant == OG_VARIANT_INT8_SKINNY || p.variant == OG_VARIANT_FEWROWS
+                         ? 0x400u
+                         : 0u;
+    unsigned optional = seen == (wanted[p.variant].keys | extra) ? extra : 0u;
+    if (seen != (wanted[p.variant].keys | optional) || (unsplit && p.split != OG_SPLIT_RULE)) {
         snprintf(why, len, "params: '%s' needs exactly %s", text, wanted[p.variant].what);
         return -1;
     }
@@ -261,7 +275,10 @@ uint32_t og_params_shared_bytes(const og_params *p)
     if (p->variant == OG_VARIANT_COOPMAT)
         return (uint32_t)(2 * (p->bm * (p->bk + p->pad) + p->bk * (p->bn + p->pad)) +
                           4 * 256 * p->sgx * p->sgy);
-    /* Int8Gemm tile: an int per element (dot = 0), or a word of four k (dot = 1). */
+    /* Int8Gemm tile: an int per element (dot = 0), or a word of four k (dot = 1);
+     * none with direct loads. */
+    if (p->variant == OG_VARIANT_INT8_TILE && p->load == OG_LOAD_DIRECT)
+        return 0;
     if (p->variant == OG_VARIANT_INT8_TILE)
         return (uint32_t)((p->dot ? 1 : 4) * p->bk * (p->bm + p->pad + p->bn + p->pad));
     if (p->load == OG_LOAD_DIRECT)
@@ -352,7 +369,17 @@ static int skinny_check(const og_params *p, const og_limits *lim, char *why, siz
     }
     if (dot_check(p, lim, why, len) != 0)
         return -1;
-    return lim ? limits_check(p, lim, (uint32_t)threads, 1, why, len) : 0;
+    /* Word loads: a quarter of the invocations, each owning four columns;
+     * the byte-loading kernel the runtime falls back to keeps them all. */
+    if (p->vec != 0 && (p->vec != 4 || p->dot != 0 || p->cols < 4 || threads / 4 < 32)) {
+        snprintf(why, len,
+                 "params: skinny vec=%d must be absent, or 4 with dot=0 and at least 128 "
+                 "columns times slices",
+                 p->vec);
+        return -1;
+    }
+    return lim ? limits_check(p, lim, (uint32_t)(p->vec == 4 ? threads / 4 : threads), 1, why, len)
+               : 0;
 }
 
 /* Whether the device lists a 16x16x16 shape of float16 A and B with float32
@@ -471,6 +498,20 @@ static int int8_tile_check(const og_params *p, const og_limits *lim, char *why, 
 {
     if (tile_shape_check(p, why, len) != 0 || dot_check(p, lim, why, len) != 0)
         return -1;
+    /* Direct loads multiply in float32 (exact, see the template), so not
+     * with packed dot products; vec names their loads' width only. */
+    if (p->load == OG_LOAD_STAGED && p->vec != 0) {
+        snprintf(why, len, "params: int8tile vec=%d needs load=direct", p->vec);
+        return -1;
+    }
+    if (p->load == OG_LOAD_DIRECT &&
+        (p->dot != 0 || !(p->vec == 1 || (p->vec == 4 && p->tm % 4 == 0 && p->tn % 4 == 0)))) {
+        snprintf(why, len,
+                 "params: int8tile load=direct needs dot=0 and vec=1, or vec=4 with register "
+                 "tiles of fours (dot=%d, vec=%d)",
+                 p->dot, p->vec);
+        return -1;
+    }
     return lim ? limits_check(p, lim, (uint32_t)p->wgx, (uint32_t)p->wgy, why, len) : 0;
 }
 

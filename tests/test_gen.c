@@ -389,8 +389,8 @@ Test(gen, params_parse_errors)
     expect_parse_error(text, "needs exactly");
     expect_parse_error(strchr(good, ',') + 1, "needs exactly");
     expect_parse_error("", "needs exactly");
-    expect_parse_error("variant=fewrows,cols=16", "needs exactly cols, slices (and vec)");
-    expect_parse_error("variant=fewrows,cols=16,slices=16,bm=64", "needs exactly cols, slices");
+    expect_parse_error("variant=fewrows,cols=16", "needs exactly cols and slices (and vec)");
+    expect_parse_error("variant=fewrows,cols=16,slices=16,bm=64", "needs exactly cols and slices");
     default_with("split", "17", text, sizeof text);
     expect_parse_error(text, "split=17 is not 'rule' or 1..16");
     snprintf(text, sizeof text, "%s,foo=1", good);

@@ -5,11 +5,35 @@
 #include "og_test.h"
 #include "og_tmpdir.h"
 
+/* The direct-load tile (32x32, 4x4 registers, word loads where the layout
+ * allows) and the skinny kernel with word loads (4 rows, 32 columns). */
+static og_params direct_tile(int vec)
+{
+    og_params p = {.variant = OG_VARIANT_INT8_TILE,
+                   .bm = 32,
+                   .bn = 32,
+                   .bk = 16,
+                   .tm = 4,
+                   .tn = 4,
+                   .wgx = 8,
+                   .wgy = 8,
+                   .load = OG_LOAD_DIRECT,
+                   .vec = vec};
+    return p;
+}
+
+static og_params word_skinny(void)
+{
+    og_params p = {.variant = OG_VARIANT_INT8_SKINNY, .rows = 4, .cols = 32, .slices = 8, .vec = 4};
+    return p;
+}
+
 /* The kernels a shape can run: the default tile, a small tile with a
  * ragged-friendly register tile and padding, the same with packed dot
- * products where the device has them, and for M <= 16 with B not transposed
- * the skinny kernel and another shape of it (with packed dot products where
- * the device has them). */
+ * products where the device has them, the direct-load tile with word and
+ * byte loads, and for M <= 16 with B not transposed the skinny kernel,
+ * another shape of it (with packed dot products where the device has them)
+ * and its word loads. */
 static size_t kernels_for(const og_context *ctx, const og_int8gemm_args *g, og_params *out)
 {
     size_t n = 0;
@@ -37,15 +61,18 @@ static size_t kernels_for(const og_context *ctx, const og_int8gemm_args *g, og_p
         out[n + 1].rows = 8;
         out[n + 1].slices = 8;
         out[n + 1].dot = ctx->limits.integer_dot;
-        n += 2;
+        out[n + 2] = word_skinny();
+        n += 3;
     }
+    out[n++] = direct_tile(4);
+    out[n++] = direct_tile(1);
     return n;
 }
 
 static void check_all_kernels(og_context *ctx, og_int8gemm *g, og_int8_problem *pr,
                               const char *what)
 {
-    og_params ps[8];
+    og_params ps[12];
     size_t n = kernels_for(ctx, &pr->args, ps);
     for (size_t i = 0; i < n; i++) {
         int accepted;
@@ -132,6 +159,139 @@ Test(int8gemm, extremes_at_k_4096, .timeout = 600)
     }
     og_int8gemm_destroy(g);
     close_context(ctx);
+}
+
+/* Verifies params p on pr bit for bit. */
+static void expect_exact(og_context *ctx, og_int8gemm *g, og_int8_problem *pr, const og_params *p,
+                         const char *what)
+{
+    int accepted;
+    char why[256] = "", params[OG_PARAMS_MAX];
+    og_params_format(p, params, sizeof params);
+    og_status st = og_int8_problem_verify(g, pr, p, &accepted, why, sizeof why);
+    cr_assert_eq(st, OG_OK, "%s, %s: %s", what, params, og_context_last_error(ctx));
+    cr_expect(accepted, "%s, %s: %s", what, params, why);
+}
+
+/* The direct-load tile (32x32, k steps of 16, sums in float32 chunks of 256
+ * k) around every edge of its tile: M, N, K of 1, 31, 32, 33 and 65 (K not
+ * a multiple of 4 but at 32), both transposes, every pair of types, zero
+ * points away from 0, rows in whole words (word loads) or not (bytes), and
+ * batches. Then K = 600 (two chunks and a ragged step) with every value at
+ * the extreme that makes the chunk sums largest (255^2 a term). */
+Test(int8gemm, direct_tile_around_its_edges, .timeout = 900)
+{
+    og_context *ctx = open_context();
+    og_int8gemm *g;
+    cr_assert_eq(og_int8gemm_create(ctx, &g), OG_OK);
+    static const int64_t sizes[] = {1, 31, 32, 33, 65};
+    static const og_dtype types[2] = {OG_INT8, OG_UINT8};
+    int case_no = 0;
+    for (int i = 0; i < 5; i++)
+        for (int j = 0; j < 5; j++, case_no++) {
+            int64_t m = sizes[i], n = sizes[j], k = sizes[(i + 2 * j) % 5];
+            int trans_a = case_no & 1, trans_b = (case_no >> 1) & 1, words = case_no % 3 != 2;
+            og_int8_problem *pr;
+            og_status st = (words ? og_int8_problem_create_words : og_int8_problem_create)(
+                ctx, types[case_no % 2], types[(case_no / 2) % 2], trans_a, trans_b, m, n, k,
+                1 + case_no % 2, 500 + (uint64_t)case_no, &pr);
+            cr_assert_eq(st, OG_OK);
+            char what[128];
+            snprintf(what, sizeof what, "%s x %s %s%s %lldx%lldx%lld%s",
+                     og_dtype_name(pr->args.type_a), og_dtype_name(pr->args.type_b),
+                     trans_a ? "T" : "N", trans_b ? "T" : "N", (long long)m, (long long)n,
+                     (long long)k, words ? " in words" : "");
+            for (int vec = 1; vec <= 4; vec += 3) {
+                og_params p = direct_tile(vec);
+                expect_exact(ctx, g, pr, &p, what);
+            }
+            og_int8_problem_destroy(pr);
+        }
+    static const struct {
+        og_dtype ta, tb;
+        uint8_t va, vb;
+        int32_t za, zb;
+    } extremes[] = {{OG_UINT8, OG_UINT8, 255, 0, 0, 255},
+                    {OG_INT8, OG_INT8, 0x80, 0x7f, 127, -128}};
+    for (int c = 0; c < 4; c++) {
+        og_int8_problem *pr;
+        cr_assert_eq(og_int8_problem_create_words(ctx, extremes[c % 2].ta, extremes[c % 2].tb,
+                                                  c / 2, c % 2, 33, 65, 600, 1, 9, &pr),
+                     OG_OK);
+        memset(pr->a, extremes[c % 2].va, pr->na);
+        memset(pr->b, extremes[c % 2].vb, pr->nb);
+        cr_assert_eq(og_buffer_write(pr->args.a, 0, pr->a, pr->na), OG_OK);
+        cr_assert_eq(og_buffer_write(pr->args.b, 0, pr->b, pr->nb), OG_OK);
+        pr->args.zero_a = extremes[c % 2].za;
+        pr->args.zero_b = extremes[c % 2].zb;
+        og_reference_int8(&pr->args, pr->a, pr->b, pr->c0, NULL, NULL, pr->ref);
+        og_params p = direct_tile(4);
+        expect_exact(ctx, g, pr, &p, "extremes at K = 600");
+        og_int8_problem_destroy(pr);
+    }
+    og_int8gemm_destroy(g);
+    close_context(ctx);
+}
+
+/* The skinny kernel's word loads (4 rows, 32 columns, 8 slices: quads of k
+ * 32 apart) around its edges: M of 1, 3, 4, 5 and 16, N of 1, 31, 32, 33
+ * and 65, K of 1, 3, 4, 5 and 133 (ragged quads and slices), A both ways,
+ * rows in whole words or not (the byte-loading kernel). */
+Test(int8gemm, word_skinny_around_its_edges, .timeout = 600)
+{
+    og_context *ctx = open_context();
+    og_int8gemm *g;
+    cr_assert_eq(og_int8gemm_create(ctx, &g), OG_OK);
+    static const int64_t ms[] = {1, 3, 4, 5, 16}, ns[] = {1, 31, 32, 33, 65},
+                         ks[] = {1, 3, 4, 5, 133};
+    static const og_dtype types[2] = {OG_INT8, OG_UINT8};
+    int case_no = 0;
+    for (int i = 0; i < 5; i++)
+        for (int j = 0; j < 5; j++, case_no++) {
+            int64_t m = ms[i], n = ns[j], k = ks[(i + 2 * j) % 5];
+            int trans_a = case_no & 1, words = case_no % 3 != 2;
+            og_int8_problem *pr;
+            og_status st = (words ? og_int8_problem_create_words : og_int8_problem_create)(
+                ctx, types[case_no % 2], types[(case_no / 2) % 2], trans_a, 0, m, n, k,
+                1 + case_no % 2, 700 + (uint64_t)case_no, &pr);
+            cr_assert_eq(st, OG_OK);
+            char what[128];
+            snprintf(what, sizeof what, "%s x %s %sN %lldx%lldx%lld%s",
+                     og_dtype_name(pr->args.type_a), og_dtype_name(pr->args.type_b),
+                     trans_a ? "T" : "N", (long long)m, (long long)n, (long long)k,
+                     words ? " in words" : "");
+            og_params p = word_skinny();
+            expect_exact(ctx, g, pr, &p, what);
+            og_int8_problem_destroy(pr);
+        }
+    og_int8gemm_destroy(g);
+    close_context(ctx);
+}
+
+/* Word loads need A and B in whole 32-bit words; anything else reads bytes. */
+Test(int8gemm, word_loads_fall_back_to_bytes)
+{
+    og_params tile = direct_tile(4), skinny = word_skinny();
+    og_buffer a = {0}, b = {0};
+    og_int8gemm_args args = {.m = 40, .n = 40, .k = 40, .a = &a, .b = &b, .lda = 40, .ldb = 40};
+    cr_expect_eq(og_int8_params_for_call(&args, &tile).vec, 4);
+    cr_expect_eq(og_int8_params_for_call(&args, &skinny).vec, 4);
+    int64_t *fields[] = {&args.lda, &args.ldb, &args.a_offset, &args.b_offset};
+    for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++) {
+        int64_t keep = *fields[f];
+        *fields[f] += 2;
+        cr_expect_eq(og_int8_params_for_call(&args, &tile).vec, 1, "field %zu", f);
+        cr_expect_eq(og_int8_params_for_call(&args, &skinny).vec, 0, "field %zu", f);
+        *fields[f] = keep;
+    }
+    args.batch = 2;
+    args.stride_b = 1602;
+    cr_expect_eq(og_int8_params_for_call(&args, &tile).vec, 1);
+    args.stride_b = 1600;
+    b.skew = 2;
+    cr_expect_eq(og_int8_params_for_call(&args, &tile).vec, 1);
+    b.skew = 0;
+    cr_expect_eq(og_int8_params_for_call(&args, &tile).vec, 4);
 }
 
 Test(int8gemm, skinny_for_every_m_up_to_16)

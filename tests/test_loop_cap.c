@@ -153,14 +153,16 @@ Test(loop_cap, tile_kernel_with_direct_loads_in_blocked_order, .timeout = 300)
 }
 
 /* Verifies Int8Gemm params p bit for bit at M x 16 x K (random bytes against
- * the host's int32 sums); returns the status of the call. */
+ * the host's int32 sums; rows in whole words when `words`, so word loads run);
+ * returns the status of the call. */
 static og_status int8_at(og_context *ctx, og_int8gemm *g, const og_params *p, int64_t m, int64_t k,
-                         int *accepted)
+                         int words, int *accepted)
 {
     og_int8_problem *pr;
     char why[256] = "";
-    cr_assert_eq(og_int8_problem_create(ctx, OG_INT8, OG_INT8, 0, 0, m, 16, k, 1, 99, &pr), OG_OK,
-                 "%s", og_context_last_error(ctx));
+    cr_assert_eq((words ? og_int8_problem_create_words : og_int8_problem_create)(
+                     ctx, OG_INT8, OG_INT8, 0, 0, m, 16, k, 1, 99, &pr),
+                 OG_OK, "%s", og_context_last_error(ctx));
     og_status st = og_int8_problem_verify(g, pr, p, accepted, why, sizeof why);
     cr_expect(st != OG_OK || *accepted, "%" PRId64 "x16x%" PRId64 ": %s", m, k, why);
     og_int8_problem_destroy(pr);
@@ -170,18 +172,19 @@ static og_status int8_at(og_context *ctx, og_int8gemm *g, const og_params *p, in
 /* Int8Gemm params `text` at M = m: bit for bit at the largest K its count
  * allows, and one k step past it refused on lavapipe (exact elsewhere). */
 static void expect_int8_cap(og_context *ctx, og_int8gemm *g, const char *text, int64_t m,
-                            int64_t step)
+                            int64_t step, int words)
 {
     og_params p;
     char why[256];
     cr_assert_eq(og_params_parse(text, &p, why, sizeof why), 0, "%s", why);
     int64_t k = k_at_cap(text, step);
     int accepted = 0;
-    cr_expect_eq(int8_at(ctx, g, &p, m, k, &accepted), OG_OK, "%s at K = %" PRId64, text, k);
+    cr_expect_eq(int8_at(ctx, g, &p, m, k, words, &accepted), OG_OK, "%s at K = %" PRId64, text, k);
     cr_expect(accepted, "%s at K = %" PRId64, text, k);
     int capped = ctx->limits.max_loop_iterations == LAVAPIPE_LOOP_CAP;
-    cr_expect_eq(int8_at(ctx, g, &p, m, k + step, &accepted), capped ? OG_ERROR_UNSUPPORTED : OG_OK,
-                 "%s past the cap: %s", text, og_context_last_error(ctx));
+    cr_expect_eq(int8_at(ctx, g, &p, m, k + step, words, &accepted),
+                 capped ? OG_ERROR_UNSUPPORTED : OG_OK, "%s past the cap: %s", text,
+                 og_context_last_error(ctx));
 }
 
 /* The skinny Int8Gemm kernel, one term a step and four (packed dot
@@ -196,7 +199,7 @@ Test(loop_cap, skinny_int8_kernel, .timeout = 300)
             char text[128];
             snprintf(text, sizeof text, "variant=int8skinny,rows=%d,cols=16,slices=16,dot=%d", rows,
                      dot);
-            expect_int8_cap(ctx, g, text, rows, dot ? 64 : 16);
+            expect_int8_cap(ctx, g, text, rows, dot ? 64 : 16, 0);
         }
     }
     og_int8gemm_destroy(g);
@@ -214,8 +217,25 @@ Test(loop_cap, int8_tile_kernel, .timeout = 300)
         char text[128];
         snprintf(text, sizeof text,
                  "variant=int8tile,bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,dot=%d", dot);
-        expect_int8_cap(ctx, g, text, 17, 16);
+        expect_int8_cap(ctx, g, text, 17, 16, 0);
     }
+    og_int8gemm_destroy(g);
+    close_context(ctx);
+}
+
+/* Word loads inside C: the direct-load tile (a 32x16 tile wholly inside C:
+ * chunks of whole steps, then the tail's checked loop) and the skinny
+ * kernel (16 columns: its unchecked loop of quads, then the checked one). */
+Test(loop_cap, int8_word_loads_inside_c, .timeout = 600)
+{
+    og_context *ctx = open_context();
+    og_int8gemm *g;
+    cr_assert_eq(og_int8gemm_create(ctx, &g), OG_OK);
+    expect_int8_cap(ctx, g,
+                    "variant=int8tile,bm=32,bn=16,bk=16,tm=4,tn=4,wgx=4,wgy=8,pad=0,dot=0,"
+                    "load=direct,vec=4",
+                    32, 16, 1);
+    expect_int8_cap(ctx, g, "variant=int8skinny,rows=1,cols=16,slices=8,dot=0,vec=4", 1, 32, 1);
     og_int8gemm_destroy(g);
     close_context(ctx);
 }

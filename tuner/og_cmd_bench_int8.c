@@ -1,5 +1,7 @@
-/* ogtune bench --op int8gemm: Int8Gemm's GOP/s next to the float32 GEMM's
- * GFLOP/s on the same shapes, in one run (reference design, "8-bit products"). */
+/* ogtune bench --op int8gemm: Int8Gemm's GOP/s (and the GB/s of B it
+ * streams) next to the float32 GEMM's GFLOP/s on the same shapes, in one run
+ * (reference design, "8-bit products"); --params times the given Int8Gemm
+ * kernel instead of the selected one. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,12 +35,13 @@ static og_status verify_float(og_context *ctx, og_gemm *g, og_problem *pr, og_pa
     return accepted ? OG_OK : OG_ERROR_COMPILE;
 }
 
-/* One shape: Int8Gemm (int8 x int8, zero points away from 0) and float32,
- * alternated for five rounds so both see the same machine load. Returns 0,
+/* One shape: Int8Gemm (int8 x int8, zero points away from 0, rows in whole
+ * words) with the given kernel or the selected one and float32, alternated
+ * for five rounds so both see the same machine load. Returns 0,
  * or 1 when Int8Gemm failed (the float32 GEMM may be out of reach, e.g. a B
  * beyond maxStorageBufferRange, and is then reported as such). */
 static int bench_shape(const og_cli *o, og_context *ctx, og_int8gemm *ig, og_gemm *fg,
-                       const og_shape *s, int first)
+                       const og_shape *s, const og_params *given, int first)
 {
     enum { rounds = 5 };
     og_timing_plan plan = OG_TIMING_BENCH;
@@ -48,9 +51,11 @@ static int bench_shape(const og_cli *o, og_context *ctx, og_int8gemm *ig, og_gem
     int accepted = 0;
     char why[256] = "", fwhy[256] = "";
     double ti[rounds], tf[rounds];
-    og_status st = og_int8_problem_create(ctx, OG_INT8, OG_INT8, o->trans_a, o->trans_b, s->m, s->n,
-                                          s->k, s->batch, 99, &ipr);
-    if (st == OG_OK)
+    og_status st = og_int8_problem_create_words(ctx, OG_INT8, OG_INT8, o->trans_a, o->trans_b, s->m,
+                                                s->n, s->k, s->batch, 99, &ipr);
+    if (st == OG_OK && given)
+        ip = *given;
+    else if (st == OG_OK)
         st = og_int8gemm_choose(ig, &ipr->args, &ip);
     if (st == OG_OK) /* the selected kernel must be right before it is timed */
         st = og_int8_problem_verify(ig, ipr, &ip, &accepted, why, sizeof why);
@@ -81,15 +86,24 @@ static int bench_shape(const og_cli *o, og_context *ctx, og_int8gemm *ig, og_gem
         qsort(tf, rounds, sizeof tf[0], cmp_double);
         og_gemm_args shape = {.m = s->m, .n = s->n, .k = s->k, .batch = s->batch};
         double gops = og_gflops(&shape, ti[rounds / 2]);
+        /* B is read once per call at least: N x K bytes a batch element. */
+        double b_gbs = (double)s->n * (double)s->k * (double)s->batch / (ti[rounds / 2] * 1e3);
         double gflops = fst == OG_OK ? og_gflops(&shape, tf[rounds / 2]) : 0;
         char kernel[OG_PARAMS_MAX + 64], shape_text[64];
-        og_int8gemm_describe(ig, &ipr->args, kernel, sizeof kernel);
+        if (given) {
+            char text[OG_PARAMS_MAX];
+            og_params_format(given, text, sizeof text);
+            snprintf(kernel, sizeof kernel, "%s %s (given)", og_params_template(given), text);
+        } else {
+            og_int8gemm_describe(ig, &ipr->args, kernel, sizeof kernel);
+        }
         snprintf(shape_text, sizeof shape_text, "%lldx%lldx%lldx%lld", (long long)s->m,
                  (long long)s->n, (long long)s->k, (long long)s->batch);
         if (o->json) {
-            printf("%s{\"shape\":[%lld,%lld,%lld,%lld],\"int8_gops\":%.3f,\"int8_kernel\":",
+            printf("%s{\"shape\":[%lld,%lld,%lld,%lld],\"int8_gops\":%.3f,\"b_gbs\":%.3f,"
+                   "\"int8_kernel\":",
                    first ? "" : ",", (long long)s->m, (long long)s->n, (long long)s->k,
-                   (long long)s->batch, gops);
+                   (long long)s->batch, gops, b_gbs);
             og_json_string(stdout, kernel);
             if (fst == OG_OK) {
                 printf(",\"f32_gflops\":%.3f,\"ratio\":%.3f}", gflops, gops / gflops);
@@ -99,11 +113,11 @@ static int bench_shape(const og_cli *o, og_context *ctx, og_int8gemm *ig, og_gem
                 putchar('}');
             }
         } else if (fst == OG_OK) {
-            printf("%-22s %9.2f GOP/s %9.2f GF/s %7.2fx  %s\n", shape_text, gops, gflops,
-                   gops / gflops, kernel);
+            printf("%-22s %9.2f GOP/s %7.2f GB/s %9.2f GF/s %7.2fx  %s\n", shape_text, gops, b_gbs,
+                   gflops, gops / gflops, kernel);
         } else {
-            printf("%-22s %9.2f GOP/s %14s %8s  %s\n  float32: %s\n", shape_text, gops, "n/a", "",
-                   kernel, fwhy);
+            printf("%-22s %9.2f GOP/s %7.2f GB/s %14s %8s  %s\n  float32: %s\n", shape_text, gops,
+                   b_gbs, "n/a", "", kernel, fwhy);
         }
         fflush(stdout);
     }
@@ -118,6 +132,13 @@ int og_cmd_bench_int8(const og_cli *o, og_context *ctx)
     size_t ns;
     if (og_parse_shapes(o->shapes ? o->shapes : int8_shapes, &shapes, &ns) != 0) {
         fprintf(stderr, "ogtune bench: --shapes takes MxNxK[xBATCH],... (got %s)\n", o->shapes);
+        return 2;
+    }
+    og_params given;
+    char why[256];
+    if (o->params && og_params_parse(o->params, &given, why, sizeof why) != 0) {
+        fprintf(stderr, "ogtune bench: %s\n", why);
+        free(shapes);
         return 2;
     }
     og_int8gemm *ig = NULL;
@@ -137,12 +158,12 @@ int og_cmd_bench_int8(const og_cli *o, og_context *ctx)
     } else {
         printf("# %s, operands in %s memory\n", og_context_device_name(ctx),
                og_context_memory_placement(ctx));
-        printf("%-22s %15s %14s %8s  %s\n", "shape (MxNxKxbatch)", "Int8Gemm", "float32", "ratio",
-               "Int8Gemm kernel (source)");
+        printf("%-22s %15s %12s %14s %8s  %s\n", "shape (MxNxKxbatch)", "Int8Gemm", "B read",
+               "float32", "ratio", "Int8Gemm kernel (source)");
     }
     int rc = 0;
     for (size_t i = 0; i < ns; i++)
-        rc |= bench_shape(o, ctx, ig, fg, &shapes[i], i == 0);
+        rc |= bench_shape(o, ctx, ig, fg, &shapes[i], o->params ? &given : NULL, i == 0);
     if (o->json)
         printf("]}\n");
     og_gemm_destroy(fg);

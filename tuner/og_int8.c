@@ -106,9 +106,9 @@ static uint64_t splitmix64(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-og_status og_int8_problem_create(og_context *ctx, og_dtype type_a, og_dtype type_b, int trans_a,
-                                 int trans_b, int64_t m, int64_t n, int64_t k, int64_t batch,
-                                 uint64_t seed, og_int8_problem **out)
+static og_status problem_create(og_context *ctx, og_dtype type_a, og_dtype type_b, int trans_a,
+                                int trans_b, int64_t m, int64_t n, int64_t k, int64_t batch,
+                                int words, uint64_t seed, og_int8_problem **out)
 {
     *out = NULL;
     og_int8_problem *pr = calloc(1, sizeof *pr);
@@ -126,12 +126,14 @@ og_status og_int8_problem_create(og_context *ctx, og_dtype type_a, og_dtype type
     /* Zero points away from 0, so a kernel that ignores them fails. */
     g->zero_a = type_a == OG_INT8 ? -3 : 128;
     g->zero_b = type_b == OG_INT8 ? 5 : 121;
-    /* Odd leading dimensions: the bytes of a row start anywhere in a word. */
-    g->lda = (trans_a ? m : k) + 3;
-    g->ldb = (trans_b ? k : n) + 1;
+    /* Odd leading dimensions: the bytes of a row start anywhere in a word;
+     * or whole words, a word beyond the row (not a power of two). */
+    pr->words = words;
+    g->lda = words ? round4((trans_a ? m : k) + 1) : (trans_a ? m : k) + 3;
+    g->ldb = words ? round4((trans_b ? k : n) + 1) : (trans_b ? k : n) + 1;
     g->ldc = round4(n);
-    g->stride_a = (trans_a ? k : m) * g->lda + 1;
-    g->stride_b = (trans_b ? n : k) * g->ldb + 2;
+    g->stride_a = (trans_a ? k : m) * g->lda + (words ? 4 : 1);
+    g->stride_b = (trans_b ? n : k) * g->ldb + (words ? 8 : 2);
     g->stride_c = m * g->ldc;
     og_int8_extents(g, &pr->na, &pr->nb, &pr->nc);
     pr->a = malloc(pr->na + 4);
@@ -168,6 +170,20 @@ og_status og_int8_problem_create(og_context *ctx, og_dtype type_a, og_dtype type
     }
     *out = pr;
     return OG_OK;
+}
+
+og_status og_int8_problem_create(og_context *ctx, og_dtype type_a, og_dtype type_b, int trans_a,
+                                 int trans_b, int64_t m, int64_t n, int64_t k, int64_t batch,
+                                 uint64_t seed, og_int8_problem **out)
+{
+    return problem_create(ctx, type_a, type_b, trans_a, trans_b, m, n, k, batch, 0, seed, out);
+}
+
+og_status og_int8_problem_create_words(og_context *ctx, og_dtype type_a, og_dtype type_b,
+                                       int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                                       int64_t batch, uint64_t seed, og_int8_problem **out)
+{
+    return problem_create(ctx, type_a, type_b, trans_a, trans_b, m, n, k, batch, 1, seed, out);
 }
 
 void og_int8_problem_destroy(og_int8_problem *pr)
@@ -221,7 +237,9 @@ og_status og_int8_candidate_verify(og_int8gemm *g, og_int8_problem *pr, const og
 {
     og_status st = og_int8_problem_verify(g, pr, p, accepted, why, len);
     /* Ragged shapes around the tile boundaries, batched (DESIGN.md invariant 3);
-     * the skinny kernel keeps M <= 16 and cuts columns and slices raggedly. */
+     * the skinny kernel keeps M <= 16 and cuts columns and slices raggedly.
+     * The first in the problem's layout, the second with odd leading
+     * dimensions (word loads fall back to bytes). */
     int64_t ragged[2][4] = {{p->bm + 1, p->bn - 1, p->bk + 3, 2},
                             {2 * p->bm - 1, 2 * p->bn + 1, 2 * p->bk + 17, 1}};
     if (p->variant == OG_VARIANT_INT8_SKINNY) {
@@ -231,9 +249,9 @@ og_status og_int8_candidate_verify(og_int8gemm *g, og_int8_problem *pr, const og
     }
     for (int i = 0; i < 2 && st == OG_OK && *accepted; i++) {
         og_int8_problem *small;
-        st = og_int8_problem_create(g->gemm.ctx, pr->args.type_a, pr->args.type_b, pr->args.trans_a,
-                                    pr->args.trans_b, ragged[i][0], ragged[i][1], ragged[i][2],
-                                    ragged[i][3], 77 + (uint64_t)i, &small);
+        st = problem_create(g->gemm.ctx, pr->args.type_a, pr->args.type_b, pr->args.trans_a,
+                            pr->args.trans_b, ragged[i][0], ragged[i][1], ragged[i][2],
+                            ragged[i][3], i == 0 && pr->words, 77 + (uint64_t)i, &small);
         if (st != OG_OK)
             break;
         st = og_int8_problem_verify(g, small, p, accepted, why, len);

@@ -103,11 +103,15 @@ static og_status fewrows_space(candidates *c, int trans_b, const og_shape *s, og
 
 /* Int8Gemm's skinny kernel: the reference design's shape first, then rows,
  * columns and slices around it, with 32-bit or packed dot products (where the
- * device has them: og_params_check drops them otherwise). The quick preset
- * keeps 512 invocations and 1, 2 or 4 rows (one row: the decoder steps). */
+ * device has them: og_params_check drops them otherwise), then word loads
+ * (four columns an invocation). The quick preset keeps 512 invocations and
+ * 1, 2 or 4 rows (one row: the decoder steps), and for word loads 64
+ * columns with 4 or 8 slices or 128 with 4 (64 to 128 invocations: where
+ * lavapipe ran them fastest at 768 and 3072 columns). */
 static og_status skinny_space(candidates *c, og_preset preset)
 {
-    static const int rows[] = {1, 2, 4, 8, 16}, cols[] = {16, 32, 64}, slices[] = {4, 8, 16, 32};
+    static const int rows[] = {1, 2, 4, 8, 16}, cols[] = {16, 32, 64, 128},
+                     slices[] = {4, 8, 16, 32};
     og_status st = add(c, og_params_int8_skinny());
     for (int dot = 0; dot < 2; dot++)
         for (int r = 0; r < 5 && st == OG_OK; r++)
@@ -123,6 +127,20 @@ static og_status skinny_space(candidates *c, og_preset preset)
                                                 .slices = slices[j],
                                                 .dot = dot});
                 }
+    for (int r = 0; r < 5 && st == OG_OK; r++)
+        for (int i = 0; i < 4 && st == OG_OK; i++)
+            for (int j = 0; j < 4 && st == OG_OK; j++) {
+                int keep = preset == OG_PRESET_STANDARD
+                               ? 1
+                               : rows[r] <= 4 && ((cols[i] == 64 && slices[j] <= 8) ||
+                                                  (cols[i] == 128 && slices[j] == 4));
+                if (keep) /* og_params_check drops too few or too many invocations */
+                    st = add(c, (og_params){.variant = OG_VARIANT_INT8_SKINNY,
+                                            .rows = rows[r],
+                                            .cols = cols[i],
+                                            .slices = slices[j],
+                                            .vec = 4});
+            }
     return st;
 }
 
@@ -141,13 +159,25 @@ static og_params int8_tile(int bm, int bn, int bk, int tm, int tn, int pad, int 
                        .dot = dot};
 }
 
+/* The direct-load Int8Gemm tile with word loads. */
+static og_params int8_direct(int bm, int bn, int bk, int tm, int tn)
+{
+    og_params p = int8_tile(bm, bn, bk, tm, tn, 0, 0);
+    p.load = OG_LOAD_DIRECT;
+    p.vec = 4;
+    return p;
+}
+
 /* Int8Gemm's tile: the default first; the quick preset adds larger register
- * tiles, a longer k step, padding and the packed dot products (where the
- * device has them: og_params_check drops them otherwise); the standard preset
- * every tile, k step, register tile, padding and product. */
+ * tiles, a longer k step, padding, the packed dot products (where the
+ * device has them: og_params_check drops them otherwise) and direct loads
+ * (words, float32 products) with register tiles of 4x4 to 16x8; the
+ * standard preset every tile, k step, register tile, padding and product,
+ * staged and direct. */
 static og_status int8_tile_space(candidates *c, og_preset preset)
 {
-    static const int tiles[] = {32, 64, 128}, steps[] = {16, 32}, regs[] = {2, 4, 8};
+    static const int tiles[] = {32, 64, 128}, steps[] = {16, 32}, regs[] = {2, 4, 8},
+                     direct_regs[] = {4, 8, 16};
     const og_params quick[] = {
         og_params_int8_tile(),
         int8_tile(64, 64, 16, 4, 4, 0, 1),
@@ -157,6 +187,11 @@ static og_status int8_tile_space(candidates *c, og_preset preset)
         int8_tile(64, 64, 16, 8, 8, 0, 0),
         int8_tile(128, 64, 16, 8, 4, 0, 1),
         int8_tile(32, 32, 16, 2, 2, 0, 0),
+        int8_direct(64, 64, 16, 4, 4),
+        int8_direct(64, 64, 16, 8, 8),
+        int8_direct(128, 64, 16, 16, 8),
+        int8_direct(64, 128, 16, 8, 16),
+        int8_direct(128, 64, 32, 8, 8),
     };
     og_status st = OG_OK;
     for (size_t i = 0; i < sizeof quick / sizeof quick[0] && st == OG_OK; i++)
@@ -172,6 +207,16 @@ static og_status int8_tile_space(candidates *c, og_preset preset)
                             if (p.wgx * p.wgy >= 32)
                                 st = add(c, p);
                         }
+    for (int a = 0; preset == OG_PRESET_STANDARD && a < 3; a++)
+        for (int b = 0; b < 3; b++)
+            for (int k = 0; k < 2; k++)
+                for (int x = 0; x < 3; x++)
+                    for (int y = 0; y < 3 && st == OG_OK; y++) {
+                        og_params p = int8_direct(tiles[a], tiles[b], steps[k], direct_regs[x],
+                                                  direct_regs[y]);
+                        if (p.wgx * p.wgy >= 32)
+                            st = add(c, p);
+                    }
     return st;
 }
 

@@ -15,8 +15,8 @@ og_status og_subject_create(og_context *ctx, const og_subject_job *job, og_subje
     if (og_dtype_is_int8(job->dtype)) {
         st = og_int8gemm_create(ctx, &out->ig);
         if (st == OG_OK)
-            st = og_int8_problem_create(ctx, OG_INT8, OG_INT8, job->trans_a, job->trans_b, s->m,
-                                        s->n, s->k, s->batch, 1234, &out->ipr);
+            st = og_int8_problem_create_words(ctx, OG_INT8, OG_INT8, job->trans_a, job->trans_b,
+                                              s->m, s->n, s->k, s->batch, 1234, &out->ipr);
     } else {
         st = og_gemm_create(ctx, job->dtype, job->mode, &out->g);
         if (st == OG_OK)

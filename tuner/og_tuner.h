@@ -154,13 +154,22 @@ typedef struct og_int8_problem {
     uint8_t *a, *b;         /* host copies of A and B */
     uint32_t *c0, *c, *ref; /* C before the call, read back, and the reference */
     size_t na, nb, nc;
+    int words; /* leading dimensions and batch strides in whole 32-bit words */
 } og_int8_problem;
 
 /* A problem with random bytes, zero points away from 0, odd leading
- * dimensions and batch strides, an int32 output; buffers created on ctx. */
+ * dimensions and batch strides (the bytes of a row start anywhere in a
+ * word), an int32 output; buffers created on ctx. */
 og_status og_int8_problem_create(og_context *ctx, og_dtype type_a, og_dtype type_b, int trans_a,
                                  int trans_b, int64_t m, int64_t n, int64_t k, int64_t batch,
                                  uint64_t seed, og_int8_problem **out);
+
+/* The same with leading dimensions and batch strides rounded up to whole
+ * 32-bit words, as a model's tensors lie: what the tuner times, so that
+ * kernels with word loads are measured with them. */
+og_status og_int8_problem_create_words(og_context *ctx, og_dtype type_a, og_dtype type_b,
+                                       int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                                       int64_t batch, uint64_t seed, og_int8_problem **out);
 void og_int8_problem_destroy(og_int8_problem *pr);
 
 /* Runs Int8Gemm with params p (NULL: the selected kernel), reads C back and

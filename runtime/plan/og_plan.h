@@ -92,6 +92,13 @@ int og_int8_skinny_eligible(int64_t m, int trans_b);
 og_params og_params_for_call(const og_gemm_config *cfg, const og_limits *lim,
                              const og_gemm_args *args, const og_params *p, uint32_t range_len);
 
+/* The Int8Gemm parameters a call runs: word loads (vec = 4, the direct-load
+ * tile and the skinny kernel) need A's and B's offsets, leading dimensions,
+ * batch strides and buffer skews in whole 32-bit words; otherwise the same
+ * kernel reads bytes (the tile with vec = 1, the skinny kernel without vec).
+ * Other parameters run as they are. */
+og_params og_int8_params_for_call(const og_int8gemm_args *args, const og_params *p);
+
 /* A cooperative-matrix variant considered for a call, and why it was not
  * chosen ("" when it was). */
 typedef struct og_matrix_note {

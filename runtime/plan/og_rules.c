@@ -112,6 +112,20 @@ og_params og_params_for_call(const og_gemm_config *cfg, const og_limits *lim, co
     return q;
 }
 
+og_params og_int8_params_for_call(const og_int8gemm_args *args, const og_params *p)
+{
+    og_params q = *p;
+    int int8 = q.variant == OG_VARIANT_INT8_TILE || q.variant == OG_VARIANT_INT8_SKINNY;
+    if (!int8 || q.vec != 4)
+        return q;
+    og_gemm_args g = og_int8gemm_layout(args);
+    /* Nothing is read when K = 0 (placeholders may bind for A and B). */
+    int skewed = args->k > 0 && (args->a->skew % 4 || args->b->skew % 4);
+    if (!og_params_vec_aligned(&g) || skewed)
+        q.vec = q.variant == OG_VARIANT_INT8_TILE ? 1 : 0;
+    return q;
+}
+
 int og_matrix_choose(const og_limits *lim, og_dtype dtype, og_mode mode,
                      og_matrix_note notes[OG_MATRIX_VARIANTS])
 {
