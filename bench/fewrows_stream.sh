@@ -4,7 +4,8 @@
 # (through OG_TEMPLATE_DIR) and the current one, alternating, at the decoder
 # shapes 1x3072x768 and 1x768x3072 with B stored K x N and N x K: the old
 # kernel with the rule's columns and slices, the new one with the same
-# (vec=1 and vec=4) and with the columns the quick preset prefers. Prints GB/s
+# (vec=1 and vec=4) and with the shape that streams fastest on lavapipe
+# (64 or 128 columns of 4 slices). Prints GB/s
 # of B read (4 N K bytes a call), the new / old ratio and the load average,
 # and keeps the log in bench/logs/.
 # Usage: bench/fewrows_stream.sh [BASE]  (default: the parent of the commit
@@ -26,7 +27,7 @@ export OG_TUNING_DB=
   for round in 1 2 3; do
     for layout in kn nk; do
       if [ $layout = kn ]; then flag=; rule=cols=16,slices=16; wide=cols=64,slices=4
-      else flag=--trans-b; rule=cols=8,slices=32; wide=cols=16,slices=32; fi
+      else flag=--trans-b; rule=cols=8,slices=32; wide=cols=128,slices=4; fi
       for run in "old $rule,vec=1" "new $rule,vec=1" "new $rule,vec=4" "new $wide,vec=4"; do
         set -- $run
         echo

@@ -79,16 +79,19 @@ static og_status add(candidates *c, og_params p)
  * one element and four elements at a time. */
 static og_status fewrows_space(candidates *c, int trans_b, const og_shape *s, og_preset preset)
 {
-    static const int counts[] = {2, 4, 8, 16, 32, 64};
+    static const int counts[] = {2, 4, 8, 16, 32, 64, 128};
     og_status st = add(c, og_params_fewrows(trans_b, s->n));
-    for (int i = 0; i < 6 && st == OG_OK; i++)
-        for (int j = 0; j < 6 && st == OG_OK; j++)
+    for (int i = 0; i < 7 && st == OG_OK; i++)
+        for (int j = 0; j < 7 && st == OG_OK; j++)
             for (int vec = 1; vec <= 4 && st == OG_OK; vec += 3) {
                 int terms = counts[i] * counts[j];
                 int keep =
                     preset == OG_PRESET_STANDARD ? terms >= 128 && terms <= 512 : terms == 256;
-                /* B stored N x K wants whole subgroups of lanes on one column. */
-                if (trans_b && counts[j] < 16)
+                /* B stored N x K read one element at a time wants whole
+                 * subgroups of lanes on one column; four at a time, an
+                 * invocation reads 16 bytes of its column (on lavapipe four
+                 * slices, one invocation a column, stream B fastest). */
+                if (trans_b && counts[j] < 16 && vec == 1)
                     keep = 0;
                 if (counts[i] < vec || counts[j] < vec)
                     keep = 0;
