@@ -130,21 +130,10 @@ uint64_t og_kernel_loop_iterations(const og_kernel_key *key, uint64_t k_len)
         return steps(k_len, p->bk) * (1u + 2u * ((uint64_t)(p->bk / 16) + 1u) + loads + 2u) + 1u +
                256u / 32u + 1u;
     }
-    default: { /* the tile: k steps, then the register tile */
-        uint64_t tile = (uint64_t)(p->tm * p->tn) + 1u;
-        if (p->load != OG_LOAD_DIRECT)
-            return steps(k_len, p->bk) + 1u + tile;
-        /* Direct loads: workgroups inside C run the blocked order's whole
-         * groups (per 128 terms a trip, and a loop of four blocks with its end test),
-         * then whole k steps unchecked, then a checked loop for the tail;
-         * edge workgroups run all of k checked, past one end test for each
-         * loop they skip. */
-        uint64_t blocked = p->acc == OG_ACC_BLOCKED, bk = (uint64_t)p->bk;
-        uint64_t groups = blocked ? k_len / 128u : 0u, rest = k_len - 128u * groups;
-        uint64_t inside = 6u * groups + 2u * blocked + rest / bk + 1u + 1u + 1u;
-        uint64_t edge = steps(k_len, p->bk) + 1u + 2u * blocked + 1u;
-        return (inside > edge ? inside : edge) + tile;
-    }
+    default: /* the tile: k steps (direct loads: an unchecked loop of the whole
+              * steps, then a checked one for the tail), then the register tile */
+        return steps(k_len, p->bk) + 1u + (p->load == OG_LOAD_DIRECT ? 1u : 0u) +
+               (uint64_t)(p->tm * p->tn) + 1u;
     }
 }
 

@@ -142,8 +142,8 @@ Test(loop_cap, tile_kernel_with_direct_loads_inside_c, .timeout = 300)
                16);
 }
 
-/* The blocked order's loop of whole groups (four blocks of 32 a group), with
- * k steps of 32: inside C it loops more than the edge's checked loop. */
+/* The blocked order with direct loads and k steps of 32 (its joins inside
+ * the steps). A and B (16 x 1.4 million floats) fit lavapipe's binding. */
 Test(loop_cap, tile_kernel_with_direct_loads_in_blocked_order, .timeout = 300)
 {
     expect_cap(16, 16,
