@@ -11,16 +11,11 @@
 # commit that made the k loop branch-free)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-base=${1:-$(git log -n1 --format=%H --grep '^Tile: no branch in the k loop')^}
-scripts/build.sh
-old=$(mktemp -d)
-trap 'rm -rf "$old"' EXIT
-git archive "$base" templates | tar -x -C "$old"
+base=${1:-}
+. bench/old_templates.sh "Tile: no branch in the k loop" branch-free-tile
 shapes=${SHAPES:-256x256x256,512x512x512,1024x1024x1024,128x768x768}
 dtypes=${DTYPES:-f32}
 tile="bm=128,bn=64,bk=16,tm=16,tn=8,wgx=8,wgy=8,pad=0,load=direct,vec=4,src=texel,split=1"
-log=bench/logs/$(date +%Y-%m-%d)-branch-free-tile-$(build/ogtune devices --json |
-      sed -n 's/.*"name":"\([^"(]*\).*/\1/p' | head -n1 | tr -c 'a-zA-Z0-9\n' '-' | sed 's/-*$//').txt
 export OG_TUNING_DB=
 {
   echo "# onegpu: the float tile with (old, $(git rev-parse --short "$base")) and without (new) a branch in its k loop, $(date -u +%Y-%m-%dT%H:%MZ)"
@@ -30,7 +25,7 @@ export OG_TUNING_DB=
       for which in old new; do
         echo
         echo "## round $round, acc=$acc, $which template, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-        if [ "$which" = old ]; then dir=$old/templates; else dir=; fi
+        if [ "$which" = old ]; then dir=$old_templates; else dir=; fi
         OG_TEMPLATE_DIR=$dir build/ogtune bench --shapes "$shapes" --params "$tile,acc=$acc" \
           --dtype "$dtypes"
       done

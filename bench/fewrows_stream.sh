@@ -12,14 +12,9 @@
 # that made the few-rows loops branch-free)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-base=${1:-$(git log -n1 --format=%H --grep '^Few rows: no branch in the k loop')^}
-scripts/build.sh
-old=$(mktemp -d)
-trap 'rm -rf "$old"' EXIT
-git archive "$base" templates | tar -x -C "$old"
+base=${1:-}
+. bench/old_templates.sh "Few rows: no branch in the k loop" fewrows-stream
 shapes=${SHAPES:-1x3072x768,1x768x3072}
-log=bench/logs/$(date +%Y-%m-%d)-fewrows-stream-$(build/ogtune devices --json |
-      sed -n 's/.*"name":"\([^"(]*\).*/\1/p' | head -n1 | tr -c 'a-zA-Z0-9\n' '-' | sed 's/-*$//').txt
 export OG_TUNING_DB=
 {
   echo "# onegpu: few rows, M = 1, float32, old ($(git rev-parse --short "$base")) and new template, $(date -u +%Y-%m-%dT%H:%MZ)"
@@ -32,7 +27,7 @@ export OG_TUNING_DB=
         set -- $run
         echo
         echo "## round $round, B $layout, $1 template, $2, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-        if [ "$1" = old ]; then dir=$old/templates; else dir=; fi
+        if [ "$1" = old ]; then dir=$old_templates; else dir=; fi
         OG_TEMPLATE_DIR=$dir build/ogtune bench --shapes "$shapes" --params "variant=fewrows,$2" $flag
       done
     done
