@@ -292,10 +292,11 @@ og_status og_space(const og_limits *lim, og_preset preset, og_dtype dtype, int t
                         }
     /* Split-k in Fast mode: where k is long enough to cut, tiles also run
      * unsplit and with 2 to 16 ranges, whatever the rule says: the default
-     * and the vector texel tile in the quick preset, every quick tile in the
-     * standard one. */
-    static const int splits[] = {1, 2, 4, 8, 16}, quick_split_tiles[] = {0, 7};
-    size_t n_split_tiles = preset == OG_PRESET_STANDARD ? OG_QUICK_TILES : 2;
+     * and the vector texel tiles of both orders in the quick preset (on
+     * lavapipe the chain's tile unsplit is the fastest kernel), every quick
+     * tile in the standard one. */
+    static const int splits[] = {1, 2, 4, 8, 16}, quick_split_tiles[] = {0, 7, 9};
+    size_t n_split_tiles = preset == OG_PRESET_STANDARD ? OG_QUICK_TILES : 3;
     for (size_t i = 0; s->k >= 128 && i < n_split_tiles && st == OG_OK; i++)
         for (int j = 0; j < 5 && st == OG_OK; j++) {
             og_params p =
