@@ -69,19 +69,25 @@ static size_t kernels_for(const og_context *ctx, const og_int8gemm_args *g, og_p
     return n;
 }
 
+/* Verifies params p on pr bit for bit. */
+static void expect_exact(og_context *ctx, og_int8gemm *g, og_int8_problem *pr, const og_params *p,
+                         const char *what)
+{
+    int accepted;
+    char why[256] = "", params[OG_PARAMS_MAX];
+    og_params_format(p, params, sizeof params);
+    og_status st = og_int8_problem_verify(g, pr, p, &accepted, why, sizeof why);
+    cr_assert_eq(st, OG_OK, "%s, %s: %s", what, params, og_context_last_error(ctx));
+    cr_expect(accepted, "%s, %s: %s", what, params, why);
+}
+
 static void check_all_kernels(og_context *ctx, og_int8gemm *g, og_int8_problem *pr,
                               const char *what)
 {
     og_params ps[12];
     size_t n = kernels_for(ctx, &pr->args, ps);
-    for (size_t i = 0; i < n; i++) {
-        int accepted;
-        char why[256] = "", params[OG_PARAMS_MAX];
-        og_params_format(&ps[i], params, sizeof params);
-        og_status st = og_int8_problem_verify(g, pr, &ps[i], &accepted, why, sizeof why);
-        cr_assert_eq(st, OG_OK, "%s, %s: %s", what, params, og_context_last_error(ctx));
-        cr_assert(accepted, "%s, %s: %s", what, params, why);
-    }
+    for (size_t i = 0; i < n; i++)
+        expect_exact(ctx, g, pr, &ps[i], what);
 }
 
 Test(int8gemm, every_type_zero_point_and_layout, .timeout = 600)
@@ -159,18 +165,6 @@ Test(int8gemm, extremes_at_k_4096, .timeout = 600)
     }
     og_int8gemm_destroy(g);
     close_context(ctx);
-}
-
-/* Verifies params p on pr bit for bit. */
-static void expect_exact(og_context *ctx, og_int8gemm *g, og_int8_problem *pr, const og_params *p,
-                         const char *what)
-{
-    int accepted;
-    char why[256] = "", params[OG_PARAMS_MAX];
-    og_params_format(p, params, sizeof params);
-    og_status st = og_int8_problem_verify(g, pr, p, &accepted, why, sizeof why);
-    cr_assert_eq(st, OG_OK, "%s, %s: %s", what, params, og_context_last_error(ctx));
-    cr_expect(accepted, "%s, %s: %s", what, params, why);
 }
 
 /* The direct-load tile (32x32, k steps of 16, sums in float32 chunks of 256

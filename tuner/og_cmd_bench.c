@@ -54,17 +54,9 @@ int og_cmd_bench(const og_cli *o)
         og_context_destroy(ctx);
         return rc;
     }
-    if (og_parse_shapes(o->shapes ? o->shapes : table_shapes, &shapes, &ns) != 0) {
-        fprintf(stderr, "ogtune bench: --shapes takes MxNxK[xBATCH],... (got %s)\n", o->shapes);
-        return 2;
-    }
     og_params given;
-    char why_params[256];
-    if (o->params && og_params_parse(o->params, &given, why_params, sizeof why_params) != 0) {
-        fprintf(stderr, "ogtune bench: %s\n", why_params);
-        free(shapes);
+    if (og_cli_bench_inputs(o, table_shapes, &shapes, &ns, &given) != 0)
         return 2;
-    }
     og_context *ctx = og_cli_context(o);
     if (!ctx) {
         free(shapes);

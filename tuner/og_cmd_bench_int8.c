@@ -130,17 +130,9 @@ int og_cmd_bench_int8(const og_cli *o, og_context *ctx)
 {
     og_shape *shapes;
     size_t ns;
-    if (og_parse_shapes(o->shapes ? o->shapes : int8_shapes, &shapes, &ns) != 0) {
-        fprintf(stderr, "ogtune bench: --shapes takes MxNxK[xBATCH],... (got %s)\n", o->shapes);
-        return 2;
-    }
     og_params given;
-    char why[256];
-    if (o->params && og_params_parse(o->params, &given, why, sizeof why) != 0) {
-        fprintf(stderr, "ogtune bench: %s\n", why);
-        free(shapes);
+    if (og_cli_bench_inputs(o, int8_shapes, &shapes, &ns, &given) != 0)
         return 2;
-    }
     og_int8gemm *ig = NULL;
     og_gemm *fg = NULL;
     if (og_int8gemm_create(ctx, &ig) != OG_OK ||

@@ -24,6 +24,22 @@ og_context *og_cli_context(const og_cli *o)
     return ctx;
 }
 
+int og_cli_bench_inputs(const og_cli *o, const char *default_shapes, og_shape **shapes, size_t *ns,
+                        og_params *given)
+{
+    if (og_parse_shapes(o->shapes ? o->shapes : default_shapes, shapes, ns) != 0) {
+        fprintf(stderr, "ogtune bench: --shapes takes MxNxK[xBATCH],... (got %s)\n", o->shapes);
+        return -1;
+    }
+    char why[256];
+    if (o->params && og_params_parse(o->params, given, why, sizeof why) != 0) {
+        fprintf(stderr, "ogtune bench: %s\n", why);
+        free(*shapes);
+        return -1;
+    }
+    return 0;
+}
+
 int og_cli_dtypes(const og_cli *o, og_dtype *out, size_t *n)
 {
     *n = 0;

@@ -53,6 +53,11 @@ og_context *og_cli_context(const og_cli *o);
 /* The input types of the command: --dtype's list for --op gemm, OG_INT8 alone
  * for --op int8gemm. */
 int og_cli_dtypes(const og_cli *o, og_dtype *out, size_t *n);
+/* The benches' --shapes (default_shapes when not given; *shapes to free)
+ * and, when o->params is given, its parameters in *given. Prints why on
+ * stderr and returns -1 when either does not parse. */
+int og_cli_bench_inputs(const og_cli *o, const char *default_shapes, og_shape **shapes, size_t *ns,
+                        og_params *given);
 /* Selection for a dtype of og_cli_dtypes: og_select, or og_select_int8. */
 og_status og_cli_select(og_context *ctx, og_dtype t, og_mode mode, int trans_a, int trans_b,
                         const og_shape *s, og_choice *out);
