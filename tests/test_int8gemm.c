@@ -167,6 +167,37 @@ Test(int8gemm, extremes_at_k_4096, .timeout = 600)
     close_context(ctx);
 }
 
+/* 25 problems around the edges of a kernel: case c = 5 i + j takes M =
+ * ms[i], N = ns[j], K = ks[(i + 2 j) % 5], A transposed when c is odd, B
+ * when bit 1 of c is set and b_both, a cycle of type pairs, rows in whole
+ * words unless c % 3 == 2, batch 1 or 2; each of ps[0..np) bit for bit. */
+static void sweep_edges(og_context *ctx, og_int8gemm *g, const int64_t ms[5], const int64_t ns[5],
+                        const int64_t ks[5], int b_both, uint64_t seed, const og_params *ps,
+                        size_t np)
+{
+    static const og_dtype types[2] = {OG_INT8, OG_UINT8};
+    int case_no = 0;
+    for (int i = 0; i < 5; i++)
+        for (int j = 0; j < 5; j++, case_no++) {
+            int64_t m = ms[i], n = ns[j], k = ks[(i + 2 * j) % 5];
+            int trans_a = case_no & 1, trans_b = b_both && ((case_no >> 1) & 1);
+            int words = case_no % 3 != 2;
+            og_int8_problem *pr;
+            og_status st = (words ? og_int8_problem_create_words : og_int8_problem_create)(
+                ctx, types[case_no % 2], types[(case_no / 2) % 2], trans_a, trans_b, m, n, k,
+                1 + case_no % 2, seed + (uint64_t)case_no, &pr);
+            cr_assert_eq(st, OG_OK);
+            char what[128];
+            snprintf(what, sizeof what, "%s x %s %s%s %lldx%lldx%lld%s",
+                     og_dtype_name(pr->args.type_a), og_dtype_name(pr->args.type_b),
+                     trans_a ? "T" : "N", trans_b ? "T" : "N", (long long)m, (long long)n,
+                     (long long)k, words ? " in words" : "");
+            for (size_t q = 0; q < np; q++)
+                expect_exact(ctx, g, pr, &ps[q], what);
+            og_int8_problem_destroy(pr);
+        }
+}
+
 /* The direct-load tile (32x32, k steps of 16, sums in float32 chunks of 256
  * k) around every edge of its tile: M, N, K of 1, 31, 32, 33 and 65 (K not
  * a multiple of 4 but at 32), both transposes, every pair of types, zero
@@ -179,28 +210,8 @@ Test(int8gemm, direct_tile_around_its_edges, .timeout = 900)
     og_int8gemm *g;
     cr_assert_eq(og_int8gemm_create(ctx, &g), OG_OK);
     static const int64_t sizes[] = {1, 31, 32, 33, 65};
-    static const og_dtype types[2] = {OG_INT8, OG_UINT8};
-    int case_no = 0;
-    for (int i = 0; i < 5; i++)
-        for (int j = 0; j < 5; j++, case_no++) {
-            int64_t m = sizes[i], n = sizes[j], k = sizes[(i + 2 * j) % 5];
-            int trans_a = case_no & 1, trans_b = (case_no >> 1) & 1, words = case_no % 3 != 2;
-            og_int8_problem *pr;
-            og_status st = (words ? og_int8_problem_create_words : og_int8_problem_create)(
-                ctx, types[case_no % 2], types[(case_no / 2) % 2], trans_a, trans_b, m, n, k,
-                1 + case_no % 2, 500 + (uint64_t)case_no, &pr);
-            cr_assert_eq(st, OG_OK);
-            char what[128];
-            snprintf(what, sizeof what, "%s x %s %s%s %lldx%lldx%lld%s",
-                     og_dtype_name(pr->args.type_a), og_dtype_name(pr->args.type_b),
-                     trans_a ? "T" : "N", trans_b ? "T" : "N", (long long)m, (long long)n,
-                     (long long)k, words ? " in words" : "");
-            for (int vec = 1; vec <= 4; vec += 3) {
-                og_params p = direct_tile(vec);
-                expect_exact(ctx, g, pr, &p, what);
-            }
-            og_int8_problem_destroy(pr);
-        }
+    const og_params tiles[2] = {direct_tile(1), direct_tile(4)};
+    sweep_edges(ctx, g, sizes, sizes, sizes, 1, 500, tiles, 2);
     static const struct {
         og_dtype ta, tb;
         uint8_t va, vb;
@@ -238,26 +249,8 @@ Test(int8gemm, word_skinny_around_its_edges, .timeout = 600)
     cr_assert_eq(og_int8gemm_create(ctx, &g), OG_OK);
     static const int64_t ms[] = {1, 3, 4, 5, 16}, ns[] = {1, 31, 32, 33, 65},
                          ks[] = {1, 3, 4, 5, 133};
-    static const og_dtype types[2] = {OG_INT8, OG_UINT8};
-    int case_no = 0;
-    for (int i = 0; i < 5; i++)
-        for (int j = 0; j < 5; j++, case_no++) {
-            int64_t m = ms[i], n = ns[j], k = ks[(i + 2 * j) % 5];
-            int trans_a = case_no & 1, words = case_no % 3 != 2;
-            og_int8_problem *pr;
-            og_status st = (words ? og_int8_problem_create_words : og_int8_problem_create)(
-                ctx, types[case_no % 2], types[(case_no / 2) % 2], trans_a, 0, m, n, k,
-                1 + case_no % 2, 700 + (uint64_t)case_no, &pr);
-            cr_assert_eq(st, OG_OK);
-            char what[128];
-            snprintf(what, sizeof what, "%s x %s %sN %lldx%lldx%lld%s",
-                     og_dtype_name(pr->args.type_a), og_dtype_name(pr->args.type_b),
-                     trans_a ? "T" : "N", (long long)m, (long long)n, (long long)k,
-                     words ? " in words" : "");
-            og_params p = word_skinny();
-            expect_exact(ctx, g, pr, &p, what);
-            og_int8_problem_destroy(pr);
-        }
+    const og_params skinny = word_skinny();
+    sweep_edges(ctx, g, ms, ns, ks, 0, 700, &skinny, 1);
     og_int8gemm_destroy(g);
     close_context(ctx);
 }
