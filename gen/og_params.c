@@ -96,7 +96,8 @@ void og_params_format(const og_params *p, char *buf, size_t len)
         /* The staged tile keeps the text it had before direct loads existed,
          * so the records measured then keep their keys. */
         if (p->load == OG_LOAD_DIRECT && used >= 0 && (size_t)used < len)
-            snprintf(buf + used, len - (size_t)used, ",load=direct,vec=%d", p->vec);
+            snprintf(buf + used, len - (size_t)used, ",load=direct,vec=%d%s", p->vec,
+                     p->src == OG_SRC_TEXEL ? ",src=texel" : "");
         return;
     }
     if (p->variant == OG_VARIANT_COOPMAT) {
@@ -110,7 +111,8 @@ void og_params_format(const og_params *p, char *buf, size_t len)
                             p->rows, p->cols, p->slices, p->dot);
         /* As for the tile: the byte-loading kernel keeps its old text. */
         if (p->vec != 0 && used >= 0 && (size_t)used < len)
-            snprintf(buf + used, len - (size_t)used, ",vec=%d", p->vec);
+            snprintf(buf + used, len - (size_t)used, ",vec=%d%s", p->vec,
+                     p->src == OG_SRC_TEXEL ? ",src=texel" : "");
         return;
     }
     char split[16];
@@ -248,11 +250,15 @@ int og_params_parse(const char *text, og_params *out, char *why, size_t len)
         p.vec = 1;
     int unsplit = p.variant != OG_VARIANT_TILE;
     /* The Int8Gemm tile may name its loads and their width (both or none),
-     * the skinny kernel and few rows their loads' width. */
+     * the skinny kernel and few rows their loads' width; after those, the
+     * Int8Gemm kernels may name their source (src). */
     unsigned extra = p.variant == OG_VARIANT_INT8_TILE ? 0x401u
                      : p.variant == OG_VARIANT_INT8_SKINNY || p.variant == OG_VARIANT_FEWROWS
                          ? 0x400u
                          : 0u;
+    int int8 = p.variant == OG_VARIANT_INT8_TILE || p.variant == OG_VARIANT_INT8_SKINNY;
+    if (int8 && (seen & (1u << 30)))
+        extra |= 1u << 30;
     unsigned optional = seen == (wanted[p.variant].keys | extra) ? extra : 0u;
     if (seen != (wanted[p.variant].keys | optional) || (unsplit && p.split != OG_SPLIT_RULE)) {
         snprintf(why, len, "params: '%s' needs exactly %s", text, wanted[p.variant].what);
@@ -356,6 +362,25 @@ static int dot_check(const og_params *p, const og_limits *lim, char *why, size_t
     return 0;
 }
 
+/* Texel loads: the device's texel buffers; for an Int8Gemm kernel, its
+ * named loads (load=direct for the tile, vec for the skinny kernel). */
+static int texel_check(const og_params *p, const og_limits *lim, char *why, size_t len)
+{
+    if (p->src != OG_SRC_TEXEL)
+        return 0;
+    if ((p->variant == OG_VARIANT_INT8_TILE && p->load != OG_LOAD_DIRECT) ||
+        (p->variant == OG_VARIANT_INT8_SKINNY && p->vec == 0)) {
+        snprintf(why, len, "params: Int8Gemm src=texel needs load=direct (tile) or vec (skinny)");
+        return -1;
+    }
+    if (lim && lim->max_texel_elements == 0) {
+        snprintf(why, len,
+                 "limits: the device has no R32/R32G32/R32G32B32A32 uniform texel buffers");
+        return -1;
+    }
+    return 0;
+}
+
 static int skinny_check(const og_params *p, const og_limits *lim, char *why, size_t len)
 {
     int threads = p->cols * p->slices;
@@ -367,7 +392,7 @@ static int skinny_check(const og_params *p, const og_limits *lim, char *why, siz
                  p->rows, p->cols, p->slices);
         return -1;
     }
-    if (dot_check(p, lim, why, len) != 0)
+    if (dot_check(p, lim, why, len) != 0 || texel_check(p, lim, why, len) != 0)
         return -1;
     /* Word loads: a quarter of the invocations, each owning four columns;
      * the byte-loading kernel the runtime falls back to keeps them all. */
@@ -496,7 +521,8 @@ static int tile_shape_check(const og_params *p, char *why, size_t len)
 
 static int int8_tile_check(const og_params *p, const og_limits *lim, char *why, size_t len)
 {
-    if (tile_shape_check(p, why, len) != 0 || dot_check(p, lim, why, len) != 0)
+    if (tile_shape_check(p, why, len) != 0 || dot_check(p, lim, why, len) != 0 ||
+        texel_check(p, lim, why, len) != 0)
         return -1;
     /* Direct loads multiply in float32 (exact, see the template), so not
      * with packed dot products; vec names their loads' width only. */
@@ -545,14 +571,9 @@ int og_params_check(const og_params *p, const og_limits *lim, char *why, size_t 
                  p->vec);
         return -1;
     }
-    if (!lim)
-        return 0;
-    if (p->src == OG_SRC_TEXEL && lim->max_texel_elements == 0) {
-        snprintf(why, len,
-                 "limits: the device has no R32/R32G32/R32G32B32A32 uniform texel buffers");
+    if (texel_check(p, lim, why, len) != 0)
         return -1;
-    }
-    return limits_check(p, lim, (uint32_t)p->wgx, (uint32_t)p->wgy, why, len);
+    return lim ? limits_check(p, lim, (uint32_t)p->wgx, (uint32_t)p->wgy, why, len) : 0;
 }
 
 int og_params_vec_aligned(const og_gemm_args *g)

@@ -28,12 +28,20 @@ static og_params word_skinny(void)
     return p;
 }
 
+/* The same kernel reading A and B through texel buffers (the column scales
+ * then bind at 6). */
+static og_params texel(og_params p)
+{
+    p.src = OG_SRC_TEXEL;
+    return p;
+}
+
 /* The kernels a shape can run: the default tile, a small tile with a
  * ragged-friendly register tile and padding, the same with packed dot
  * products where the device has them, the direct-load tile with word and
  * byte loads, and for M <= 16 with B not transposed the skinny kernel,
  * another shape of it (with packed dot products where the device has them)
- * and its word loads. */
+ * and its word loads, word loads also through texel buffers. */
 static size_t kernels_for(const og_context *ctx, const og_int8gemm_args *g, og_params *out)
 {
     size_t n = 0;
@@ -62,10 +70,12 @@ static size_t kernels_for(const og_context *ctx, const og_int8gemm_args *g, og_p
         out[n + 1].slices = 8;
         out[n + 1].dot = ctx->limits.integer_dot;
         out[n + 2] = word_skinny();
-        n += 3;
+        out[n + 3] = texel(word_skinny());
+        n += 4;
     }
     out[n++] = direct_tile(4);
     out[n++] = direct_tile(1);
+    out[n++] = texel(direct_tile(4));
     return n;
 }
 
@@ -84,7 +94,7 @@ static void expect_exact(og_context *ctx, og_int8gemm *g, og_int8_problem *pr, c
 static void check_all_kernels(og_context *ctx, og_int8gemm *g, og_int8_problem *pr,
                               const char *what)
 {
-    og_params ps[12];
+    og_params ps[16];
     size_t n = kernels_for(ctx, &pr->args, ps);
     for (size_t i = 0; i < n; i++)
         expect_exact(ctx, g, pr, &ps[i], what);
@@ -202,7 +212,7 @@ static void sweep_edges(og_context *ctx, og_int8gemm *g, const int64_t ms[5], co
  * k) around every edge of its tile: M, N, K of 1, 31, 32, 33 and 65 (K not
  * a multiple of 4 but at 32), both transposes, every pair of types, zero
  * points away from 0, rows in whole words (word loads) or not (bytes), and
- * batches. Then K = 600 (two chunks and a ragged step) with every value at
+ * batches; from storage and from texel buffers. Then K = 600 (two chunks and a ragged step) with every value at
  * the extreme that makes the chunk sums largest (255^2 a term). */
 Test(int8gemm, direct_tile_around_its_edges, .timeout = 900)
 {
@@ -210,8 +220,8 @@ Test(int8gemm, direct_tile_around_its_edges, .timeout = 900)
     og_int8gemm *g;
     cr_assert_eq(og_int8gemm_create(ctx, &g), OG_OK);
     static const int64_t sizes[] = {1, 31, 32, 33, 65};
-    const og_params tiles[2] = {direct_tile(1), direct_tile(4)};
-    sweep_edges(ctx, g, sizes, sizes, sizes, 1, 500, tiles, 2);
+    const og_params tiles[3] = {direct_tile(1), direct_tile(4), texel(direct_tile(4))};
+    sweep_edges(ctx, g, sizes, sizes, sizes, 1, 500, tiles, 3);
     static const struct {
         og_dtype ta, tb;
         uint8_t va, vb;
@@ -241,7 +251,8 @@ Test(int8gemm, direct_tile_around_its_edges, .timeout = 900)
 /* The skinny kernel's word loads (4 rows, 32 columns, 8 slices: quads of k
  * 32 apart) around its edges: M of 1, 3, 4, 5 and 16, N of 1, 31, 32, 33
  * and 65, K of 1, 3, 4, 5 and 133 (ragged quads and slices), A both ways,
- * rows in whole words or not (the byte-loading kernel). */
+ * rows in whole words or not (the byte-loading kernel), from storage and
+ * from texel buffers. */
 Test(int8gemm, word_skinny_around_its_edges, .timeout = 600)
 {
     og_context *ctx = open_context();
@@ -249,8 +260,8 @@ Test(int8gemm, word_skinny_around_its_edges, .timeout = 600)
     cr_assert_eq(og_int8gemm_create(ctx, &g), OG_OK);
     static const int64_t ms[] = {1, 3, 4, 5, 16}, ns[] = {1, 31, 32, 33, 65},
                          ks[] = {1, 3, 4, 5, 133};
-    const og_params skinny = word_skinny();
-    sweep_edges(ctx, g, ms, ns, ks, 0, 700, &skinny, 1);
+    const og_params skinny[2] = {word_skinny(), texel(word_skinny())};
+    sweep_edges(ctx, g, ms, ns, ks, 0, 700, skinny, 2);
     og_int8gemm_destroy(g);
     close_context(ctx);
 }
@@ -260,25 +271,60 @@ Test(int8gemm, word_loads_fall_back_to_bytes)
 {
     og_params tile = direct_tile(4), skinny = word_skinny();
     og_buffer a = {0}, b = {0};
+    og_limits lim = {.max_texel_elements = 1u << 27};
     og_int8gemm_args args = {.m = 40, .n = 40, .k = 40, .a = &a, .b = &b, .lda = 40, .ldb = 40};
-    cr_expect_eq(og_int8_params_for_call(&args, &tile).vec, 4);
-    cr_expect_eq(og_int8_params_for_call(&args, &skinny).vec, 4);
+    cr_expect_eq(og_int8_params_for_call(&lim, &args, &tile).vec, 4);
+    cr_expect_eq(og_int8_params_for_call(&lim, &args, &skinny).vec, 4);
     int64_t *fields[] = {&args.lda, &args.ldb, &args.a_offset, &args.b_offset};
     for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++) {
         int64_t keep = *fields[f];
         *fields[f] += 2;
-        cr_expect_eq(og_int8_params_for_call(&args, &tile).vec, 1, "field %zu", f);
-        cr_expect_eq(og_int8_params_for_call(&args, &skinny).vec, 0, "field %zu", f);
+        cr_expect_eq(og_int8_params_for_call(&lim, &args, &tile).vec, 1, "field %zu", f);
+        cr_expect_eq(og_int8_params_for_call(&lim, &args, &skinny).vec, 0, "field %zu", f);
         *fields[f] = keep;
     }
     args.batch = 2;
     args.stride_b = 1602;
-    cr_expect_eq(og_int8_params_for_call(&args, &tile).vec, 1);
+    cr_expect_eq(og_int8_params_for_call(&lim, &args, &tile).vec, 1);
     args.stride_b = 1600;
     b.skew = 2;
-    cr_expect_eq(og_int8_params_for_call(&args, &tile).vec, 1);
+    cr_expect_eq(og_int8_params_for_call(&lim, &args, &tile).vec, 1);
     b.skew = 0;
-    cr_expect_eq(og_int8_params_for_call(&args, &tile).vec, 4);
+    cr_expect_eq(og_int8_params_for_call(&lim, &args, &tile).vec, 4);
+}
+
+/* Texel loads need buffers made for texel views and operands within
+ * maxTexelBufferElements words (counted from the buffer's base); the
+ * skinny kernel's byte loads and K = 0 keep storage buffers. */
+Test(int8gemm, texel_loads_fall_back_to_storage)
+{
+    og_params tile = texel(direct_tile(4)), skinny = texel(word_skinny());
+    og_buffer a = {.usage = VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT}, b = a, plain = {0};
+    /* A and B of 40 x 40 bytes: 400 words each. */
+    og_limits lim = {.max_texel_elements = 400};
+    og_int8gemm_args args = {.m = 40, .n = 40, .k = 40, .a = &a, .b = &b, .lda = 40, .ldb = 40};
+    cr_expect_eq(og_int8_params_for_call(&lim, &args, &tile).src, OG_SRC_TEXEL);
+    cr_expect_eq(og_int8_params_for_call(&lim, &args, &skinny).src, OG_SRC_TEXEL);
+    lim.max_texel_elements = 399;
+    cr_expect_eq(og_int8_params_for_call(&lim, &args, &tile).src, OG_SRC_STORAGE);
+    lim.max_texel_elements = 400;
+    b.skew = 4; /* one word before B's first */
+    cr_expect_eq(og_int8_params_for_call(&lim, &args, &tile).src, OG_SRC_STORAGE);
+    b.skew = 0;
+    args.a = &plain;
+    cr_expect_eq(og_int8_params_for_call(&lim, &args, &tile).src, OG_SRC_STORAGE);
+    args.a = &a;
+    args.k = 0;
+    cr_expect_eq(og_int8_params_for_call(&lim, &args, &tile).src, OG_SRC_STORAGE);
+    args.k = 40;
+    /* Rows out of words: the tile reads bytes through texels, the skinny
+     * kernel bytes from storage. */
+    args.lda = 42;
+    lim.max_texel_elements = 1u << 27;
+    og_params t = og_int8_params_for_call(&lim, &args, &tile);
+    cr_expect(t.src == OG_SRC_TEXEL && t.vec == 1);
+    og_params s = og_int8_params_for_call(&lim, &args, &skinny);
+    cr_expect(s.src == OG_SRC_STORAGE && s.vec == 0);
 }
 
 Test(int8gemm, skinny_for_every_m_up_to_16)
@@ -377,12 +423,17 @@ Test(int8gemm, float_output_and_accumulation)
     og_context *ctx = open_context();
     og_int8gemm *g;
     cr_assert_eq(og_int8gemm_create(ctx, &g), OG_OK);
-    for (int variant = 0; variant < 2; variant++) {
-        /* M = 3 (skinny) and M = 40 (tile), per-column and per-tensor scales. */
+    for (int variant = 0; variant < 4; variant++) {
+        /* M = 3 (skinny) and M = 40 (tile), rows in bytes and in whole
+         * words, per-column and per-tensor scales; the selected kernel and
+         * the texel-loading one (column scales at binding 6). */
         og_int8_problem *pr;
-        int64_t m = variant ? 40 : 3, n = 37;
-        cr_assert_eq(og_int8_problem_create(ctx, OG_INT8, OG_UINT8, 0, 0, m, n, 200, 2, 55, &pr),
-                     OG_OK);
+        int64_t m = variant & 1 ? 40 : 3, n = 37;
+        og_status made = (variant & 2 ? og_int8_problem_create_words : og_int8_problem_create)(
+            ctx, OG_INT8, OG_UINT8, 0, 0, m, n, 200, 2, 55, &pr);
+        cr_assert_eq(made, OG_OK);
+        const og_params texel_kernel = texel(m == 3 ? word_skinny() : direct_tile(4));
+        const og_params *kernels[2] = {NULL, &texel_kernel};
         float *scales = malloc((size_t)(n + 3) * sizeof *scales);
         float *bias = malloc((size_t)(n + 1) * sizeof *bias);
         cr_assert(scales && bias);
@@ -403,11 +454,15 @@ Test(int8gemm, float_output_and_accumulation)
             a->activation = form == 3 ? OG_ACTIVATION_RELU : OG_ACTIVATION_NONE;
             og_reference_int8(a, pr->a, pr->b, pr->c0, form & 1 ? scales : NULL,
                               form & 2 ? bias : NULL, pr->ref);
-            int accepted;
-            char why[256] = "";
-            cr_assert_eq(og_int8_problem_verify(g, pr, NULL, &accepted, why, sizeof why), OG_OK,
-                         "%s", og_context_last_error(ctx));
-            cr_expect(accepted, "float output, M = %lld, form %d: %s", (long long)m, form, why);
+            for (int kernel = 0; kernel < 2; kernel++) {
+                int accepted;
+                char why[256] = "";
+                cr_assert_eq(
+                    og_int8_problem_verify(g, pr, kernels[kernel], &accepted, why, sizeof why),
+                    OG_OK, "%s", og_context_last_error(ctx));
+                cr_expect(accepted, "float output, M = %lld, variant %d, form %d, kernel %d: %s",
+                          (long long)m, variant, form, kernel, why);
+            }
         }
         /* C += sum, wrapping: C starts as random 32-bit words. */
         a->output = OG_INT8_OUTPUT_INT32_ADD;

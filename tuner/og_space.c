@@ -74,6 +74,15 @@ static og_status add(candidates *c, og_params p)
     return OG_OK;
 }
 
+/* An Int8Gemm kernel with word loads, from storage buffers and from texel
+ * buffers (og_params_check drops the texel one where the device has none). */
+static og_status add_word_loads(candidates *c, og_params p)
+{
+    og_status st = add(c, p);
+    p.src = OG_SRC_TEXEL;
+    return st == OG_OK ? add(c, p) : st;
+}
+
 /* Few rows: the rule's shape first, then the column and slice counts
  * around it (256 columns times slices, and half and twice that), each read
  * one element and four elements at a time. */
@@ -107,7 +116,8 @@ static og_status fewrows_space(candidates *c, int trans_b, const og_shape *s, og
 /* Int8Gemm's skinny kernel: the reference design's shape first, then rows,
  * columns and slices around it, with 32-bit or packed dot products (where the
  * device has them: og_params_check drops them otherwise), then word loads
- * (four columns an invocation). The quick preset keeps 512 invocations and
+ * (four columns an invocation), each from storage and from texel buffers.
+ * The quick preset keeps 512 invocations and
  * 1, 2 or 4 rows (one row: the decoder steps), and for word loads 64
  * columns with 4 or 8 slices or 128 with 4 (64 to 128 invocations: where
  * lavapipe ran them fastest at 768 and 3072 columns). */
@@ -138,11 +148,11 @@ static og_status skinny_space(candidates *c, og_preset preset)
                                : rows[r] <= 4 && ((cols[i] == 64 && slices[j] <= 8) ||
                                                   (cols[i] == 128 && slices[j] == 4));
                 if (keep) /* og_params_check drops too few or too many invocations */
-                    st = add(c, (og_params){.variant = OG_VARIANT_INT8_SKINNY,
-                                            .rows = rows[r],
-                                            .cols = cols[i],
-                                            .slices = slices[j],
-                                            .vec = 4});
+                    st = add_word_loads(c, (og_params){.variant = OG_VARIANT_INT8_SKINNY,
+                                                       .rows = rows[r],
+                                                       .cols = cols[i],
+                                                       .slices = slices[j],
+                                                       .vec = 4});
             }
     return st;
 }
@@ -174,9 +184,9 @@ static og_params int8_direct(int bm, int bn, int bk, int tm, int tn)
 /* Int8Gemm's tile: the default first; the quick preset adds larger register
  * tiles, a longer k step, padding, the packed dot products (where the
  * device has them: og_params_check drops them otherwise) and direct loads
- * (words, float32 products) with register tiles of 4x4 to 16x8; the
- * standard preset every tile, k step, register tile, padding and product,
- * staged and direct. */
+ * (words from storage and from texel buffers, float32 products) with
+ * register tiles of 4x4 to 16x8; the standard preset every tile, k step,
+ * register tile, padding and product, staged and direct. */
 static og_status int8_tile_space(candidates *c, og_preset preset)
 {
     static const int tiles[] = {32, 64, 128}, steps[] = {16, 32}, regs[] = {2, 4, 8},
@@ -198,7 +208,7 @@ static og_status int8_tile_space(candidates *c, og_preset preset)
     };
     og_status st = OG_OK;
     for (size_t i = 0; i < sizeof quick / sizeof quick[0] && st == OG_OK; i++)
-        st = add(c, quick[i]);
+        st = quick[i].load == OG_LOAD_DIRECT ? add_word_loads(c, quick[i]) : add(c, quick[i]);
     for (int a = 0; preset == OG_PRESET_STANDARD && a < 3; a++)
         for (int b = 0; b < 3; b++)
             for (int k = 0; k < 2; k++)
@@ -218,7 +228,7 @@ static og_status int8_tile_space(candidates *c, og_preset preset)
                         og_params p = int8_direct(tiles[a], tiles[b], steps[k], direct_regs[x],
                                                   direct_regs[y]);
                         if (p.wgx * p.wgy >= 32)
-                            st = add(c, p);
+                            st = add_word_loads(c, p);
                     }
     return st;
 }

@@ -24,7 +24,7 @@ og_status og_int8gemm_plan(const og_limits *lim, char *err, og_dialect dialect,
     if (st != OG_OK)
         return st;
     out->key = (og_kernel_key){.kernel = OG_KERNEL_GEMM,
-                               .p = og_int8_params_for_call(args, p),
+                               .p = og_int8_params_for_call(lim, args, p),
                                .dtype = args->type_a,
                                .dtype_b = args->type_b,
                                .trans_a = !!args->trans_a,

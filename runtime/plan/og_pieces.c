@@ -117,7 +117,7 @@ void og_plan_piece(const og_plan *pl, uint64_t i, og_piece *out)
     }
     og_step *s;
     if (pl->kind == OG_PLAN_INT8GEMM) {
-        s = add_step(out, &pl->key, &q, OG_SRC_STORAGE, pl->gx,
+        s = add_step(out, &pl->key, &q, pl->key.p.src, pl->gx,
                      (uint32_t)og_ceil_div(q.m, pl->tile_rows), q.batch);
         bind(s, pl->k_zero ? OG_OPERAND_NONE : OG_OPERAND_A,
              pl->k_zero ? OG_OPERAND_NONE : OG_OPERAND_B, OG_OPERAND_C,

@@ -96,8 +96,11 @@ og_params og_params_for_call(const og_gemm_config *cfg, const og_limits *lim,
  * tile and the skinny kernel) need A's and B's offsets, leading dimensions,
  * batch strides and buffer skews in whole 32-bit words; otherwise the same
  * kernel reads bytes (the tile with vec = 1, the skinny kernel without vec).
+ * Texel loads (src = texel) need buffers that allow texel views and
+ * operands within maxTexelBufferElements words; otherwise storage buffers.
  * Other parameters run as they are. */
-og_params og_int8_params_for_call(const og_int8gemm_args *args, const og_params *p);
+og_params og_int8_params_for_call(const og_limits *lim, const og_int8gemm_args *args,
+                                  const og_params *p);
 
 /* A cooperative-matrix variant considered for a call, and why it was not
  * chosen ("" when it was). */
@@ -173,7 +176,8 @@ typedef enum og_operand {
 
 /* One dispatch: kernel, push constants, grid, and what its bindings 0, 1,
  * 2, 3 and 5 hold (A and B as storage buffers, or as texel views when
- * key.p.src is OG_SRC_TEXEL, with vector views of vec_words words). A
+ * key.p.src is OG_SRC_TEXEL, with vector views of vec_words words at 3 and
+ * 4 and what binding 3 holds moved to 6). A
  * barrier after it makes its writes visible to later compute work,
  * transfers and the host. */
 typedef struct og_step {

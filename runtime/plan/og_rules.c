@@ -54,12 +54,30 @@ void og_split_ranges(int split, int64_t m, int64_t n, int64_t k, int64_t batch,
     *range_len = (uint32_t)len;
 }
 
-/* One past the last 32-bit word of an operand that a call reads. */
+/* One past the last element of an operand that a call reads. */
+static uint64_t operand_end(int64_t off, int64_t batch, int64_t stride, int64_t rows, int64_t ld,
+                            int64_t cols)
+{
+    return (uint64_t)(off + (batch - 1) * stride + (rows - 1) * ld + cols);
+}
+
+/* One past the last 32-bit word of an operand of type t that a call reads. */
 static uint64_t operand_words(og_dtype t, int64_t off, int64_t batch, int64_t stride, int64_t rows,
                               int64_t ld, int64_t cols)
 {
-    uint64_t end = (uint64_t)(off + (batch - 1) * stride + (rows - 1) * ld + cols);
+    uint64_t end = operand_end(off, batch, stride, rows, ld, cols);
     return t == OG_F32 ? end : og_dtype_is_fp8(t) ? (end + 3) / 4 : (end + 1) / 2;
+}
+
+/* Whether texel views of A's and B's buffers reach the operands' last words
+ * (a_words and b_words counted from the operands' base; a view starts at the
+ * buffer's base, skew bytes before the operand). */
+static int texels_reach(const og_limits *lim, const og_buffer *a, const og_buffer *b,
+                        uint64_t a_words, uint64_t b_words)
+{
+    return og_buffer_texel_ok(a) && og_buffer_texel_ok(b) &&
+           a_words + a->skew / 4 <= lim->max_texel_elements &&
+           b_words + b->skew / 4 <= lim->max_texel_elements;
 }
 
 og_params og_params_for_call(const og_gemm_config *cfg, const og_limits *lim, const og_gemm_args *g,
@@ -97,12 +115,10 @@ og_params og_params_for_call(const og_gemm_config *cfg, const og_limits *lim, co
         /* Only called on checked arguments, so the extents cannot overflow. */
         int64_t batch = g->batch ? g->batch : 1;
         uint64_t a = operand_words(cfg->a_type, g->a_offset, batch, g->stride_a,
-                                   g->trans_a ? g->k : g->m, g->lda, g->trans_a ? g->m : g->k) +
-                     g->a->skew / 4;
+                                   g->trans_a ? g->k : g->m, g->lda, g->trans_a ? g->m : g->k);
         uint64_t b = operand_words(cfg->b_type, g->b_offset, batch, g->stride_b,
-                                   g->trans_b ? g->n : g->k, g->ldb, g->trans_b ? g->k : g->n) +
-                     g->b->skew / 4;
-        if (a > lim->max_texel_elements || b > lim->max_texel_elements)
+                                   g->trans_b ? g->n : g->k, g->ldb, g->trans_b ? g->k : g->n);
+        if (!texels_reach(lim, g->a, g->b, a, b))
             q.src = OG_SRC_STORAGE;
         /* A vector texel view needs at least one whole texel. */
         uint64_t texel = cfg->a_type == OG_F32 ? 16 : 8;
@@ -112,17 +128,31 @@ og_params og_params_for_call(const og_gemm_config *cfg, const og_limits *lim, co
     return q;
 }
 
-og_params og_int8_params_for_call(const og_int8gemm_args *args, const og_params *p)
+og_params og_int8_params_for_call(const og_limits *lim, const og_int8gemm_args *args,
+                                  const og_params *p)
 {
     og_params q = *p;
     int int8 = q.variant == OG_VARIANT_INT8_TILE || q.variant == OG_VARIANT_INT8_SKINNY;
-    if (!int8 || q.vec != 4)
+    if (!int8)
         return q;
     og_gemm_args g = og_int8gemm_layout(args);
     /* Nothing is read when K = 0 (placeholders may bind for A and B). */
     int skewed = args->k > 0 && (args->a->skew % 4 || args->b->skew % 4);
-    if (!og_params_vec_aligned(&g) || skewed)
+    if (q.vec == 4 && (!og_params_vec_aligned(&g) || skewed))
         q.vec = q.variant == OG_VARIANT_INT8_TILE ? 1 : 0;
+    if (q.src != OG_SRC_TEXEL)
+        return q;
+    /* The skinny kernel's byte loads keep storage buffers; with K = 0 the
+     * placeholder binds for A and B. Only called on checked arguments, so
+     * the extents cannot overflow. */
+    int64_t batch = g.batch ? g.batch : 1;
+    uint64_t a = (operand_end(g.a_offset, batch, g.stride_a, g.trans_a ? g.k : g.m, g.lda,
+                              g.trans_a ? g.m : g.k) + 3) / 4;
+    uint64_t b = (operand_end(g.b_offset, batch, g.stride_b, g.trans_b ? g.n : g.k, g.ldb,
+                              g.trans_b ? g.k : g.n) + 3) / 4;
+    if (q.vec == 0 || g.k == 0 || g.m == 0 || g.n == 0 ||
+        !texels_reach(lim, args->a, args->b, a, b))
+        q.src = OG_SRC_STORAGE;
     return q;
 }
 

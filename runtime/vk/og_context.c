@@ -189,15 +189,16 @@ static og_status create_shared_objects(og_context *ctx)
         VkDescriptorType operand = src == OG_SRC_TEXEL ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER
                                                        : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
         /* 0, 1: A and B; 2: C; 3: Int8Gemm's column scales; 5: the bias.
-         * Texel layouts have 3, 4: A and B with vector texels. */
-        static const uint32_t storage[] = {0, 1, 2, 3, 5}, texel[] = {0, 1, 2, 3, 4, 5};
+         * Texel layouts have 3, 4: A and B with vector texels, and the
+         * column scales at 6. */
+        static const uint32_t storage[] = {0, 1, 2, 3, 5}, texel[] = {0, 1, 2, 3, 4, 5, 6};
         const uint32_t *which = src == OG_SRC_TEXEL ? texel : storage;
-        uint32_t count = src == OG_SRC_TEXEL ? 6 : 5;
-        VkDescriptorSetLayoutBinding b[6];
+        uint32_t count = src == OG_SRC_TEXEL ? 7 : 5;
+        VkDescriptorSetLayoutBinding b[7];
         for (uint32_t w = 0; w < count; w++)
             b[w] = (VkDescriptorSetLayoutBinding){
                 .binding = which[w],
-                .descriptorType = which[w] == 2 || which[w] == 5 || src != OG_SRC_TEXEL
+                .descriptorType = which[w] == 2 || which[w] >= 5 || src != OG_SRC_TEXEL
                                       ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
                                       : operand,
                 .descriptorCount = 1,

@@ -133,7 +133,7 @@ static og_status new_set(og_context *ctx, uint32_t src, VkDescriptorSet *out)
         if (!grown)
             return og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "descriptor sets: out of memory");
         c->pools = grown;
-        /* A set holds five storage buffers, or two and four texel views. */
+        /* A set holds five storage buffers, or three and four texel views. */
         VkDescriptorPoolSize sizes[2] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 5 * sets},
                                          {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, 4 * sets}};
         VkDescriptorPoolCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
@@ -161,21 +161,24 @@ static void write_set(og_context *ctx, const og_set_key *key, og_buffer *const b
                       const VkBufferView views[5], VkDescriptorSet set)
 {
     /* Bindings 0, 1, 2, 3 and 5 (A, B, C, column scales, bias); texel
-     * layouts have A's and B's vector views at 3 and 4 instead. */
-    static const uint32_t storage_bindings[] = {0, 1, 2, 3, 5}, texel_bindings[] = {0, 1, 2, 3, 4, 5};
+     * layouts have A's and B's vector views at 3 and 4 and the column
+     * scales at 6. */
+    static const uint32_t storage_bindings[] = {0, 1, 2, 3, 5},
+                          texel_bindings[] = {0, 1, 2, 3, 4, 5, 6};
     int texel_layout = key->src == OG_SRC_TEXEL;
     const uint32_t *which = texel_layout ? texel_bindings : storage_bindings;
-    uint32_t n_writes = texel_layout ? 6 : 5;
+    uint32_t n_writes = texel_layout ? 7 : 5;
     /* A binding covers the buffer up to maxStorageBufferRange; the checks
      * refuse calls that reach beyond it. */
     uint64_t max_range = ctx->limits.max_storage_range & ~(uint64_t)3;
-    VkDescriptorBufferInfo infos[6];
-    VkWriteDescriptorSet writes[6];
+    VkDescriptorBufferInfo infos[7];
+    VkWriteDescriptorSet writes[7];
     for (uint32_t w = 0; w < n_writes; w++) {
         uint32_t binding = which[w];
-        int texel = texel_layout && binding != 2 && binding != 5;
-        /* bufs[] holds bindings 0, 1, 2, 3, 5; texel binding 3 and 4 are views of A and B. */
-        const og_buffer *b = bufs[binding == 5 ? 4 : binding];
+        int texel = texel_layout && binding != 2 && binding < 5;
+        /* bufs[] holds bindings 0, 1, 2, 3, 5; texel bindings 3 and 4 are
+         * views of A and B, and 6 is what storage layouts bind at 3. */
+        const og_buffer *b = bufs[binding == 5 ? 4 : binding == 6 ? 3 : binding];
         if (!texel)
             infos[w] = (VkDescriptorBufferInfo){
                 b->buffer, b->base, b->allocated < max_range ? b->allocated : max_range};

@@ -18,8 +18,8 @@ static og_status create_pipeline(og_context *ctx, const og_kernel_key *key, VkPi
         if (st != OG_OK)
             return og_fail(ctx, st, "%s", err);
         /* At most A, B, C, the column scales and the bias; texel layouts have A
-         * and B twice more. */
-        uint32_t bindings = key->p.src == OG_SRC_TEXEL ? 6 : 5;
+         * and B twice more and the scales at binding 6. */
+        uint32_t bindings = key->p.src == OG_SRC_TEXEL ? 7 : 5;
         if (refl.bindings > bindings || refl.push_bytes > sizeof(og_push)) {
             free(words);
             return og_fail(ctx, OG_ERROR_COMPILE,

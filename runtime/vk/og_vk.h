@@ -257,8 +257,8 @@ og_status og_buffer_zero(og_buffer *buf);
 
 /* The set of key, whose buffers are bufs[0..4] (bindings 0, 1, 2, 3, 5),
  * written on first use; texel layouts bind A's and B's scalar views at 0
- * and 1 and their views of key->vec_words words at 3 and 4. Recording a
- * cached set allocates nothing. */
+ * and 1, their views of key->vec_words words at 3 and 4, and bufs[3] at 6.
+ * Recording a cached set allocates nothing. */
 og_status og_set_get(og_context *ctx, const og_set_key *key, og_buffer *const bufs[5],
                      VkDescriptorSet *out);
 /* A buffer is being destroyed: its sets go to the spare lists. */
