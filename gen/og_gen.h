@@ -70,7 +70,8 @@ typedef enum og_kernel {
     OG_KERNEL_REDUCE = 2,   /* adds the planes in range order, then the epilogue */
     OG_KERNEL_BIAS = 3,     /* standalone bias add on C */
     OG_KERNEL_ACTIVATE = 4, /* standalone activation on C */
-    OG_KERNEL_EXPONENTS = 5 /* recovered float32: power-of-two scales of A's rows, B's columns */
+    OG_KERNEL_EXPONENTS = 5, /* recovered float32: power-of-two scales of A's rows, B's columns */
+    OG_KERNEL_SCALE = 6      /* C = act(beta * C + bias): a GEMM with alpha = 0 or K = 0 */
 } og_kernel;
 
 /* Everything that selects one compiled kernel. */

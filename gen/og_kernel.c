@@ -223,7 +223,7 @@ static int recover_check(const og_kernel_key *key, const og_limits *lim, char *w
 
 int og_kernel_check(const og_kernel_key *key, const og_limits *lim, char *why, size_t len)
 {
-    if (key->kernel < OG_KERNEL_GEMM || key->kernel > OG_KERNEL_EXPONENTS) {
+    if (key->kernel < OG_KERNEL_GEMM || key->kernel > OG_KERNEL_SCALE) {
         snprintf(why, len, "gen: unknown kernel %d", (int)key->kernel);
         return -1;
     }

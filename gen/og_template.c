@@ -142,8 +142,8 @@ static void set_str(lua_State *L, const char *k, const char *v)
 
 static void push_params(lua_State *L, const og_kernel_key *key)
 {
-    static const char *const kernels[] = {"gemm", "planes",   "reduce",
-                                          "bias", "activate", "exponents"};
+    static const char *const kernels[] = {"gemm",     "planes",    "reduce", "bias",
+                                          "activate", "exponents", "scale"};
     const og_params *p = &key->p;
     lua_newtable(L);
     set_str(L, "KERNEL", kernels[key->kernel]);

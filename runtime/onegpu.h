@@ -312,11 +312,21 @@ og_status og_buffer_read(const og_buffer *buf, uint64_t offset, void *dst, uint6
 typedef struct og_gemm_args {
     int trans_a, trans_b;   /* non-zero: op(X) = X^T */
     int64_t m, n, k, batch; /* batch 0 is taken as 1 */
-    float alpha, beta;      /* beta == 0: C is never read */
+    /* beta == 0: C is never read. alpha == 0 or K == 0: A and B are never
+     * read (reference BLAS's rule), C = act(beta * C + bias), so NaN or Inf
+     * in A or B cannot reach C; with beta == 1 and no epilogue too, C is left
+     * bit for bit. */
+    float alpha, beta;
     og_buffer *a, *b, *c;   /* a and b may be NULL when k == 0 */
+    /* Leading dimensions (row-major: elements between rows as stored), at
+     * least max(1, stored row length) as BLAS asks, also when that length
+     * (K, N or M) is 0: lda >= max(1, K) for A not transposed, max(1, M)
+     * transposed; ldb >= max(1, N), or max(1, K) transposed; ldc >= max(1, N). */
     int64_t lda, ldb, ldc;
     int64_t a_offset, b_offset, c_offset;
-    int64_t stride_a, stride_b, stride_c; /* batch strides; stride_b 0 shares B */
+    /* Batch strides; stride_b 0 shares B; the products' outputs must not
+     * overlap (stride_c >= (M-1)*ldc + N when batch > 1). */
+    int64_t stride_a, stride_b, stride_c;
     /* Epilogue: C(i, j) = act(alpha * product + beta * C(i, j) + bias[bias_offset + j])
      * in the same dispatch. bias is float32 whatever the input type, N elements
      * from bias_offset, shared by every row and product; NULL adds nothing. */
@@ -416,7 +426,8 @@ og_status og_gemm_run(og_gemm *g, const og_gemm_args *args);
  * OG_ELEMENTWISE_ACTIVATION applies args->activation. They run the same
  * functions as the fused epilogue, so a GEMM with bias and activation gives
  * the bits of the GEMM without them followed by these two kernels.
- * Errors: OG_ERROR_INVALID_ARGUMENT naming the dimension, nothing recorded. */
+ * Errors: OG_ERROR_INVALID_ARGUMENT naming the dimension (ldc, outputs of a
+ * batch that overlap, as for the GEMM), nothing recorded. */
 typedef enum og_elementwise {
     OG_ELEMENTWISE_BIAS = 0,
     OG_ELEMENTWISE_ACTIVATION = 1

@@ -2,7 +2,11 @@
  *  - beta = 0 must not read C: NaN or infinity in C must not leak into the
  *    result (0 * NaN is NaN), and elements past N in a padded row stay as they are;
  *  - K = 0 is C = beta*C, reading neither A nor B (which may be empty or NULL),
- *    and beta = 1 leaves C bit for bit. */
+ *    and beta = 1 leaves C bit for bit;
+ *  - alpha = 0 is C = beta*C too (reference BLAS's rule): NaN and Inf in A and
+ *    B never reach C;
+ *  - leading dimensions with K = 0 and overlapping outputs of the elementwise
+ *    kernels get true messages. */
 #include <criterion/criterion.h>
 
 #include <inttypes.h>
@@ -249,5 +253,145 @@ Test(bug_reports, k0_beta1_bit_identical)
         cr_assert_eq(got, values[i], "C = 0x%08" PRIx32 ", expected 0x%08" PRIx32 " unchanged", got,
                      values[i]);
     }
+    close_context(ctx);
+}
+
+/* ---- alpha = 0 ---- */
+
+/* An operand of n elements of type t alternating NaN and +-Inf. */
+static og_buffer *nonfinite(og_context *ctx, og_dtype t, size_t n)
+{
+    static const uint32_t f32[3] = {0x7fc00000u, 0x7f800000u, 0xff800000u};
+    static const uint16_t f16[3] = {0x7e00u, 0x7c00u, 0xfc00u}, bf16[3] = {0x7fc0u, 0x7f80u, 0xff80u};
+    size_t eb = og_dtype_bytes(t);
+    unsigned char *data = malloc(n * eb + 1);
+    cr_assert_not_null(data);
+    for (size_t i = 0; i < n; i++) {
+        if (t == OG_F32)
+            memcpy(data + 4 * i, &f32[i % 3], 4);
+        else
+            memcpy(data + 2 * i, t == OG_F16 ? &f16[i % 3] : &bf16[i % 3], 2);
+    }
+    og_buffer *buf = make_buffer(ctx, data, n * eb);
+    free(data);
+    return buf;
+}
+
+/* alpha = 0 with A and B all NaN and Inf: C = act(beta * C + bias) bit for
+ * bit, each operation rounded once (beta = 0: C is not read, so its NaN goes
+ * too; -0 in C stays -0 under beta = 2). Shapes that take few rows, split-k
+ * and the tile, batched; every dtype, both modes. */
+Test(bug_reports, alpha0_reads_neither_a_nor_b, .timeout = 300)
+{
+    static const int64_t shapes[][4] = {{2, 37, 300, 1}, {64, 64, 1024, 1}, {130, 70, 40, 2}};
+    static const float betas[] = {0.0f, 0.5f, 2.0f};
+    og_context *ctx = open_context();
+    for (og_dtype t = OG_F32; t <= OG_BF16; t++)
+        for (og_mode mode = OG_MODE_FAST; mode <= OG_MODE_DETERMINISTIC; mode++) {
+            og_gemm *g = NULL;
+            cr_assert_eq(og_gemm_create(ctx, t, mode, &g), OG_OK);
+            for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+                int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2], batch = shapes[s][3];
+                size_t nc = (size_t)(m * n * batch);
+                float *c0 = malloc(nc * sizeof *c0), *got = malloc(nc * sizeof *got);
+                float *bias = malloc((size_t)n * sizeof *bias);
+                cr_assert(c0 && got && bias);
+                for (size_t i = 0; i < nc; i++)
+                    c0[i] = i % 7 == 0 ? -0.0f : i % 11 == 0 ? NAN : (float)((int)(i % 13) - 6) / 3.0f;
+                for (int64_t j = 0; j < n; j++)
+                    bias[j] = (float)(j % 5) - 2.0f;
+                og_buffer *bbuf = make_buffer(ctx, bias, (size_t)n * sizeof *bias);
+                for (size_t bi = 0; bi < sizeof betas / sizeof betas[0]; bi++)
+                    for (int epi = 0; epi < 2; epi++) {
+                        float beta = betas[bi];
+                        og_gemm_args args = {.m = m, .n = n, .k = k, .batch = batch, .alpha = 0.0f,
+                                             .beta = beta, .lda = k, .ldb = n, .ldc = n,
+                                             .stride_a = m * k, .stride_b = k * n, .stride_c = m * n};
+                        args.a = nonfinite(ctx, t, (size_t)(m * k * batch));
+                        args.b = nonfinite(ctx, t, (size_t)(k * n * batch));
+                        args.c = make_buffer(ctx, c0, nc * sizeof *c0);
+                        args.bias = epi ? bbuf : NULL;
+                        args.activation = epi ? OG_ACTIVATION_RELU : OG_ACTIVATION_NONE;
+                        cr_assert_eq(og_gemm_run(g, &args), OG_OK, "%s", og_context_last_error(ctx));
+                        cr_assert_eq(og_buffer_read(args.c, 0, got, nc * sizeof *got), OG_OK);
+                        for (size_t i = 0; i < nc; i++) {
+                            volatile float want = beta != 0.0f ? beta * c0[i] : 0.0f;
+                            if (epi) {
+                                want = want + bias[i % (size_t)n];
+                                want = og_reference_activation(OG_ACTIVATION_RELU, want);
+                            }
+                            float w = want;
+                            cr_assert(memcmp(&got[i], &w, sizeof w) == 0 || (isnan(w) && isnan(got[i])),
+                                      "%s %s %lldx%lldx%lld beta %g epilogue %d: C[%zu] = %a, "
+                                      "expected %a", og_dtype_name(t), mode_name(mode),
+                                      (long long)m, (long long)n, (long long)k, (double)beta, epi,
+                                      i, (double)got[i], (double)w);
+                        }
+                        og_buffer_destroy(args.a);
+                        og_buffer_destroy(args.b);
+                        og_buffer_destroy(args.c);
+                    }
+                og_buffer_destroy(bbuf);
+                free(c0);
+                free(got);
+                free(bias);
+            }
+            og_gemm_destroy(g);
+        }
+    close_context(ctx);
+}
+
+/* ---- messages ---- */
+
+/* lda with K = 0 (and ldb, ldc with N = 0): the rule is max(1, dim), and the
+ * message says so rather than "smaller than K (1)". */
+Test(bug_reports, leading_dimension_with_empty_dimension)
+{
+    og_context *ctx = open_context();
+    og_gemm *g;
+    cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &g), OG_OK);
+    og_gemm_args args = {.m = 1, .n = 1, .k = 0, .alpha = 1, .beta = 2, .lda = 0, .ldb = 1,
+                         .ldc = 1, .c = scalar_c(ctx, 3.0f)};
+    cr_assert_eq(og_gemm_run(g, &args), OG_ERROR_INVALID_ARGUMENT);
+    cr_expect_str_eq(og_context_last_error(ctx),
+                     "gemm: lda (0) must be at least 1 (K is 0; BLAS asks for max(1, K)) for A "
+                     "not transposed");
+    float c;
+    cr_assert_eq(og_buffer_read(args.c, 0, &c, sizeof c), OG_OK);
+    cr_expect_eq(c, 3.0f, "a refused call wrote C");
+    args.lda = 1;
+    args.n = 0;
+    args.ldb = 0;
+    cr_assert_eq(og_gemm_run(g, &args), OG_ERROR_INVALID_ARGUMENT);
+    cr_expect_str_eq(og_context_last_error(ctx),
+                     "gemm: ldb (0) must be at least 1 (N is 0; BLAS asks for max(1, N)) for B "
+                     "not transposed");
+    args.ldb = 1;
+    cr_expect_eq(og_gemm_run(g, &args), OG_OK, "%s", og_context_last_error(ctx));
+    og_buffer_destroy(args.c);
+    og_gemm_destroy(g);
+    close_context(ctx);
+}
+
+/* The elementwise kernels refuse a batch whose outputs overlap, as the GEMM
+ * does (the bias would be added twice), and write nothing. */
+Test(bug_reports, elementwise_refuses_overlapping_outputs)
+{
+    og_context *ctx = open_context();
+    og_gemm *g;
+    cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &g), OG_OK);
+    float c0[6] = {1, 2, 3, 4, 5, 6}, bias[3] = {10, 20, 30}, got[6];
+    og_gemm_args args = {.m = 2, .n = 3, .batch = 2, .ldc = 3, .stride_c = 0,
+                         .c = make_buffer(ctx, c0, sizeof c0),
+                         .bias = make_buffer(ctx, bias, sizeof bias)};
+    cr_assert_eq(og_gemm_run_elementwise(g, OG_ELEMENTWISE_BIAS, &args), OG_ERROR_INVALID_ARGUMENT);
+    cr_expect_str_eq(og_context_last_error(ctx),
+                     "elementwise: stride_c (0) makes the batch's outputs overlap (needs at least "
+                     "(M-1)*ldc + N = 6)");
+    cr_assert_eq(og_buffer_read(args.c, 0, got, sizeof got), OG_OK);
+    cr_expect_arr_eq(got, c0, sizeof c0, "a refused call wrote C");
+    og_buffer_destroy(args.c);
+    og_buffer_destroy(args.bias);
+    og_gemm_destroy(g);
     close_context(ctx);
 }

@@ -196,7 +196,7 @@ ParameterizedTestParameters(gen, module)
                           int8_space(OG_PRESET_STANDARD, 0, &n_int8[1]),
                           int8_space(OG_PRESET_STANDARD, 1, &n_int8[2])};
     module_case *cases = cr_malloc((n + n_rows[0] + n_rows[1] + n_int8[0] + n_int8[1] + n_int8[2] +
-                                    2 * N_COMBOS + 6 + N_NUMERIC) *
+                                    2 * N_COMBOS + 8 + N_NUMERIC) *
                                    sizeof *cases);
     /* The standard space starts with the quick one. */
     for (size_t i = 0; i < n; i++)
@@ -223,11 +223,14 @@ ParameterizedTestParameters(gen, module)
         free(int8[t]);
     }
     count += numeric_cases(cases + count);
-    /* The split-k reduction and the standalone epilogue kernels. */
-    for (int k = OG_KERNEL_REDUCE; k <= OG_KERNEL_ACTIVATE; k++)
+    /* The split-k reduction, the standalone epilogue kernels and the GEMM
+     * with alpha = 0 or K = 0. */
+    static const og_kernel passes[] = {OG_KERNEL_REDUCE, OG_KERNEL_BIAS, OG_KERNEL_ACTIVATE,
+                                       OG_KERNEL_SCALE};
+    for (size_t k = 0; k < sizeof passes / sizeof passes[0]; k++)
         for (int d = 0; d < 2; d++)
             cases[count++] = (module_case){
-                (size_t)-1, {.kernel = (og_kernel)k, .dtype = OG_F32, .dialect = (og_dialect)d}};
+                (size_t)-1, {.kernel = passes[k], .dtype = OG_F32, .dialect = (og_dialect)d}};
     free(rows[0]);
     free(rows[1]);
     const char *cap = getenv("OG_TEST_GEN_MODULES");

@@ -107,9 +107,11 @@ static void *reference_rows(void *user)
         }
         for (int64_t j = 0; j < N; j++) {
             size_t ci = (size_t)(g->c_offset + w->p * g->stride_c + i * g->ldc + j);
-            double r = (double)g->alpha * row[j];
+            /* alpha = 0 or K = 0: beta * C alone (BLAS's rule, onegpu.h). */
+            int product = g->alpha != 0.0f && K > 0;
+            double r = product ? (double)g->alpha * row[j] : 0.0;
             if (g->beta != 0.0f)
-                r += (double)g->beta * w->c_in[ci];
+                r = product ? r + (double)g->beta * w->c_in[ci] : (double)g->beta * w->c_in[ci];
             w->ref[ci] = r;
         }
     }
@@ -276,11 +278,14 @@ void og_reference_ordered(og_dtype t, const og_gemm_args *g, const void *a, cons
             for (int64_t j = 0; j < g->n; j++) {
                 size_t ci = (size_t)(g->c_offset + p * g->stride_c + i * g->ldc + j);
                 /* Each operation rounds on its own, none contracted:
-                 * alpha * sum, + beta * C, + bias, then the activation. */
-                volatile float r = g->alpha * ordered_dot(t, g, a, b, fused, o, p, i, j);
+                 * alpha * sum, + beta * C, + bias, then the activation;
+                 * with alpha = 0 or K = 0, beta * C alone (onegpu.h). */
+                int product = g->alpha != 0.0f && g->k > 0;
+                volatile float r = product ? g->alpha * ordered_dot(t, g, a, b, fused, o, p, i, j)
+                                           : 0.0f;
                 if (g->beta != 0.0f) {
                     volatile float old = g->beta * c_in[ci];
-                    r = r + old;
+                    r = product ? r + old : old;
                 }
                 if (bias)
                     r = r + bias[g->bias_offset + j];

@@ -108,6 +108,35 @@ static og_status check_columns(const og_limits *lim, char *err, const char *op, 
     return OG_OK;
 }
 
+/* A leading dimension ld_name = ld against the stored row length dim_name =
+ * dim: at least max(1, dim), BLAS's rule, which holds when dim is 0 too;
+ * what ends the message (" for A transposed", or ""). */
+static og_status check_ld(char *err, const char *op, const char *ld_name, int64_t ld,
+                          const char *dim_name, int64_t dim, const char *what)
+{
+    if ((uint64_t)ld >= max1(dim))
+        return OG_OK;
+    if (dim == 0)
+        return bad(err, "%s: %s (%" PRId64 ") must be at least 1 (%s is 0; BLAS asks for max(1, %s))%s",
+                   op, ld_name, ld, dim_name, dim_name, what);
+    return bad(err, "%s: %s (%" PRId64 ") is smaller than %s (%" PRId64 ")%s", op, ld_name, ld,
+               dim_name, dim, what);
+}
+
+/* With more than one product, their M x N outputs (stride_c apart) must not
+ * overlap: each element of C is written once. */
+static og_status check_batch_overlap(char *err, const char *op, const og_gemm_args *g,
+                                     int64_t batch)
+{
+    uint64_t need = (uint64_t)(g->m - 1) * (uint64_t)g->ldc + (uint64_t)g->n;
+    if (batch > 1 && (uint64_t)g->stride_c < need)
+        return bad(err,
+                   "%s: stride_c (%" PRId64 ") makes the batch's outputs overlap (needs at least "
+                   "(M-1)*ldc + N = %" PRIu64 ")",
+                   op, g->stride_c, need);
+    return OG_OK;
+}
+
 /* The bias and the activation: bias[bias_offset + j] for every column j < N. */
 static og_status check_epilogue(const og_limits *lim, char *err, const char *op, const og_gemm_args *g)
 {
@@ -146,19 +175,12 @@ static og_status check_product(const og_limits *lim, char *err, const char *op, 
         return st;
 
     /* Leading dimensions: the stored row length, at least 1 (as BLAS asks). */
-    uint64_t need_lda = max1(g->trans_a ? g->m : g->k);
-    uint64_t need_ldb = max1(g->trans_b ? g->k : g->n);
-    if ((uint64_t)g->lda < need_lda)
-        return bad(err, "%s: lda (%" PRId64 ") is smaller than %s (%" PRIu64 ") for A %s", op,
-                   g->lda, g->trans_a ? "M" : "K", need_lda,
-                   g->trans_a ? "transposed" : "not transposed");
-    if ((uint64_t)g->ldb < need_ldb)
-        return bad(err, "%s: ldb (%" PRId64 ") is smaller than %s (%" PRIu64 ") for B %s", op,
-                   g->ldb, g->trans_b ? "K" : "N", need_ldb,
-                   g->trans_b ? "transposed" : "not transposed");
-    if ((uint64_t)g->ldc < max1(g->n))
-        return bad(err, "%s: ldc (%" PRId64 ") is smaller than N (%" PRIu64 ")", op, g->ldc,
-                   max1(g->n));
+    if ((st = check_ld(err, op, "lda", g->lda, g->trans_a ? "M" : "K", g->trans_a ? g->m : g->k,
+                       g->trans_a ? " for A transposed" : " for A not transposed")) != OG_OK ||
+        (st = check_ld(err, op, "ldb", g->ldb, g->trans_b ? "K" : "N", g->trans_b ? g->k : g->n,
+                       g->trans_b ? " for B transposed" : " for B not transposed")) != OG_OK ||
+        (st = check_ld(err, op, "ldc", g->ldc, "N", g->n, "")) != OG_OK)
+        return st;
 
     st = check_epilogue(lim, err, op, g);
     if (st != OG_OK)
@@ -167,12 +189,8 @@ static og_status check_product(const og_limits *lim, char *err, const char *op, 
     if (g->m == 0 || g->n == 0)
         return OG_OK; /* nothing to compute */
 
-    if (batch > 1 &&
-        (uint64_t)g->stride_c < (uint64_t)(g->m - 1) * (uint64_t)g->ldc + (uint64_t)g->n)
-        return bad(err,
-                   "%s: stride_c (%" PRId64 ") makes the batch's outputs overlap (needs at least "
-                   "(M-1)*ldc + N = %" PRIu64 ")",
-                   op, g->stride_c, (uint64_t)(g->m - 1) * (uint64_t)g->ldc + (uint64_t)g->n);
+    if ((st = check_batch_overlap(err, op, g, batch)) != OG_OK)
+        return st;
 
     if (g->k > 0) {
         st = check_operand(lim, err, op, "A", g->a, a_bytes, g->a_offset, batch, g->stride_a,
@@ -316,15 +334,16 @@ og_status og_elementwise_check(const og_limits *lim, char *err, const og_gemm_ar
     og_status st = check_fields(err, "elementwise", fields, sizeof fields / sizeof fields[0]);
     if (st != OG_OK)
         return st;
-    if ((uint64_t)g->ldc < max1(g->n))
-        return bad(err, "elementwise: ldc (%" PRId64 ") is smaller than N (%" PRIu64 ")", g->ldc,
-                   max1(g->n));
+    if ((st = check_ld(err, "elementwise", "ldc", g->ldc, "N", g->n, "")) != OG_OK)
+        return st;
     st = check_epilogue(lim, err, "elementwise", g);
     if (st != OG_OK)
         return st;
     memset(push, 0, sizeof *push);
     if (g->m == 0 || g->n == 0)
         return OG_OK;
+    if ((st = check_batch_overlap(err, "elementwise", g, batch)) != OG_OK)
+        return st;
     st = check_operand(lim, err, "elementwise", "C", g->c, 4, g->c_offset, batch, g->stride_c, g->m,
                        g->ldc, g->n);
     if (st != OG_OK)

@@ -30,16 +30,43 @@ static og_kernel_key gemm_key(const og_gemm_config *cfg, const og_limits *lim,
         .scaled = cfg->scaled};
 }
 
+/* One elementwise kernel over C (kernel and the push's epilogue bits set by
+ * the caller): a workgroup of OG_ELEMENTWISE_THREADS columns, stepping over
+ * rows and products beyond the grid's y and z itself. */
+static og_status elementwise_grid(const og_limits *lim, char *err, const char *op,
+                                  og_kernel kernel, og_dialect dialect, og_plan *out)
+{
+    const og_push *push = &out->push;
+    uint64_t gx = og_ceil_div((uint64_t)push->n, OG_ELEMENTWISE_THREADS);
+    og_status st = og_grid_x_check(lim, err, op, push->n, gx);
+    if (st != OG_OK)
+        return st;
+    out->kind = OG_PLAN_ELEMENTWISE;
+    out->push.step_y = push->m < lim->max_count[1] ? push->m : lim->max_count[1];
+    out->push.step_z = push->batch < lim->max_count[2] ? push->batch : lim->max_count[2];
+    out->key = (og_kernel_key){.kernel = kernel, .dtype = OG_F32, .dialect = dialect};
+    out->gx = (uint32_t)gx;
+    out->rows_per = push->m;
+    out->batch_per = push->batch;
+    og_plan_count_pieces(out);
+    return OG_OK;
+}
+
 og_status og_gemm_plan(const og_gemm_config *cfg, const og_limits *lim, char *err,
                        const og_gemm_args *args, const og_params *p, const og_push *push,
                        og_plan *out)
 {
     og_plan_start(out, OG_PLAN_GEMM, lim, cfg->dialect, push);
-    /* Nothing to compute: M or N is 0, or K is 0 with beta = 1 and no
-     * epilogue (C stays bit for bit). */
+    /* Nothing to compute: M or N is 0, or alpha or K is 0 with beta = 1 and
+     * no epilogue (C stays bit for bit, as BLAS returns at once). */
+    int no_product = args->alpha == 0.0f || args->k == 0;
     if (args->m == 0 || args->n == 0 ||
-        (args->k == 0 && args->beta == 1.0f && !args->bias && args->activation == 0))
+        (no_product && args->beta == 1.0f && !args->bias && args->activation == 0))
         return OG_OK;
+    /* BLAS's rule: with alpha = 0 (or K = 0) A and B are not read, so NaN or
+     * Inf there cannot reach C: C = act(beta * C + bias). */
+    if (no_product)
+        return elementwise_grid(lim, err, "gemm", OG_KERNEL_SCALE, cfg->dialect, out);
     const uint32_t *count = lim->max_count;
     int64_t batch = push->batch;
     char why[256];
@@ -102,8 +129,6 @@ og_status og_gemm_plan(const og_gemm_config *cfg, const og_limits *lim, char *er
     }
     if (out->ranges > 1)
         out->scratch_bytes = cfg->scratch_bytes;
-    /* With K = 0 the kernel never reads A or B, which may be absent. */
-    out->k_zero = args->k == 0;
     out->a_row = args->trans_a ? 1 : (uint64_t)args->lda;
     if (out->key.p.src == OG_SRC_TEXEL && out->key.p.vec != 1)
         out->vec_words = cfg->a_type == OG_F32 ? 4 : 2;
@@ -123,22 +148,9 @@ og_status og_elementwise_plan(const og_limits *lim, char *err, og_dialect dialec
         return og_failf(err, OG_ERROR_INVALID_ARGUMENT, "elementwise: bias add without a bias");
     if (args->m == 0 || args->n == 0)
         return OG_OK;
-    uint64_t gx = og_ceil_div((uint64_t)args->n, OG_ELEMENTWISE_THREADS);
-    og_status st = og_grid_x_check(lim, err, "elementwise", args->n, gx);
-    if (st != OG_OK)
-        return st;
-    /* Each kernel does its own part of the epilogue only; the kernels step
-     * over rows and products beyond the grid's y and z themselves. */
+    /* Each kernel does its own part of the epilogue only. */
     out->push.epi = op == OG_ELEMENTWISE_BIAS ? OG_EPI_BIAS : (uint32_t)args->activation;
-    out->push.step_y = push->m < lim->max_count[1] ? push->m : lim->max_count[1];
-    out->push.step_z = push->batch < lim->max_count[2] ? push->batch : lim->max_count[2];
-    out->key = (og_kernel_key){.kernel = op == OG_ELEMENTWISE_BIAS ? OG_KERNEL_BIAS
-                                                                   : OG_KERNEL_ACTIVATE,
-                               .dtype = OG_F32,
-                               .dialect = dialect};
-    out->gx = (uint32_t)gx;
-    out->rows_per = push->m;
-    out->batch_per = push->batch;
-    og_plan_count_pieces(out);
-    return OG_OK;
+    return elementwise_grid(lim, err, "elementwise",
+                            op == OG_ELEMENTWISE_BIAS ? OG_KERNEL_BIAS : OG_KERNEL_ACTIVATE,
+                            dialect, out);
 }

@@ -53,8 +53,7 @@ static void gemm_piece(const og_plan *pl, const og_push *q, og_piece *out)
 {
     const og_params *p = &pl->key.p;
     const uint32_t *count = pl->max_count;
-    og_operand a = pl->k_zero ? OG_OPERAND_NONE : OG_OPERAND_A;
-    og_operand b = pl->k_zero ? OG_OPERAND_NONE : OG_OPERAND_B;
+    og_operand a = OG_OPERAND_A, b = OG_OPERAND_B;
     og_operand bias = q->epi & OG_EPI_BIAS ? OG_OPERAND_BIAS : OG_OPERAND_NONE;
     uint32_t gy = pl->tile_rows ? (uint32_t)og_ceil_div(q->m, pl->tile_rows) : 1;
     if (pl->ranges == 1) {

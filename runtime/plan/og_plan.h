@@ -84,11 +84,11 @@ int og_fewrows_eligible(og_dtype dtype, int64_t m, int trans_a);
 /* Whether an Int8Gemm product may run the skinny kernel: M <= 16, B not transposed. */
 int og_int8_skinny_eligible(int64_t m, int trans_b);
 
-/* The parameters as this call can use them: vector loads need aligned
- * operands (and split-k ranges of a multiple of 4 terms, range_len),
- * texel buffers operands within maxTexelBufferElements whose buffers allow
- * texel views; otherwise the same tile runs with element loads from storage
- * buffers. */
+/* The parameters as this call, a product (M, N, K and alpha non-zero), can
+ * use: vector loads need aligned operands (and split-k ranges of a multiple
+ * of 4 terms, range_len), texel buffers operands within
+ * maxTexelBufferElements whose buffers allow texel views; otherwise the
+ * same tile runs with element loads from storage buffers. */
 og_params og_params_for_call(const og_gemm_config *cfg, const og_limits *lim,
                              const og_gemm_args *args, const og_params *p, uint32_t range_len);
 
@@ -212,7 +212,7 @@ typedef struct og_plan {
     uint64_t rows_per, batch_per; /* rows and products of one piece */
     uint64_t row_pieces, pieces;  /* 0 pieces: nothing to record */
     uint64_t a_row;               /* elements of A between rows of op(A) */
-    int k_zero;                   /* K = 0: A and B are not read, the placeholder binds */
+    int k_zero;                   /* Int8Gemm, K = 0: A and B are not read, the placeholder binds */
     int scaled;                   /* recovered float32 with range scaling: an exponents step */
     uint32_t vec_words;
     og_dialect dialect;

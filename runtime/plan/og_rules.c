@@ -85,29 +85,22 @@ og_params og_params_for_call(const og_gemm_config *cfg, const og_limits *lim, co
 {
     og_params q = *p;
     /* A wrapped buffer's skew must keep vector groups aligned. */
-    int skewed = g->k > 0 && (g->a->skew % 16 || g->b->skew % 16);
+    int skewed = g->a->skew % 16 || g->b->skew % 16;
     if (q.variant == OG_VARIANT_FEWROWS) {
         /* Four elements at a time need offsets, leading dimensions and batch
-         * strides in fours; with K = 0 nothing is read. */
-        if (q.vec != 1 && (g->k == 0 || !og_params_vec_aligned(g) || skewed))
+         * strides in fours. */
+        if (q.vec != 1 && (!og_params_vec_aligned(g) || skewed))
             q.vec = 1;
         return q;
     }
     if (q.variant != OG_VARIANT_TILE)
         return q;
-    if (g->k == 0) {
-        /* Nothing is read: the placeholder binds for A and B, and it holds
-         * no vector texel. */
-        q.src = OG_SRC_STORAGE;
-        q.vec = 1;
-        return q;
-    }
     /* A range starts range * range_len terms into k; FP8 bytes load one by
      * one. */
     if (q.vec != 1 && (!og_params_vec_aligned(g) || range_len % 4 != 0 || skewed ||
                        og_dtype_is_fp8(cfg->a_type) || og_dtype_is_fp8(cfg->b_type)))
         q.vec = 1;
-    if (q.src == OG_SRC_TEXEL && g->k > 0 && g->m > 0 && g->n > 0) {
+    if (q.src == OG_SRC_TEXEL) {
         if (!og_buffer_texel_ok(g->a) || !og_buffer_texel_ok(g->b)) {
             q.src = OG_SRC_STORAGE;
             return q;
