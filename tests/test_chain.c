@@ -276,8 +276,8 @@ Test(chain, edges_of_every_tile, .timeout = 600)
                     chain_call c = {OG_F32, 0, 0, ms[i], ns[j], ks[(i + j) % 5], packed, 0};
                     check_call(ctx, g, fused, p, &c, &seed, cov);
                 }
-        cr_expect(cov[0][0] && cov[0][1], "tile %zu ran %s element loads and %s vector loads", t,
-                  cov[0][0] ? "" : "no", cov[0][1] ? "" : "no");
+        cr_expect(cov[0][0] && cov[0][1], "tile %zu: element loads %s, vector loads %s", t,
+                  cov[0][0] ? "ran" : "did not run", cov[0][1] ? "ran" : "did not run");
     }
     og_gemm_destroy(g);
     close_context(ctx);
@@ -313,17 +313,20 @@ Test(chain, split_ranges, .timeout = 600)
                 }
     }
     cr_expect_gt(splits, 0, "the spaces hold no split chain candidate");
-    cr_expect(cov[1][0] && cov[1][1], "split calls ran %s element loads and %s vector loads",
-              cov[1][0] ? "" : "no", cov[1][1] ? "" : "no");
+    cr_expect(cov[1][0] && cov[1][1], "split calls: element loads %s, vector loads %s",
+              cov[1][0] ? "ran" : "did not run", cov[1][1] ? "ran" : "did not run");
     og_gemm_destroy(g);
     close_context(ctx);
 }
 
-/* A and B both transposed (A's vector loads run along m, B's along k),
- * float16 and bfloat16 operands on the first chain tile (the loads are the
- * same code in every tile), and per tile a bias with ReLU fused into the
+/* On the first chain tile (loads are the same code in every tile): A and B
+ * both transposed (A's vector loads run along m, B's along k), float16 and
+ * bfloat16 operands, and storage buffers in place of texel buffers, with
+ * vector and element loads (what a call runs whose operands cannot be texel
+ * views: a wrapped buffer without texel usage, more elements than
+ * maxTexelBufferElements). Per tile, a bias with ReLU fused into the
  * epilogue. */
-Test(chain, transposed_half_and_fused_epilogue, .timeout = 600)
+Test(chain, loads_types_and_fused_epilogue, .timeout = 600)
 {
     og_context *ctx = open_context();
     int fused = device_fuses(ctx);
@@ -343,7 +346,13 @@ Test(chain, transposed_half_and_fused_epilogue, .timeout = 600)
             check_call(ctx, g16, fused, p, &(chain_call){OG_F16, 0, 0, m, nn, k, 1, 0}, &seed, cov);
             check_call(ctx, gb16, fused, p, &(chain_call){OG_BF16, 0, 0, m, nn, k, 1, 0}, &seed,
                        cov);
-            cr_expect(cov[0][1], "no vector loads ran");
+            og_params storage = *p;
+            storage.src = OG_SRC_STORAGE;
+            for (int packed = 0; packed < 2; packed++)
+                check_call(ctx, g32, fused, &storage,
+                           &(chain_call){OG_F32, 0, 0, m, nn, k, packed, 0}, &seed, cov);
+            cr_expect(cov[0][0] && cov[0][1], "element loads %s, vector loads %s",
+                      cov[0][0] ? "ran" : "did not run", cov[0][1] ? "ran" : "did not run");
         }
         check_call(ctx, g32, fused, p, &(chain_call){OG_F32, 0, 0, m, nn, k, 0, 1}, &seed, cov);
     }
