@@ -34,4 +34,29 @@ static inline size_t count(const char *text, const char *what)
     return n;
 }
 
+/* text with the first `anchor` replaced by `with`, malloc'ed; text is freed.
+ * Fails the test when text has no anchor. */
+static inline char *replaced(char *text, const char *anchor, const char *with)
+{
+    const char *at = strstr(text, anchor);
+    cr_assert_not_null(at, "the template has no \"%s\" to plant at", anchor);
+    size_t head = (size_t)(at - text), len = strlen(text) - strlen(anchor) + strlen(with);
+    char *out = malloc(len + 1);
+    cr_assert_not_null(out);
+    memcpy(out, text, head);
+    strcpy(out + head, with);
+    strcat(out, at + strlen(anchor));
+    free(text);
+    return out;
+}
+
+/* Writes text to path, or the test fails. */
+static inline void write_text(const char *path, const char *text)
+{
+    FILE *out = fopen(path, "w");
+    cr_assert_not_null(out, "cannot create %s", path);
+    cr_assert_neq(fputs(text, out), EOF);
+    cr_assert_eq(fclose(out), 0);
+}
+
 #endif /* OG_TEXT_H */

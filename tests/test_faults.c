@@ -39,21 +39,6 @@ static const struct {
 };
 enum { N_PLANTED = sizeof planted / sizeof planted[0], N_CANDIDATES = 27 };
 
-/* text with the first `anchor` replaced by `with`, malloc'ed; text is freed. */
-static char *replaced(char *text, const char *anchor, const char *with)
-{
-    const char *at = strstr(text, anchor);
-    cr_assert_not_null(at, "the template has no \"%s\" to plant at", anchor);
-    size_t head = (size_t)(at - text), len = strlen(text) - strlen(anchor) + strlen(with);
-    char *out = malloc(len + 1);
-    cr_assert_not_null(out);
-    memcpy(out, text, head);
-    strcpy(out + head, with);
-    strcat(out, at + strlen(anchor));
-    free(text);
-    return out;
-}
-
 /* dir/int8gemm_skinny.tmpl: the built-in template with the plants of the
  * table (the device loss is planted in the worker, by OG_TUNE_FAULT). */
 static void write_planted_template(const char *dir)
@@ -93,10 +78,7 @@ static void write_planted_template(const char *dir)
     text = replaced(text, "                uint tot = 0u;\n", sum);
     char path[512];
     snprintf(path, sizeof path, "%s/int8gemm_skinny.tmpl", dir);
-    FILE *out = fopen(path, "w");
-    cr_assert_not_null(out);
-    cr_assert_neq(fputs(text, out), EOF);
-    fclose(out);
+    write_text(path, text);
     free(text);
 }
 

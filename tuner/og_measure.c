@@ -134,9 +134,15 @@ og_status og_candidate_verify(og_gemm *g, og_problem *pr, const og_params *p, in
     og_status st = og_problem_verify(g, pr, p, accepted, metric, why, len);
     /* Ragged shapes around the tile boundaries, batched: a record will serve
      * nearby shapes too, so it must be right there as well. Few-rows shapes
-     * keep M <= 4 and cut columns and k slices raggedly instead. */
+     * keep M <= 4 and cut columns and k slices raggedly instead. The tuning
+     * problem keeps alpha = 1 and beta = 0 (the call it is timed as), where
+     * an epilogue applied twice or not at all goes unseen; the ragged ones
+     * scale: the first reads C (beta != 0: every workgroup runs the epilogue
+     * loop), the second has workgroups wholly inside C that store alpha * sum
+     * directly (beta = 0). */
     int64_t ragged[2][4] = {{p->bm + 1, p->bn - 1, p->bk + 3, 2},
                             {2 * p->bm - 1, 2 * p->bn + 1, 2 * p->bk + 17, 1}};
+    static const float scalars[2][2] = {{-1.5f, 0.5f}, {1.5f, 0.0f}};
     if (p->variant == OG_VARIANT_FEWROWS) {
         int64_t rows[2][4] = {{1, p->cols + 1, 3 * p->slices + 5, 2},
                               {4, 2 * p->cols - 1, p->slices - 1, 1}};
@@ -149,6 +155,9 @@ og_status og_candidate_verify(og_gemm *g, og_problem *pr, const og_params *p, in
                                ragged[i][1], ragged[i][2], ragged[i][3], 77 + (uint64_t)i, &small);
         if (st != OG_OK)
             break;
+        small->args.alpha = scalars[i][0];
+        small->args.beta = scalars[i][1];
+        og_reference_gemm(small->dtype, &small->args, small->a, small->b, small->c0, small->ref);
         st = og_problem_verify(g, small, p, accepted, &m2, why, len);
         if (st == OG_OK && !*accepted) {
             size_t used = strlen(why);
