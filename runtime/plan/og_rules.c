@@ -101,18 +101,16 @@ og_params og_params_for_call(const og_gemm_config *cfg, const og_limits *lim, co
                        og_dtype_is_fp8(cfg->a_type) || og_dtype_is_fp8(cfg->b_type)))
         q.vec = 1;
     if (q.src == OG_SRC_TEXEL) {
-        if (!og_buffer_texel_ok(g->a) || !og_buffer_texel_ok(g->b)) {
-            q.src = OG_SRC_STORAGE;
-            return q;
-        }
         /* Only called on checked arguments, so the extents cannot overflow. */
         int64_t batch = g->batch ? g->batch : 1;
         uint64_t a = operand_words(cfg->a_type, g->a_offset, batch, g->stride_a,
                                    g->trans_a ? g->k : g->m, g->lda, g->trans_a ? g->m : g->k);
         uint64_t b = operand_words(cfg->b_type, g->b_offset, batch, g->stride_b,
                                    g->trans_b ? g->n : g->k, g->ldb, g->trans_b ? g->k : g->n);
-        if (!texels_reach(lim, g->a, g->b, a, b))
+        if (!texels_reach(lim, g->a, g->b, a, b)) {
             q.src = OG_SRC_STORAGE;
+            return q;
+        }
         /* A vector texel view needs at least one whole texel. */
         uint64_t texel = cfg->a_type == OG_F32 ? 16 : 8;
         if (g->a->allocated < texel || g->b->allocated < texel)
@@ -143,8 +141,7 @@ og_params og_int8_params_for_call(const og_limits *lim, const og_int8gemm_args *
                               g.trans_a ? g.m : g.k) + 3) / 4;
     uint64_t b = (operand_end(g.b_offset, batch, g.stride_b, g.trans_b ? g.n : g.k, g.ldb,
                               g.trans_b ? g.k : g.n) + 3) / 4;
-    if (q.vec == 0 || g.k == 0 || g.m == 0 || g.n == 0 ||
-        !texels_reach(lim, args->a, args->b, a, b))
+    if (q.vec == 0 || g.k == 0 || !texels_reach(lim, args->a, args->b, a, b))
         q.src = OG_SRC_STORAGE;
     return q;
 }
