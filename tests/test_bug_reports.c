@@ -6,7 +6,9 @@
  *  - alpha = 0 is C = beta*C too (reference BLAS's rule): NaN and Inf in A and
  *    B never reach C;
  *  - leading dimensions with K = 0 and overlapping outputs of the elementwise
- *    kernels get true messages. */
+ *    kernels get true messages;
+ *  - an ogtune command that cannot do what was asked exits non-zero, and
+ *    with --json its output ends with the reason. */
 #include <criterion/criterion.h>
 
 #include <inttypes.h>
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "og_ogtune.h"
 #include "og_test.h"
 
 static float bits_to_float(uint32_t u)
@@ -394,4 +397,36 @@ Test(bug_reports, elementwise_refuses_overlapping_outputs)
     og_buffer_destroy(args.bias);
     og_gemm_destroy(g);
     close_context(ctx);
+}
+
+/* ---- ogtune's failures in its JSON ---- */
+
+/* Runs `ogtune args`, which must fail; its standard output must end with
+ * the line {"error":"<want>..."}. */
+static void expect_json_failure(const char *args, const char *want)
+{
+    char *out;
+    int rc = ogtune(args, &out);
+    cr_expect_neq(rc, 0, "ogtune %s exited 0:\n%s", args, out);
+    size_t len = strlen(out);
+    cr_assert(len > 0 && out[len - 1] == '\n', "ogtune %s: no line on stdout:\n%s", args, out);
+    out[len - 1] = '\0';
+    const char *last = strrchr(out, '\n');
+    last = last ? last + 1 : out;
+    char prefix[512];
+    snprintf(prefix, sizeof prefix, "{\"error\":\"%s", want);
+    cr_expect(strncmp(last, prefix, strlen(prefix)) == 0 && last[strlen(last) - 1] == '}',
+              "ogtune %s: the last line is\n%s\nnot %s...}", args, last, prefix);
+    free(out);
+}
+
+Test(bug_reports, ogtune_failures_reach_the_json)
+{
+    /* A kernel the shape cannot run (few rows need M <= 4): after the
+     * bench's own JSON object. */
+    expect_json_failure("bench --json --shapes 8x64x64 --params variant=fewrows,cols=16,slices=16",
+                        "ogtune bench: gemm: the few-rows kernel takes");
+    expect_json_failure("bench --json --shapes 5x5", "ogtune bench: --shapes takes MxNxK");
+    expect_json_failure("select --json --bogus", "ogtune: unknown option --bogus");
+    expect_json_failure("import --json /nonexistent/dump.sql", "ogtune import: ");
 }

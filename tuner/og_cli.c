@@ -1,11 +1,12 @@
 /* Small helpers of the ogtune command line. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "og_tuner.h"
+#include "og_commands.h"
 
 int og_parse_shapes(const char *text, og_shape **shapes, size_t *n)
 {
@@ -76,4 +77,28 @@ void og_json_string(FILE *f, const char *s)
             fputc(c, f);
     }
     fputc('"', f);
+}
+
+/* The first failure's first line, for --json. */
+static char failure[512];
+
+void og_cli_fail(const char *fmt, ...)
+{
+    char text[sizeof failure];
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    if (failure[0])
+        return;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    text[strcspn(text, "\n")] = '\0';
+    memcpy(failure, text, sizeof failure);
+}
+
+const char *og_cli_failure(void)
+{
+    return failure[0] ? failure : NULL;
 }

@@ -21,7 +21,7 @@ int og_cmd_accuracy(const og_cli *o)
                                  : "128x128x256,128x128x512,128x128x1024,"
                                    "128x128x2048,128x128x4096";
     if (og_parse_shapes(text, &shapes, &ns) != 0) {
-        fprintf(stderr, "ogtune: --shapes takes MxNxK[,...] (got %s)\n", text);
+        og_cli_fail("ogtune: --shapes takes MxNxK[,...] (got %s)\n", text);
         return 2;
     }
     og_context *ctx = og_cli_context(o);
@@ -48,7 +48,7 @@ int og_cmd_accuracy(const og_cli *o)
             og_status st =
                 og_precision_errors_measure(ctx, (og_input_kind)kind, s->m, s->n, s->k, 1 + i, &e);
             if (st != OG_OK) {
-                fprintf(stderr, "ogtune: accuracy: %s\n", og_context_last_error(ctx));
+                og_cli_fail("ogtune: accuracy: %s\n", og_context_last_error(ctx));
                 rc = 1;
                 break;
             }

@@ -104,8 +104,7 @@ int og_cmd_bench(const og_cli *o)
             if (st == OG_OK && accepted)
                 st = bench_pair(g, pr, &def, &c.params, &us_def, &us_sel);
             if (st != OG_OK || !accepted) {
-                fprintf(stderr, "ogtune bench: %s\n",
-                        st != OG_OK ? og_context_last_error(ctx) : why);
+                og_cli_fail("ogtune bench: %s\n", st != OG_OK ? og_context_last_error(ctx) : why);
                 rc = 1;
             } else {
                 double gd = og_gflops(&pr->args, us_def), gs = og_gflops(&pr->args, us_sel);

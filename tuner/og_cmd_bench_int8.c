@@ -78,8 +78,8 @@ static int bench_shape(const og_cli *o, og_context *ctx, og_int8gemm *ig, og_gem
     }
     int rc = 0;
     if (st != OG_OK || !accepted) {
-        fprintf(stderr, "ogtune bench: int8gemm %lldx%lldx%lld: %s\n", (long long)s->m,
-                (long long)s->n, (long long)s->k, st != OG_OK ? og_context_last_error(ctx) : why);
+        og_cli_fail("ogtune bench: int8gemm %lldx%lldx%lld: %s\n", (long long)s->m, (long long)s->n,
+                    (long long)s->k, st != OG_OK ? og_context_last_error(ctx) : why);
         rc = 1;
     } else {
         qsort(ti, rounds, sizeof ti[0], cmp_double);
@@ -137,7 +137,7 @@ int og_cmd_bench_int8(const og_cli *o, og_context *ctx)
     og_gemm *fg = NULL;
     if (og_int8gemm_create(ctx, &ig) != OG_OK ||
         og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &fg) != OG_OK) {
-        fprintf(stderr, "ogtune bench: %s\n", og_context_last_error(ctx));
+        og_cli_fail("ogtune bench: %s\n", og_context_last_error(ctx));
         og_int8gemm_destroy(ig);
         free(shapes);
         return 1;

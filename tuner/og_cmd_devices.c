@@ -82,7 +82,7 @@ int og_cmd_devices(const og_cli *o)
         if (st == OG_ERROR_NOT_FOUND && i > 0)
             break;
         if (st != OG_OK) {
-            fprintf(stderr, "ogtune: %s\n", og_last_error());
+            og_cli_fail("ogtune: %s\n", og_last_error());
             return 1;
         }
         const og_device_info *d = &ctx->info;
@@ -98,8 +98,8 @@ int og_cmd_devices(const og_cli *o)
                    "\"timestamps\":%s",
                    d->vendor_id, d->device_id, d->driver_id, d->driver_version, l->subgroup_size,
                    l->max_invocations, l->max_shared_bytes,
-                   (unsigned long long)l->max_storage_range, ctx->queue_family,
-                   ctx->timestamp_bits, ctx->timestamp_bits ? "true" : "false");
+                   (unsigned long long)l->max_storage_range, ctx->queue_family, ctx->timestamp_bits,
+                   ctx->timestamp_bits ? "true" : "false");
             print_memory_json(ctx);
             printf("}");
         } else {

@@ -171,17 +171,16 @@ static void print_result(const og_cli *o, const first_call *cold, const first_ca
 int og_cmd_bench_first_call(const og_cli *o)
 {
     if (o->shapes || o->params || o->dtypes || o->op || o->trans_a || o->trans_b) {
-        fprintf(stderr,
-                "ogtune bench: --first-call measures a %d-cubed float32 GEMM with the "
-                "default kernel; it takes --json only\n",
-                FIRST_CALL_SIZE);
+        og_cli_fail("ogtune bench: --first-call measures a %d-cubed float32 GEMM with the "
+                    "default kernel; it takes --json only\n",
+                    FIRST_CALL_SIZE);
         return 2;
     }
     const char *base = getenv("TMPDIR");
     char dir[512];
     snprintf(dir, sizeof dir, "%s/ogtune-first-call-XXXXXX", base && *base ? base : "/tmp");
     if (!mkdtemp(dir)) {
-        fprintf(stderr, "ogtune bench: cannot make a directory %s: %s\n", dir, strerror(errno));
+        og_cli_fail("ogtune bench: cannot make a directory %s: %s\n", dir, strerror(errno));
         return 1;
     }
     first_call cold, warm = {0};
@@ -193,14 +192,14 @@ int og_cmd_bench_first_call(const og_cli *o)
         measure_in_child(dir, &warm);
     int rc = 0;
     if (cold.error[0] || warm.error[0]) {
-        fprintf(stderr, "ogtune bench: %s first call: %s\n", cold.error[0] ? "cold" : "warm",
-                cold.error[0] ? cold.error : warm.error);
+        og_cli_fail("ogtune bench: %s first call: %s\n", cold.error[0] ? "cold" : "warm",
+                    cold.error[0] ? cold.error : warm.error);
         rc = 1;
     } else {
         print_result(o, &cold, &warm);
     }
     if (nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS) != 0) {
-        fprintf(stderr, "ogtune bench: cannot remove %s: %s\n", dir, strerror(errno));
+        og_cli_fail("ogtune bench: cannot remove %s: %s\n", dir, strerror(errno));
         rc = 1;
     }
     return rc;

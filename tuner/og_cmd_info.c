@@ -18,7 +18,7 @@ og_context *og_cli_context(const og_cli *o)
     og_context_desc desc = {.tuning_db = o->db};
     og_context *ctx;
     if (og_context_create(&desc, &ctx) != OG_OK) {
-        fprintf(stderr, "ogtune: %s\n", og_last_error());
+        og_cli_fail("ogtune: %s\n", og_last_error());
         return NULL;
     }
     return ctx;
@@ -28,12 +28,12 @@ int og_cli_bench_inputs(const og_cli *o, const char *default_shapes, og_shape **
                         og_params *given)
 {
     if (og_parse_shapes(o->shapes ? o->shapes : default_shapes, shapes, ns) != 0) {
-        fprintf(stderr, "ogtune bench: --shapes takes MxNxK[xBATCH],... (got %s)\n", o->shapes);
+        og_cli_fail("ogtune bench: --shapes takes MxNxK[xBATCH],... (got %s)\n", o->shapes);
         return -1;
     }
     char why[256];
     if (o->params && og_params_parse(o->params, given, why, sizeof why) != 0) {
-        fprintf(stderr, "ogtune bench: %s\n", why);
+        og_cli_fail("ogtune bench: %s\n", why);
         free(*shapes);
         return -1;
     }
@@ -44,14 +44,14 @@ int og_cli_dtypes(const og_cli *o, og_dtype *out, size_t *n)
 {
     *n = 0;
     if (o->op && strcmp(o->op, "gemm") != 0 && strcmp(o->op, "int8gemm") != 0) {
-        fprintf(stderr, "ogtune: --op takes gemm or int8gemm (got %s)\n", o->op);
+        og_cli_fail("ogtune: --op takes gemm or int8gemm (got %s)\n", o->op);
         return -1;
     }
     if (o->op && strcmp(o->op, "int8gemm") == 0) {
         /* Int8Gemm is tuned and selected with int8 operands; one record serves
          * every signedness (og_select_int8). */
         if (o->dtypes) {
-            fprintf(stderr, "ogtune: --dtype is for --op gemm; int8gemm takes 8-bit operands\n");
+            og_cli_fail("ogtune: --dtype is for --op gemm; int8gemm takes 8-bit operands\n");
             return -1;
         }
         out[(*n)++] = OG_INT8;
@@ -62,8 +62,7 @@ int og_cli_dtypes(const og_cli *o, og_dtype *out, size_t *n)
     char *save = NULL;
     for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (*n == 3 || og_dtype_parse(t, &out[*n]) != 0) {
-            fprintf(stderr, "ogtune: --dtype takes f32, f16 and bf16, comma-separated (got %s)\n",
-                    t);
+            og_cli_fail("ogtune: --dtype takes f32, f16 and bf16, comma-separated (got %s)\n", t);
             return -1;
         }
         (*n)++;
@@ -168,9 +167,9 @@ int og_cmd_select(const og_cli *o)
     size_t ns = 0, nd;
     og_dtype dtypes[3];
     if (!o->shapes || og_parse_shapes(o->shapes, &shapes, &ns) != 0 || ns != 1) {
-        fprintf(stderr,
-                "ogtune select: --shape takes one MxNxK[xBATCH] of numbers below 2^32 (got %s)\n",
-                o->shapes ? o->shapes : "none");
+        og_cli_fail(
+            "ogtune select: --shape takes one MxNxK[xBATCH] of numbers below 2^32 (got %s)\n",
+            o->shapes ? o->shapes : "none");
         free(shapes);
         return 2;
     }
@@ -179,7 +178,7 @@ int og_cmd_select(const og_cli *o)
     if (og_cli_dtypes(o, dtypes, &nd) != 0 || nd != 1 ||
         (o->mode && mode == OG_MODE_FAST && strcmp(o->mode, "fast") != 0)) {
         if (nd > 1 || o->mode)
-            fprintf(stderr, "ogtune select: takes one --dtype and --mode fast|deterministic\n");
+            og_cli_fail("ogtune select: takes one --dtype and --mode fast|deterministic\n");
         free(shapes);
         return 2;
     }
@@ -279,7 +278,7 @@ int og_cmd_show(const og_cli *o)
     og_db *db;
     og_cli_db_path(o, path, sizeof path);
     if (og_db_open(path, 0, &db, err, sizeof err) != OG_OK) {
-        fprintf(stderr, "ogtune show: %s\n", err);
+        og_cli_fail("ogtune show: %s\n", err);
         return 1;
     }
     int state = o->json ? -1 : 0;
@@ -292,7 +291,7 @@ int og_cmd_show(const og_cli *o)
         printf("database: %s\n", path);
     og_db_close(db);
     if (st != OG_OK)
-        fprintf(stderr, "ogtune show: %s\n", err);
+        og_cli_fail("ogtune show: %s\n", err);
     return st == OG_OK ? 0 : 1;
 }
 
@@ -305,7 +304,7 @@ int og_cmd_gen(const og_cli *o)
     const char *emit = o->emit ? o->emit : "glsl";
     int asm_out = strcmp(emit, "spirv") == 0, msl = strcmp(emit, "msl") == 0;
     if (!asm_out && !msl && strcmp(emit, "glsl") != 0 && strcmp(emit, "hlsl") != 0) {
-        fprintf(stderr, "ogtune gen: --emit takes glsl, hlsl, spirv or msl\n");
+        og_cli_fail("ogtune gen: --emit takes glsl, hlsl, spirv or msl\n");
         return 2;
     }
     if (og_cli_dtypes(o, dtypes, &nd) != 0 || nd != 1)
@@ -317,7 +316,7 @@ int og_cmd_gen(const og_cli *o)
     }
     key.dialect = strcmp(emit, "hlsl") == 0 ? OG_HLSL : OG_GLSL;
     if (o->params && og_params_parse(o->params, &key.p, err, sizeof err) != 0) {
-        fprintf(stderr, "ogtune gen: %s\n", err);
+        og_cli_fail("ogtune gen: %s\n", err);
         return 2;
     }
     char *src = NULL, *text = NULL;
@@ -339,7 +338,7 @@ int og_cmd_gen(const og_cli *o)
             fputs(out, stdout);
         }
     } else {
-        fprintf(stderr, "ogtune gen: %s\n", err);
+        og_cli_fail("ogtune gen: %s\n", err);
     }
     free(src);
     free(words);

@@ -61,16 +61,16 @@ static int write_report(const og_cli *o, const char *dir, const og_report *rep, 
     char html[4096], csv[4096], err[4400];
     if (snprintf(html, sizeof html, "%s/report.html", dir) >= (int)sizeof html ||
         snprintf(csv, sizeof csv, "%s/report.csv", dir) >= (int)sizeof csv) {
-        fprintf(stderr, "ogtune report: %s: path too long\n", dir);
+        og_cli_fail("ogtune report: %s: path too long\n", dir);
         return 1;
     }
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "ogtune report: %s: %s\n", dir, strerror(errno));
+        og_cli_fail("ogtune report: %s: %s\n", dir, strerror(errno));
         return 1;
     }
     if (write_file(html, 1, rep, db, err, sizeof err) != 0 ||
         write_file(csv, 0, rep, db, err, sizeof err) != 0) {
-        fprintf(stderr, "ogtune report: %s\n", err);
+        og_cli_fail("ogtune report: %s\n", err);
         return 1;
     }
     if (o->json) {
@@ -96,7 +96,7 @@ int og_cmd_report(const og_cli *o)
     else
         og_default_db_path(path, sizeof path);
     if (og_db_open(path, 0, &db, err, sizeof err) != OG_OK) {
-        fprintf(stderr, "ogtune report: %s\n", err);
+        og_cli_fail("ogtune report: %s\n", err);
         return 1;
     }
     og_report rep;
@@ -104,8 +104,8 @@ int og_cmd_report(const og_cli *o)
     og_db_close(db);
     if (st != OG_OK) {
         /* The database's own errors name it already. */
-        fprintf(stderr, "ogtune report: %s%s%s\n", st == OG_ERROR_OUT_OF_MEMORY ? path : "",
-                st == OG_ERROR_OUT_OF_MEMORY ? ": " : "", err);
+        og_cli_fail("ogtune report: %s%s%s\n", st == OG_ERROR_OUT_OF_MEMORY ? path : "",
+                    st == OG_ERROR_OUT_OF_MEMORY ? ": " : "", err);
         return 1;
     }
     int rc = write_report(o, o->out ? o->out : ".", &rep, path);

@@ -9,14 +9,14 @@ int og_cmd_export(const og_cli *o)
 {
     char path[1024], err[1024];
     if (o->json && !o->out) {
-        fprintf(stderr, "ogtune export: --json describes the file of --out (without --out, the "
-                        "dump is the output)\n");
+        og_cli_fail("ogtune export: --json describes the file of --out (without --out, the "
+                    "dump is the output)\n");
         return 2;
     }
     og_cli_db_path(o, path, sizeof path);
     og_db *db;
     if (og_db_open(path, 0, &db, err, sizeof err) != OG_OK) {
-        fprintf(stderr, "ogtune export: %s\n", err);
+        og_cli_fail("ogtune export: %s\n", err);
         return 1;
     }
     FILE *f = o->out ? fopen(o->out, "w") : stdout;
@@ -33,7 +33,7 @@ int og_cmd_export(const og_cli *o)
         st = OG_ERROR_DATABASE;
     }
     if (st != OG_OK) {
-        fprintf(stderr, "ogtune export: %s\n", err);
+        og_cli_fail("ogtune export: %s\n", err);
         if (o->out)
             unlink(o->out); /* no half dump left behind */
         return 1;
@@ -57,7 +57,7 @@ int og_cmd_import(const og_cli *o)
     og_cli_db_path(o, path, sizeof path);
     og_travel_counts counts;
     if (og_import(o->args[0], path, &counts, err, sizeof err) != OG_OK) {
-        fprintf(stderr, "ogtune import: %s\n", err);
+        og_cli_fail("ogtune import: %s\n", err);
         return 1;
     }
     if (o->json) {
@@ -79,12 +79,12 @@ int og_cmd_merge(const og_cli *o)
     og_cli_db_path(o, path, sizeof path);
     og_merge_count *counts = calloc((size_t)o->nargs, sizeof *counts);
     if (counts == NULL) {
-        fprintf(stderr, "ogtune merge: out of memory\n");
+        og_cli_fail("ogtune merge: out of memory\n");
         return 1;
     }
     int rc = 0;
     if (og_merge(path, o->args, (size_t)o->nargs, counts, err, sizeof err) != OG_OK) {
-        fprintf(stderr, "ogtune merge: %s\n", err);
+        og_cli_fail("ogtune merge: %s\n", err);
         rc = 1;
     } else if (o->json) {
         printf("{\"database\":");

@@ -26,8 +26,8 @@ int og_cmd_tune(const og_cli *o)
     char exe[PATH_MAX];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (len <= 0) {
-        fprintf(stderr, "ogtune tune: cannot find its own binary (/proc/self/exe) to start "
-                        "workers\n");
+        og_cli_fail("ogtune tune: cannot find its own binary (/proc/self/exe) to start "
+                    "workers\n");
         return 1;
     }
     exe[len] = '\0';
@@ -39,25 +39,25 @@ int og_cmd_tune(const og_cli *o)
         og_default_db_path(path, sizeof path);
     t.db_path = path;
     if (o->preset && strcmp(o->preset, "quick") != 0 && strcmp(o->preset, "standard") != 0) {
-        fprintf(stderr, "ogtune tune: --preset takes quick or standard\n");
+        og_cli_fail("ogtune tune: --preset takes quick or standard\n");
         return 2;
     }
     t.preset =
         o->preset && strcmp(o->preset, "standard") == 0 ? OG_PRESET_STANDARD : OG_PRESET_QUICK;
     if (o->mode && strcmp(o->mode, "fast") != 0 && strcmp(o->mode, "deterministic") != 0) {
-        fprintf(stderr, "ogtune tune: --mode takes fast or deterministic\n");
+        og_cli_fail("ogtune tune: --mode takes fast or deterministic\n");
         return 2;
     }
     t.mode =
         o->mode && strcmp(o->mode, "deterministic") == 0 ? OG_MODE_DETERMINISTIC : OG_MODE_FAST;
     if (o->strategy && og_strategy_parse(o->strategy, &t.strategy) != 0) {
-        fprintf(stderr, "ogtune tune: --strategy takes exhaustive, random or smart\n");
+        og_cli_fail("ogtune tune: --strategy takes exhaustive, random or smart\n");
         return 2;
     }
     if (og_cli_dtypes(o, t.dtypes, &t.n_dtypes) != 0)
         return 2;
     if (og_parse_shapes(o->shapes ? o->shapes : default_shapes, &t.shapes, &t.n_shapes) != 0) {
-        fprintf(stderr, "ogtune tune: --shapes takes MxNxK[xBATCH],... (got %s)\n", o->shapes);
+        og_cli_fail("ogtune tune: --shapes takes MxNxK[xBATCH],... (got %s)\n", o->shapes);
         return 2;
     }
     og_cli selection = *o;
@@ -69,7 +69,7 @@ int og_cmd_tune(const og_cli *o)
             printf("tuning %s into %s\n", og_context_device_name(ctx), path);
         og_status st = og_tune(ctx, &t);
         if (st != OG_OK) {
-            fprintf(stderr, "ogtune tune: %s\n", og_context_last_error(ctx));
+            og_cli_fail("ogtune tune: %s\n", og_context_last_error(ctx));
         } else {
             og_cli_print_choice_table(ctx, o, t.dtypes, t.n_dtypes, t.shapes, t.n_shapes);
             if (!o->json)

@@ -44,6 +44,15 @@ int og_cmd_bench_int8(const og_cli *o, og_context *ctx);
  * cold and warm, in milliseconds (og_cmd_first_call.c). */
 int og_cmd_bench_first_call(const og_cli *o);
 
+/* Says why the command cannot do what was asked: the message (a printf
+ * format ending in a newline, as for stderr) goes to stderr, and its first
+ * line is kept. With --json, ogtune then ends its standard output with the
+ * line {"error":"<that line>"} (after any JSON the command printed) and
+ * exits non-zero. */
+void og_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The first line the first og_cli_fail kept, or NULL. */
+const char *og_cli_failure(void);
+
 /* The database of the command: --db, else the user's cache. */
 void og_cli_db_path(const og_cli *o, char *buf, size_t len);
 

@@ -104,8 +104,8 @@ static int parse(int argc, char **argv, og_cli *o)
             o->args[o->nargs++] = a; /* main sized args for every argument */
         else if (strcmp(a, "--budget") == 0) {
             if (parse_budget(v, o) != 0) {
-                fprintf(stderr, "ogtune: --budget takes seconds (120 or 120s) or a number of "
-                                "candidates per shape (40c)\n");
+                og_cli_fail("ogtune: --budget takes seconds (120 or 120s) or a number of "
+                            "candidates per shape (40c)\n");
                 return -1;
             }
             i++;
@@ -113,17 +113,17 @@ static int parse(int argc, char **argv, og_cli *o)
             char *end = NULL;
             o->timeout = v ? strtod(v, &end) : 0;
             if (!v || *end || !(o->timeout > 0 && o->timeout <= 1e6)) {
-                fprintf(stderr, "ogtune: --timeout takes seconds, more than 0 and at most 1e6\n");
+                og_cli_fail("ogtune: --timeout takes seconds, more than 0 and at most 1e6\n");
                 return -1;
             }
             i++;
         } else {
-            fprintf(stderr, "ogtune: unknown option %s\n%s", a, usage);
+            og_cli_fail("ogtune: unknown option %s\n%s", a, usage);
             return -1;
         }
         if (slot) {
             if (!v) {
-                fprintf(stderr, "ogtune: %s needs a value\n", a);
+                og_cli_fail("ogtune: %s needs a value\n", a);
                 return -1;
             }
             *slot = v;
@@ -167,16 +167,16 @@ static int run(int argc, char **argv, og_cli *o)
             return 2;
         int args = commands[i].args;
         if (args == OG_ARGS_NONE && o->nargs > 0) {
-            fprintf(stderr, "ogtune %s: unexpected argument %s\n", argv[1], o->args[0]);
+            og_cli_fail("ogtune %s: unexpected argument %s\n", argv[1], o->args[0]);
             return 2;
         }
         if ((args == OG_ARGS_ONE && o->nargs != 1) || (args == OG_ARGS_SOME && o->nargs < 1)) {
-            fprintf(stderr, "ogtune %s: takes %s\n", argv[1], commands[i].what);
+            og_cli_fail("ogtune %s: takes %s\n", argv[1], commands[i].what);
             return 2;
         }
         return commands[i].run(o);
     }
-    fprintf(stderr, "ogtune: unknown command %s\n%s", argv[1], usage);
+    og_cli_fail("ogtune: unknown command %s\n%s", argv[1], usage);
     return 2;
 }
 
@@ -204,6 +204,13 @@ int main(int argc, char **argv)
         return 1;
     }
     int rc = run(argc, argv, &o);
+    if (rc != 0 && o.json) {
+        /* A script reading the JSON learns of the failure from it too. */
+        const char *why = og_cli_failure();
+        fputs("{\"error\":", stdout);
+        og_json_string(stdout, why ? why : "ogtune: failed (see the messages on stderr)");
+        fputs("}\n", stdout);
+    }
     free(o.args);
     return rc;
 }
