@@ -1,10 +1,30 @@
 /* GLSL and HLSL to SPIR-V through shaderc. */
+#define _GNU_SOURCE /* dladdr */
+#include <dlfcn.h>
 #include <shaderc/shaderc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "og_gen.h"
+
+uint64_t og_compiler_hash(void)
+{
+    unsigned version = 0, revision = 0;
+    shaderc_get_spv_version(&version, &revision);
+    uint64_t h = og_fnv1a(OG_FNV_OFFSET, &version, sizeof version);
+    h = og_fnv1a(h, &revision, sizeof revision);
+    Dl_info info;
+    struct stat st;
+    if (dladdr((void *)shaderc_compile_into_spv, &info) && info.dli_fname &&
+        stat(info.dli_fname, &st) == 0) {
+        int64_t stamp[2] = {(int64_t)st.st_size, (int64_t)st.st_mtime};
+        h = og_fnv1a(h, info.dli_fname, strlen(info.dli_fname));
+        h = og_fnv1a(h, stamp, sizeof stamp);
+    }
+    return h;
+}
 
 og_status og_compile(const char *src, og_dialect dialect, int assembly, uint32_t **words,
                      size_t *count, char *err, size_t errlen)

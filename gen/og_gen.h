@@ -254,11 +254,27 @@ int og_kernel_check(const og_kernel_key *key, const og_limits *lim, char *why, s
 /* The template a kernel expands. */
 const char *og_kernel_template(const og_kernel_key *key);
 
+/* 64-bit FNV-1a of n bytes, continuing from h (OG_FNV_OFFSET to start). */
+#define OG_FNV_OFFSET 1469598103934665603ull
+uint64_t og_fnv1a(uint64_t h, const void *data, size_t n);
+
 /* 64-bit FNV-1a of the template text and the parts it includes: the version
  * recorded with every tuning record, so records of an older template are ignored.
  * A template or part is the built-in text, or the file OG_TEMPLATE_DIR/NAME.tmpl
  * where the environment names a directory holding one (og_template.c). */
 uint64_t og_template_hash(const char *template_name);
+
+/* 64-bit FNV-1a of what turns a key and a template into kernel text: the
+ * template engine (built in, or OG_TEMPLATE_DIR/engine.lua) and the C source
+ * of the generator (gen/og_template.c, embedded at build time). Part of the
+ * SPIR-V cache key, not of the tuning records' version. */
+uint64_t og_generator_hash(void);
+
+/* The shader compiler's identity: the SPIR-V version shaderc targets and the
+ * path, size and modification time of the file that holds it (the shared
+ * library, or the program when linked statically), so a compiler upgrade
+ * compiles kernels again. Part of the SPIR-V cache key. */
+uint64_t og_compiler_hash(void);
 
 /* Expands the template for key into GLSL or HLSL. *src is malloc'ed.
  * Errors: OG_ERROR_INVALID_ARGUMENT (bad parameters) or OG_ERROR_COMPILE

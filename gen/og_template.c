@@ -10,6 +10,7 @@
 
 /* Embedded at build time from gen/engine.lua and templates/ (cmake/embed.cmake). */
 extern const char og_embed_engine[];
+extern const char og_embed_generator[];
 extern const char og_embed_gemm_tile[];
 extern const char og_embed_gemm_fewrows[];
 extern const char og_embed_gemm_reduce[];
@@ -96,6 +97,21 @@ static const char *template_text(const char *name, char **owned)
     return *owned ? *owned : builtin_text(name);
 }
 
+/* The template engine: OG_TEMPLATE_DIR/engine.lua where the environment
+ * names a directory holding one (for work on the engine without a
+ * rebuild), else the built-in gen/engine.lua. *owned as for template_text. */
+static const char *engine_text(char **owned)
+{
+    const char *dir = getenv("OG_TEMPLATE_DIR");
+    *owned = NULL;
+    if (dir && *dir) {
+        char path[4096];
+        if (snprintf(path, sizeof path, "%s/engine.lua", dir) < (int)sizeof path)
+            *owned = read_file(path);
+    }
+    return *owned ? *owned : og_embed_engine;
+}
+
 /* Whether a template's text includes a part: ${include("name")}. */
 static int includes_part(const char *text, const char *part)
 {
@@ -104,20 +120,27 @@ static int includes_part(const char *text, const char *part)
     return text && strstr(text, call) != NULL;
 }
 
-static uint64_t fnv1a(uint64_t h, const char *text)
+uint64_t og_fnv1a(uint64_t h, const void *data, size_t n)
 {
-    for (const unsigned char *s = (const unsigned char *)text; s && *s; s++) {
-        h ^= *s;
+    const unsigned char *s = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= s[i];
         h *= 1099511628211ull;
     }
     return h;
+}
+
+/* og_fnv1a of a text without its NUL (nothing for NULL). */
+static uint64_t fnv1a(uint64_t h, const char *text)
+{
+    return text ? og_fnv1a(h, text, strlen(text)) : h;
 }
 
 uint64_t og_template_hash(const char *name)
 {
     char *owned, *part_owned;
     const char *text = template_text(name, &owned);
-    uint64_t h = fnv1a(1469598103934665603ull, text);
+    uint64_t h = fnv1a(OG_FNV_OFFSET, text);
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
         if (!includes_part(text, parts[i].name))
             continue;
@@ -126,6 +149,14 @@ uint64_t og_template_hash(const char *name)
     }
     free(owned);
     return h;
+}
+
+uint64_t og_generator_hash(void)
+{
+    char *owned;
+    uint64_t h = fnv1a(OG_FNV_OFFSET, engine_text(&owned));
+    free(owned);
+    return fnv1a(h, og_embed_generator);
 }
 
 static void set_int(lua_State *L, const char *k, int v)
@@ -205,8 +236,11 @@ og_status og_gen_source(const og_kernel_key *key, char **src, char *err, size_t 
     luaL_openlibs(L);
     og_status st = OG_OK;
     /* engine = dofile(engine.lua); return engine.expand(name, text, params, parts) */
-    if (luaL_loadbuffer(L, og_embed_engine, strlen(og_embed_engine), "=engine.lua") != LUA_OK ||
-        lua_pcall(L, 0, 1, 0) != LUA_OK) {
+    char *engine_owned;
+    const char *engine = engine_text(&engine_owned);
+    int loaded = luaL_loadbuffer(L, engine, strlen(engine), "=engine.lua") == LUA_OK;
+    free(engine_owned);
+    if (!loaded || lua_pcall(L, 0, 1, 0) != LUA_OK) {
         snprintf(err, errlen, "gen: template engine: %s", lua_tostring(L, -1));
         st = OG_ERROR_COMPILE;
         goto done;

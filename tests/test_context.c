@@ -294,3 +294,30 @@ Test(context, spirv_cache_on_disk)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_assert_eq(system(cmd), 0);
 }
+
+/* The cache key covers the template engine (and the generator and the
+ * compiler): the same kernel expanded by an engine whose text differs only
+ * by a comment is compiled again into a file of its own. */
+Test(context, spirv_cache_key_covers_the_engine)
+{
+    char dir[] = "/tmp/og_cache_XXXXXX", file[600] = "", cmd[1400];
+    cr_assert_not_null(mkdtemp(dir));
+    setenv("XDG_CACHE_HOME", dir, 1);
+    uint64_t builtin = og_generator_hash();
+    cr_expect_eq(small_gemm(), 11.0f);
+    cr_assert_eq(spirv_files(dir, file, sizeof file), 1, "one kernel, one file");
+    /* OG_TEMPLATE_DIR/engine.lua: the source's engine and a comment. */
+    snprintf(cmd, sizeof cmd,
+             "cp '%s' '%s/engine.lua' && echo '-- another engine' >> '%s/engine.lua'",
+             OG_ENGINE_LUA, dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    setenv("OG_TEMPLATE_DIR", dir, 1);
+    cr_expect_neq(og_generator_hash(), builtin);
+    cr_expect_eq(small_gemm(), 11.0f);
+    cr_expect_eq(spirv_files(dir, file, sizeof file), 2,
+                 "the other engine's kernel was not compiled");
+    unsetenv("OG_TEMPLATE_DIR");
+    cr_expect_eq(og_generator_hash(), builtin);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}

@@ -26,16 +26,6 @@ int og_cache_dir(char *dir, size_t len)
     return n > 0 && (size_t)n < len;
 }
 
-uint64_t og_fnv1a(uint64_t h, const void *data, size_t n)
-{
-    const unsigned char *s = data;
-    for (size_t i = 0; i < n; i++) {
-        h ^= s[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
 /* read() and write() of exactly n bytes, through short transfers and
  * signals; 1 when all of them moved. */
 static int read_all(int fd, void *buf, size_t n)

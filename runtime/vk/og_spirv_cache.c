@@ -1,18 +1,18 @@
 /* Compiled kernels kept on disk, so a new process does not wait for the
  * shader compiler again: <cache dir>/spirv/<hash>.spv (og_cache_dir:
- * $XDG_CACHE_HOME/onegpu or ~/.cache/onegpu), keyed by the template text,
- * the whole kernel key and the compiler's version, the words followed by
- * their checksum (og_cache_write). OG_SPIRV_CACHE=0 turns it off. A file
+ * $XDG_CACHE_HOME/onegpu or ~/.cache/onegpu), keyed by everything that
+ * shapes a module: the template text (og_template_hash), the engine and the
+ * generator (og_generator_hash), the whole kernel key and the compiler
+ * (og_compiler_hash); the words followed by their checksum (og_cache_write). OG_SPIRV_CACHE=0 turns it off. A file
  * that cannot be read or written, or whose checksum is wrong, is simply
  * compiled again: the cache never fails a call. */
-#include <shaderc/shaderc.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "og_vk.h"
 
 /* Bump when the compile options or the layout of og_kernel_key change. */
-#define OG_SPIRV_CACHE_SALT "onegpu-spirv-3"
+#define OG_SPIRV_CACHE_SALT "onegpu-spirv-4"
 
 /* Larger files are not ours: a module of this project is tens of KiB. */
 #define OG_SPIRV_CACHE_MAX (64u << 20)
@@ -23,14 +23,11 @@ static int cache_path(const og_kernel_key *key, char *path, size_t len)
     char dir[900];
     if (!og_cache_dir(dir, sizeof dir))
         return 0;
-    unsigned version = 0, revision = 0;
-    shaderc_get_spv_version(&version, &revision);
     uint64_t h = og_fnv1a(OG_FNV_OFFSET, OG_SPIRV_CACHE_SALT, strlen(OG_SPIRV_CACHE_SALT));
-    uint64_t template_hash = og_template_hash(og_kernel_template(key));
-    h = og_fnv1a(h, &template_hash, sizeof template_hash);
+    const uint64_t parts[3] = {og_template_hash(og_kernel_template(key)), og_generator_hash(),
+                               og_compiler_hash()};
+    h = og_fnv1a(h, parts, sizeof parts);
     h = og_fnv1a(h, key, sizeof *key);
-    h = og_fnv1a(h, &version, sizeof version);
-    h = og_fnv1a(h, &revision, sizeof revision);
     int n = snprintf(path, len, "%s/spirv/%016llx.spv", dir, (unsigned long long)h);
     return n > 0 && (size_t)n < len;
 }

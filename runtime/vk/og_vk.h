@@ -275,10 +275,6 @@ void og_sets_destroy(og_context *ctx);
  * fit in len. Read on every call: the environment decides. */
 int og_cache_dir(char *dir, size_t len);
 
-/* 64-bit FNV-1a of n bytes, continuing from h (OG_FNV_OFFSET to start). */
-#define OG_FNV_OFFSET 1469598103934665603ull
-uint64_t og_fnv1a(uint64_t h, const void *data, size_t n);
-
 /* Reads a file that og_cache_write wrote: returns 1 with *data (allocated
  * from a, NULL: malloc; free with og_mem_free(a, ...)) holding *bytes bytes,
  * min_bytes <= *bytes <= max_bytes, whose checksum holds; else 0 with *data
