@@ -44,7 +44,7 @@ static void check_paths(og_dtype t)
             og_params chosen;
             og_order order;
             cr_assert_eq(og_gemm_choose(g, &pr->args, &chosen), OG_OK);
-            og_gemm_order(g, &pr->args, &chosen, &order);
+            documented_order(g, &pr->args, &chosen, &order);
             if (p == SPLIT && ks[i] >= 128)
                 cr_expect_gt(order.ranges, 1u, "K = %lld is not split", (long long)ks[i]);
             if (p != SPLIT)

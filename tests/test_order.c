@@ -89,7 +89,7 @@ static void check_case(const order_case *oc)
         size_t last = dialect == OG_HLSL && !oc->hlsl_all ? 1 : n;
         for (size_t i = 0; i < last; i++) {
             /* Most candidates share one order: emulate each order once. */
-            og_gemm_order(gemm, &g, &cands[i], &order);
+            documented_order(gemm, &g, &cands[i], &order);
             if (memcmp(&order, &computed, sizeof order) != 0) {
                 og_reference_ordered(oc->dtype, &g, a, b, c0, NULL, fused, &order, want);
                 computed = order;

@@ -26,7 +26,7 @@ static float split_dot(const float *a, int k, float alpha, float beta, float c)
     og_params p = og_params_default();
     p.split = 2;
     og_order order;
-    og_gemm_order(g, &args, &p, &order);
+    documented_order(g, &args, &p, &order);
     cr_assert_eq(order.ranges, 2u, "K = %d gives %u ranges, not 2", k, order.ranges);
     cr_assert_eq(run_params(g, ctx, &args, &p), OG_OK, "%s", og_context_last_error(ctx));
     float out;
@@ -142,7 +142,7 @@ Test(split, fewer_ranges_in_a_small_scratch)
     og_params p;
     cr_assert_eq(og_gemm_choose(g, &pr->args, &p), OG_OK);
     og_order order;
-    og_gemm_order(g, &pr->args, &p, &order);
+    documented_order(g, &pr->args, &p, &order);
     cr_expect(order.ranges == 3 && order.range_len == 256, "%u ranges of %u, want 3 of 256",
               order.ranges, order.range_len);
     check_problem(g, pr, NULL, fused, "128x768x768 in a 3-plane scratch");

@@ -293,19 +293,6 @@ void og_reference_ordered(og_dtype t, const og_gemm_args *g, const void *a, cons
             }
 }
 
-void og_gemm_order(const og_gemm *gemm, const og_gemm_args *args, const og_params *p, og_order *out)
-{
-    int64_t batch = args->batch ? args->batch : 1;
-    *out = (og_order){.variant = p->variant,
-                      .acc = p->acc,
-                      .ranges = 1,
-                      .range_len = (uint32_t)args->k,
-                      .slices = p->slices};
-    if (p->variant == OG_VARIANT_TILE)
-        og_split_ranges(p->split, args->m, args->n, args->k, batch, gemm->scratch_bytes / 4,
-                        &out->ranges, &out->range_len);
-}
-
 /* Marks the written region of C (nc elements): 1 inside, 0 outside. */
 static unsigned char *written_mask(const og_gemm_args *g, size_t nc)
 {

@@ -61,7 +61,8 @@ void og_gemm_extents(const og_gemm_args *args, size_t *a, size_t *b, size_t *c);
 
 /* C = alpha*op(A)*op(B) + beta*C in double from the stored (already rounded)
  * inputs; ref holds the whole C buffer (c_in outside the written region, and
- * beta*C skipped when beta = 0, as the kernel does). */
+ * beta*C skipped when beta = 0, as the kernel does; beta*C alone when alpha
+ * or K is 0, as BLAS and onegpu.h say). */
 void og_reference_gemm(og_dtype t, const og_gemm_args *args, const void *a, const void *b,
                        const float *c_in, double *ref);
 
@@ -73,9 +74,6 @@ typedef struct og_order {
     uint32_t ranges, range_len; /* tile: split-k ranges, added in range order */
     int slices;                 /* few rows: interleaved k slices (lanes) */
 } og_order;
-
-/* The order og_gemm_encode_params(g, cmd, args, p) will use. */
-void og_gemm_order(const og_gemm *g, const og_gemm_args *args, const og_params *p, og_order *out);
 
 /* The order o in float32, then alpha * sum, + beta * C (when beta != 0),
  * + bias[bias_offset + j] (when bias is not NULL) and args->activation, each
