@@ -278,6 +278,12 @@ Test(firstcall, ogtune_bench_first_call, .timeout = 300)
     double cold = json_number(out, "\"cold_ms\":"), warm = json_number(out, "\"warm_ms\":");
     cr_expect_gt(cold, 0, "cold first call: %g ms in\n%s", cold, out);
     cr_expect_gt(warm, 0, "warm first call: %g ms in\n%s", warm, out);
+    /* What makes the warm call cheap, counted rather than timed: the cold
+     * process compiled the kernel, the warm one read it from the disk. */
+    cr_expect_geq(json_number(out, "\"cold_compiled\":"), 1, "the cold call compiled nothing:\n%s",
+                  out);
+    cr_expect_eq(json_number(out, "\"warm_compiled\":"), 0,
+                 "the warm call compiled again (the SPIR-V cache missed):\n%s", out);
     cr_expect_gt(json_number(out, "\"warm_pipeline_cache_bytes\":"), 0,
                  "the warm context was handed no pipeline cache:\n%s", out);
     free(out);

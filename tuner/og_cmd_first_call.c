@@ -20,6 +20,7 @@ typedef struct first_call {
     double context_ms;             /* og_context_create */
     double run_ms;                 /* the first og_gemm_run, until it returned with C done */
     uint64_t pipeline_cache_bytes; /* of the cache file the context handed the driver */
+    uint32_t compiled;             /* kernels the call compiled (SPIR-V cache misses) */
     int caches_on;                 /* the context had a cache directory */
     char device[256];
     char error[512]; /* "" when the call ran and its result was right */
@@ -59,6 +60,7 @@ static void measure(first_call *r)
         t0 = now_ms();
         st = og_gemm_run(g, &pr->args);
         r->run_ms = now_ms() - t0;
+        r->compiled = ctx->kernels_compiled;
     }
     if (st == OG_OK)
         st = og_buffer_read(pr->args.c, 0, pr->c, pr->nc * sizeof(float));
@@ -151,20 +153,22 @@ static void print_result(const og_cli *o, const first_call *cold, const first_ca
         og_json_string(stdout, cold->device);
         printf(",\"dtype\":\"f32\",\"shape\":[%d,%d,%d],\"cold_ms\":%.3f,\"warm_ms\":%.3f,"
                "\"ratio\":%.3f,\"cold_context_ms\":%.3f,\"warm_context_ms\":%.3f,"
-               "\"warm_pipeline_cache_bytes\":%llu}\n",
+               "\"warm_pipeline_cache_bytes\":%llu,\"cold_compiled\":%u,\"warm_compiled\":%u}\n",
                FIRST_CALL_SIZE, FIRST_CALL_SIZE, FIRST_CALL_SIZE, cold->run_ms, warm->run_ms, ratio,
-               cold->context_ms, warm->context_ms, (unsigned long long)warm->pipeline_cache_bytes);
+               cold->context_ms, warm->context_ms, (unsigned long long)warm->pipeline_cache_bytes,
+               cold->compiled, warm->compiled);
         return;
     }
     printf("device: %s\n", cold->device);
     printf("first og_gemm_run of a %dx%dx%d float32 GEMM (default kernel), each in a new "
            "process and context:\n",
            FIRST_CALL_SIZE, FIRST_CALL_SIZE, FIRST_CALL_SIZE);
-    printf("  %-36s %9.2f ms  (og_context_create %.2f ms)\n", "cold (empty cache directory)",
-           cold->run_ms, cold->context_ms);
-    printf("  %-36s %9.2f ms  (og_context_create %.2f ms, %llu bytes of pipeline cache)\n",
+    printf("  %-36s %9.2f ms  (og_context_create %.2f ms, %u kernels compiled)\n",
+           "cold (empty cache directory)", cold->run_ms, cold->context_ms, cold->compiled);
+    printf("  %-36s %9.2f ms  (og_context_create %.2f ms, %llu bytes of pipeline cache, %u "
+           "kernels compiled)\n",
            "warm (the caches the cold run left)", warm->run_ms, warm->context_ms,
-           (unsigned long long)warm->pipeline_cache_bytes);
+           (unsigned long long)warm->pipeline_cache_bytes, warm->compiled);
     printf("  cold / warm: %.2fx\n", ratio);
 }
 

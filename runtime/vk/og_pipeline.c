@@ -17,6 +17,7 @@ static og_status create_pipeline(og_context *ctx, const og_kernel_key *key, VkPi
         og_status st = og_build_kernel(key, &ctx->limits, &words, &count, &refl, err, sizeof err);
         if (st != OG_OK)
             return og_fail(ctx, st, "%s", err);
+        ctx->kernels_compiled++;
         /* At most A, B, C, the column scales and the bias; texel layouts have A
          * and B twice more and the scales at binding 6. */
         uint32_t bindings = key->p.src == OG_SRC_TEXEL ? 7 : 5;

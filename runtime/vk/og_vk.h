@@ -155,6 +155,9 @@ struct og_context {
     VkPipelineCache pipeline_cache;
     char pipeline_cache_path[1024];
     size_t pipeline_cache_loaded;
+    /* Kernels generated and compiled by shaderc for this context: the
+     * pipelines whose SPIR-V the disk cache did not hold. */
+    uint32_t kernels_compiled;
 
     struct og_db_entry {
         og_db *db;
