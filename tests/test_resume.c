@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "og_ogtune.h"
+#include "og_test.h"
 #include "og_tmpdir.h"
 #include "og_tuner.h"
 
@@ -74,7 +75,7 @@ static size_t space_size(int64_t m, int64_t n, int64_t k)
     og_shape s = {m, n, k, 1};
     cr_assert_eq(og_space(&ctx->limits, OG_PRESET_QUICK, OG_F32, 0, 0, &s, &space, &count), OG_OK);
     free(space);
-    og_context_destroy(ctx);
+    close_context(ctx);
     return count;
 }
 
