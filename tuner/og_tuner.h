@@ -250,6 +250,15 @@ void og_subject_destroy(og_subject *s);
 #define OG_REJECT_TIMEOUT "time-out"
 #define OG_REJECT_CRASH "crashed"
 #define OG_REJECT_DEVICE_LOST "device lost"
+/* The validation layer (OG_VALIDATION) reported errors while a candidate
+ * that was otherwise accepted was measured; the errors are on standard error,
+ * and they make ogtune's exit status OG_EXIT_VALIDATION. */
+#define OG_REJECT_VALIDATION "validation error"
+
+/* ogtune's exit status when the validation layer reported errors in the
+ * command's own process or in its tuner workers (the command's own status is
+ * lost then: the tests take either as a failure). */
+#define OG_EXIT_VALIDATION 85
 
 /* Verifies p on the shape and ragged shapes around its tile (float: within
  * the design's bound; Int8Gemm: bit for bit), then times it in the memory
@@ -270,16 +279,21 @@ og_status og_subject_measure(og_subject *s, const og_params *p, og_record *r);
  * the tuner stops it, records the candidate as rejected and starts another
  * (a new process, a new device). Linux: a worker dies with the tuner. */
 typedef struct og_worker {
-    int pid; /* 0: not running */
-    int fd;  /* the tuner's end of the socket pair */
+    og_context *ctx; /* the tuner's: the worker's validation errors are counted on it */
+    int pid;         /* 0: not running */
+    int fd;          /* the tuner's end of the socket pair */
 } og_worker;
 
 /* Starts exe (the ogtune binary) as a worker for job and waits, at most
  * timeout_s seconds, until it has its context and problem. Errors: the
  * worker's own (its context or problem could not be created), or
- * OG_ERROR_UNSUPPORTED when no process could be started; reason in err. */
-og_status og_worker_start(const char *exe, const og_subject_job *job, double timeout_s,
-                          og_worker *w, char *err, size_t errlen);
+ * OG_ERROR_UNSUPPORTED when no process could be started; reason in err.
+ * The errors the validation layer reports in the worker (when OG_VALIDATION
+ * turns it on there) are counted on ctx (og_validation_count): those of
+ * each candidate with its result, the others when it is ready and when it
+ * has destroyed its context at the end. */
+og_status og_worker_start(og_context *ctx, const char *exe, const og_subject_job *job,
+                          double timeout_s, og_worker *w, char *err, size_t errlen);
 /* Measures p in the worker into r as og_subject_measure does, waiting at
  * most timeout_s seconds. A worker that gives no answer in time is killed
  * (r: OG_REJECT_TIMEOUT), one that dies is reaped (OG_REJECT_CRASH, with
@@ -290,12 +304,27 @@ void og_worker_measure(og_worker *w, const og_params *p, double timeout_s, og_re
 /* Kills and reaps a worker; takes one that is not running. */
 void og_worker_stop(og_worker *w);
 /* The worker's side (`ogtune worker`): reads the job and the candidates from
- * descriptor 3, answers there. Returns
- * the process exit status. OG_TUNE_FAULT=device-lost:PARAMS makes the
- * measurement of the candidate PARAMS (og_params_format's text) report a
- * lost device, as a test of the recovery: the worker stops, the tuner
- * starts another. */
+ * descriptor 3, answers there. Returns the process exit status.
+ * OG_TUNE_FAULT=KIND:PARAMS plants a fault in the measurement of the
+ * candidate PARAMS (og_params_format's text), as a test of what the tuner
+ * sees (og_plant.c): device-lost makes it report a lost device (the worker
+ * stops, the tuner starts another); validation breaks a valid-usage rule of
+ * Vulkan where the validation layer is on. */
 int og_worker_serve(void);
+
+/* ---- faults planted in a worker (og_plant.c), for the tests ---- */
+
+typedef enum og_plant {
+    OG_PLANT_NONE,
+    OG_PLANT_DEVICE_LOST, /* the worker answers "device lost" and stops */
+    OG_PLANT_VALIDATION   /* a buffer of size 0: the layer reports an error */
+} og_plant;
+
+/* The fault OG_TUNE_FAULT plants in the measurement of p, or OG_PLANT_NONE. */
+og_plant og_plant_for(const og_params *p);
+/* Plants kind in this process, on ctx, before the candidate is measured
+ * (OG_PLANT_DEVICE_LOST is the worker's own answer: nothing here). */
+void og_plant_fault(og_plant kind, og_context *ctx);
 
 typedef struct og_tune_opts {
     const char *db_path;

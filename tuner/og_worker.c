@@ -25,17 +25,28 @@
 /* The worker's end of the socket pair: requests in, answers out. */
 enum { WORKER_FD = 3 };
 
+/* Each message of the worker carries the errors the validation layer
+ * reported in it since its previous message. */
+
 /* The worker's first answer: its context and problem are ready, or why not. */
 typedef struct ready_msg {
     int32_t status;
+    uint32_t validation_errors;
     char error[512];
 } ready_msg;
 
 /* The answer for one candidate. */
 typedef struct result_msg {
     int32_t status; /* OG_OK or OG_ERROR_DEVICE_LOST */
+    uint32_t validation_errors;
     og_record record;
 } result_msg;
+
+/* The last message, once the worker has destroyed its context (the layer
+ * reports the objects left behind then). */
+typedef struct bye_msg {
+    uint32_t validation_errors;
+} bye_msg;
 
 static double now_s(void)
 {
@@ -86,15 +97,21 @@ static int recv_all(int fd, void *buf, size_t len, double deadline)
     return 0;
 }
 
-/* Kills the worker (a no-op on one that has died) and reaps it; what ended
- * it, for a reason, in how. */
 /* Ends the worker: its socket closes, and after grace_ms for it to leave on
  * its own (destroying its context writes the driver's pipeline cache to the
  * user's cache; a kill in the middle would leave a temporary file there) it
- * is killed. */
+ * is killed. What ended it, for a reason, in how. */
 static void end_worker(og_worker *w, int grace_ms, char *how, size_t len)
 {
     int status = 0;
+    if (grace_ms > 0) {
+        /* The worker reads the end of its candidates, destroys its context
+         * and sends its last message. */
+        bye_msg bye;
+        shutdown(w->fd, SHUT_WR);
+        if (recv_all(w->fd, &bye, sizeof bye, now_s() + grace_ms * 1e-3) == 0)
+            og_validation_count(w->ctx, bye.validation_errors);
+    }
     close(w->fd);
     pid_t done = 0;
     for (int waited = 0; waited < grace_ms && done == 0; waited += 10) {
@@ -144,11 +161,11 @@ static void exec_worker(const char *exe, int fd, pid_t tuner)
     _exit(127);
 }
 
-og_status og_worker_start(const char *exe, const og_subject_job *job, double timeout_s,
-                          og_worker *w, char *err, size_t errlen)
+og_status og_worker_start(og_context *ctx, const char *exe, const og_subject_job *job,
+                          double timeout_s, og_worker *w, char *err, size_t errlen)
 {
     int sv[2];
-    *w = (og_worker){.pid = 0, .fd = -1};
+    *w = (og_worker){.ctx = ctx, .pid = 0, .fd = -1};
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
         snprintf(err, errlen, "tune: socket pair for a worker: %s", strerror(errno));
         return OG_ERROR_UNSUPPORTED;
@@ -163,11 +180,13 @@ og_status og_worker_start(const char *exe, const og_subject_job *job, double tim
         close(sv[0]);
         return OG_ERROR_UNSUPPORTED;
     }
-    *w = (og_worker){.pid = (int)pid, .fd = sv[0]};
+    *w = (og_worker){.ctx = ctx, .pid = (int)pid, .fd = sv[0]};
     ready_msg ready;
     int got = send_all(w->fd, job, sizeof *job);
     if (got == 0)
         got = recv_all(w->fd, &ready, sizeof ready, now_s() + timeout_s);
+    if (got == 0)
+        og_validation_count(ctx, ready.validation_errors);
     if (got == 0 && ready.status == OG_OK)
         return OG_OK;
     char how[128];
@@ -198,6 +217,7 @@ void og_worker_measure(og_worker *w, const og_params *p, double timeout_s, og_re
     r->median_us = r->gflops = r->max_error = r->spread = 0;
     r->memory[0] = '\0';
     if (got == 0) {
+        og_validation_count(w->ctx, msg.validation_errors);
         r->accepted = msg.record.accepted;
         r->samples = msg.record.samples;
         r->median_us = msg.record.median_us;
@@ -225,16 +245,12 @@ void og_worker_measure(og_worker *w, const og_params *p, double timeout_s, og_re
 
 /* The worker's side. */
 
-/* OG_TUNE_FAULT=device-lost:PARAMS: whether p is the candidate to fail. */
-static int fault_planted(const og_params *p)
+/* The validation layer's errors in this process since the last call. */
+static uint32_t unreported(uint32_t *reported)
 {
-    const char *fault = getenv("OG_TUNE_FAULT");
-    static const char prefix[] = "device-lost:";
-    if (!fault || strncmp(fault, prefix, sizeof prefix - 1) != 0)
-        return 0;
-    char text[256];
-    og_params_format(p, text, sizeof text);
-    return strcmp(fault + sizeof prefix - 1, text) == 0;
+    uint32_t total = og_validation_errors_total(), n = total - *reported;
+    *reported = total;
+    return n;
 }
 
 int og_worker_serve(void)
@@ -244,6 +260,7 @@ int og_worker_serve(void)
     ready_msg ready = {0};
     og_context *ctx = NULL;
     og_subject sub;
+    uint32_t reported = 0;
     memset(&sub, 0, sizeof sub);
     if (recv_all(fd, &job, sizeof job, 0) != 0)
         return 2;
@@ -252,18 +269,22 @@ int og_worker_serve(void)
         ready.status = og_subject_create(ctx, &job, &sub);
     if (ready.status != OG_OK)
         snprintf(ready.error, sizeof ready.error, "tune: worker: %s", og_context_last_error(ctx));
+    ready.validation_errors = unreported(&reported);
     int rc = send_all(fd, &ready, sizeof ready) == 0 && ready.status == OG_OK ? 0 : 1;
     og_params p;
     while (rc == 0 && recv_all(fd, &p, sizeof p, 0) == 0) {
         result_msg msg;
         memset(&msg, 0, sizeof msg);
-        if (fault_planted(&p)) {
+        og_plant plant = og_plant_for(&p);
+        if (plant == OG_PLANT_DEVICE_LOST) {
             msg.status = OG_ERROR_DEVICE_LOST;
             snprintf(msg.record.reason, sizeof msg.record.reason,
                      "%s: VK_ERROR_DEVICE_LOST planted by OG_TUNE_FAULT", OG_REJECT_DEVICE_LOST);
         } else {
+            og_plant_fault(plant, ctx);
             msg.status = og_subject_measure(&sub, &p, &msg.record);
         }
+        msg.validation_errors = unreported(&reported);
         if (send_all(fd, &msg, sizeof msg) != 0)
             rc = 1;
         else if (msg.status == OG_ERROR_DEVICE_LOST)
@@ -271,5 +292,7 @@ int og_worker_serve(void)
     }
     og_subject_destroy(&sub);
     og_context_destroy(ctx);
+    bye_msg bye = {.validation_errors = unreported(&reported)};
+    send_all(fd, &bye, sizeof bye); /* a tuner that no longer listens is not waiting for it */
     return rc;
 }
