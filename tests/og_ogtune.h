@@ -37,12 +37,15 @@ static inline int ogtune_status(const char *args, char **out)
 
 /* ogtune_status, failing the test when the command's status says the
  * validation layer reported errors in it or its workers
- * (OG_EXIT_VALIDATION), or a signal ended it: whatever else a test expects
- * of the command, it never expects those. */
+ * (OG_EXIT_VALIDATION), a sanitizer reported in it (OG_EXIT_SANITIZER; a
+ * worker's report fails the tuning itself), or a signal ended it: whatever
+ * else a test expects of the command, it never expects those. */
 static inline int ogtune(const char *args, char **out)
 {
     int rc = ogtune_status(args, out);
     cr_assert_neq(rc, OG_EXIT_VALIDATION, "ogtune %s: validation errors (on standard error)",
+                  args);
+    cr_assert_neq(rc, OG_EXIT_SANITIZER, "ogtune %s: a sanitizer's report (on standard error)",
                   args);
     cr_assert_neq(rc, -1, "ogtune %s: ended by a signal", args);
     return rc;

@@ -70,14 +70,17 @@ typedef struct tune_run {
 } tune_run;
 
 /* Verifies and times candidate p into r (a failure rejects it, with the
- * reason), in a worker process when the options name one. */
+ * reason), in a worker process when the options name one. Errors end the
+ * run: a device lost in this process, a sanitizer's report in a worker. */
 static og_status measure_in(tune_run *t, const og_params *p, og_record *r)
 {
+    og_status st;
     if (t->o->worker_exe) {
-        og_worker_measure(&t->worker, p, t->o->timeout_s, r);
-        return OG_OK;
+        char err[1024];
+        st = og_worker_measure(&t->worker, p, r, err, sizeof err);
+        return st == OG_OK ? OG_OK : og_fail(t->ctx, st, "%s", err);
     }
-    og_status st = og_subject_measure(&t->sub, p, r);
+    st = og_subject_measure(&t->sub, p, r);
     if (st == OG_ERROR_DEVICE_LOST)
         return og_fail(t->ctx, st,
                        "tune: the device was lost measuring %s (%s); run again to resume, or "
@@ -225,7 +228,10 @@ static og_status tune_shape(og_context *ctx, og_db *db, int64_t device, const og
         fprintf(o->out, "  %zu candidates measured by an earlier run, not measured again\n",
                 run.resumed);
     og_subject_destroy(&run.sub);
-    og_worker_stop(&run.worker);
+    char err[1024];
+    og_status ended = og_worker_stop(&run.worker, err, sizeof err);
+    if (st == OG_OK && ended != OG_OK)
+        st = og_fail(ctx, ended, "%s", err);
     free(space);
     return st;
 }

@@ -97,47 +97,88 @@ static int recv_all(int fd, void *buf, size_t len, double deadline)
     return 0;
 }
 
-/* Ends the worker: its socket closes, and after grace_ms for it to leave on
- * its own (destroying its context writes the driver's pipeline cache to the
- * user's cache; a kill in the middle would leave a temporary file there) it
- * is killed. What ended it, for a reason, in how. */
-static void end_worker(og_worker *w, int grace_ms, char *how, size_t len)
+/* Seconds a worker whose socket has closed gets to finish leaving, so its
+ * own exit status is read rather than the kill's. */
+#define LEAVING_S 1.0
+
+/* Closes the tuner's end and reaps the worker, which gets until deadline (a
+ * now_s() time) to leave on its own before it is killed. Returns its wait
+ * status; *killed says whether it had to be killed. */
+static int reap(og_worker *w, double deadline, int *killed)
 {
     int status = 0;
-    if (grace_ms > 0) {
-        /* The worker reads the end of its candidates, destroys its context
-         * and sends its last message. */
-        bye_msg bye;
-        shutdown(w->fd, SHUT_WR);
-        if (recv_all(w->fd, &bye, sizeof bye, now_s() + grace_ms * 1e-3) == 0)
-            og_validation_count(w->ctx, bye.validation_errors);
-    }
     close(w->fd);
-    pid_t done = 0;
-    for (int waited = 0; waited < grace_ms && done == 0; waited += 10) {
+    pid_t done = waitpid(w->pid, &status, WNOHANG);
+    while (done == 0 && now_s() < deadline) {
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
         done = waitpid(w->pid, &status, WNOHANG);
-        if (done == 0)
-            nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
     }
+    *killed = done == 0;
     if (done <= 0) {
         kill(w->pid, SIGKILL);
         while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
             ;
     }
+    w->pid = 0;
+    w->fd = -1;
+    return status;
+}
+
+/* Whether a worker's wait status is a sanitizer's report: the sanitizer
+ * build gives its reports the exit status OG_EXIT_SANITIZER
+ * (tuner/og_sanitize.c). */
+static int sanitizer_report(int status)
+{
+    return WIFEXITED(status) && WEXITSTATUS(status) == OG_EXIT_SANITIZER;
+}
+
+/* What a wait status says ended a worker. */
+static void describe(int status, char *how, size_t len)
+{
     if (WIFSIGNALED(status))
         snprintf(how, len, "the worker process died from signal %d (%s)", WTERMSIG(status),
                  strsignal(WTERMSIG(status)));
     else
         snprintf(how, len, "the worker process exited with status %d", WEXITSTATUS(status));
-    w->pid = 0;
-    w->fd = -1;
 }
 
-void og_worker_stop(og_worker *w)
+/* Ends a worker the normal way: its socket shut for writing (the end of its
+ * candidates), its last message once it has destroyed its context
+ * (destroying it writes the driver's pipeline cache to the user's cache; a
+ * kill in the middle would leave a temporary file there), then its exit,
+ * within its time-out in all; one still there then is killed. Every result
+ * had arrived, so anything but exit status 0 is a fault of the worker's own
+ * code and an error of the run: a sanitizer's report among them, where
+ * LeakSanitizer's check at that exit finds the blocks never freed. */
+static og_status finish(og_worker *w, char *err, size_t errlen)
 {
-    char ignored[128];
-    if (w->pid)
-        end_worker(w, 10000, ignored, sizeof ignored);
+    double deadline = now_s() + w->timeout_s;
+    bye_msg bye;
+    shutdown(w->fd, SHUT_WR);
+    if (recv_all(w->fd, &bye, sizeof bye, deadline) == 0)
+        og_validation_count(w->ctx, bye.validation_errors);
+    int killed, status = reap(w, deadline, &killed);
+    char how[128];
+    describe(status, how, sizeof how);
+    if (killed)
+        snprintf(err, errlen,
+                 "tune: the worker did not end within %g s of its last candidate and was killed",
+                 w->timeout_s);
+    else if (sanitizer_report(status))
+        snprintf(err, errlen,
+                 "tune: a sanitizer reported an error in the worker as it ended (exit status "
+                 "%d; the report is on standard error)",
+                 OG_EXIT_SANITIZER);
+    else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        snprintf(err, errlen, "tune: the worker did not end cleanly: %s", how);
+    else
+        return OG_OK;
+    return OG_ERROR_UNSUPPORTED;
+}
+
+og_status og_worker_stop(og_worker *w, char *err, size_t errlen)
+{
+    return w->pid ? finish(w, err, errlen) : OG_OK;
 }
 
 /* The child between fork and exec: its socket on WORKER_FD, standard output
@@ -165,7 +206,7 @@ og_status og_worker_start(og_context *ctx, const char *exe, const og_subject_job
                           double timeout_s, og_worker *w, char *err, size_t errlen)
 {
     int sv[2];
-    *w = (og_worker){.ctx = ctx, .pid = 0, .fd = -1};
+    *w = (og_worker){.ctx = ctx, .pid = 0, .fd = -1, .timeout_s = timeout_s};
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
         snprintf(err, errlen, "tune: socket pair for a worker: %s", strerror(errno));
         return OG_ERROR_UNSUPPORTED;
@@ -180,18 +221,19 @@ og_status og_worker_start(og_context *ctx, const char *exe, const og_subject_job
         close(sv[0]);
         return OG_ERROR_UNSUPPORTED;
     }
-    *w = (og_worker){.ctx = ctx, .pid = (int)pid, .fd = sv[0]};
+    w->pid = (int)pid;
+    w->fd = sv[0];
     ready_msg ready;
     int got = send_all(w->fd, job, sizeof *job);
     if (got == 0)
         got = recv_all(w->fd, &ready, sizeof ready, now_s() + timeout_s);
-    if (got == 0)
-        og_validation_count(ctx, ready.validation_errors);
-    if (got == 0 && ready.status == OG_OK)
-        return OG_OK;
-    char how[128];
-    end_worker(w, 0, how, sizeof how);
     if (got == 0) {
+        og_validation_count(ctx, ready.validation_errors);
+        if (ready.status == OG_OK)
+            return OG_OK;
+        /* The worker's own failure, after which it leaves the normal way. */
+        if (finish(w, err, errlen) != OG_OK)
+            return OG_ERROR_UNSUPPORTED;
         ready.error[sizeof ready.error - 1] = '\0';
         snprintf(err, errlen, "%s", ready.error);
         /* The worker's own status, from the same og_status. */
@@ -199,19 +241,28 @@ og_status og_worker_start(og_context *ctx, const char *exe, const og_subject_job
                    ? (og_status)ready.status
                    : OG_ERROR_VULKAN;
     }
+    int killed, status = reap(w, got == -2 ? 0 : now_s() + LEAVING_S, &killed);
+    char how[128];
+    describe(status, how, sizeof how);
     if (got == -2)
         snprintf(err, errlen, "tune: the worker %s was not ready in %g s", exe, timeout_s);
+    else if (sanitizer_report(status))
+        snprintf(err, errlen,
+                 "tune: a sanitizer reported an error in the worker %s before it was ready "
+                 "(exit status %d; the report is on standard error)",
+                 exe, OG_EXIT_SANITIZER);
     else
         snprintf(err, errlen, "tune: the worker %s ended before it was ready: %s", exe, how);
     return OG_ERROR_UNSUPPORTED;
 }
 
-void og_worker_measure(og_worker *w, const og_params *p, double timeout_s, og_record *r)
+og_status og_worker_measure(og_worker *w, const og_params *p, og_record *r, char *err,
+                            size_t errlen)
 {
     result_msg msg;
     int got = send_all(w->fd, p, sizeof *p);
     if (got == 0)
-        got = recv_all(w->fd, &msg, sizeof msg, now_s() + timeout_s);
+        got = recv_all(w->fd, &msg, sizeof msg, now_s() + w->timeout_s);
     r->accepted = 0;
     r->samples = 0;
     r->median_us = r->gflops = r->max_error = r->spread = 0;
@@ -228,19 +279,32 @@ void og_worker_measure(og_worker *w, const og_params *p, double timeout_s, og_re
         r->memory[sizeof r->memory - 1] = '\0';
         memcpy(r->reason, msg.record.reason, sizeof r->reason);
         r->reason[sizeof r->reason - 1] = '\0';
-        if (msg.status == OG_ERROR_DEVICE_LOST)
-            og_worker_stop(w); /* the next candidate gets a new process and device */
-        return;
+        /* The next candidate gets a new process and device. */
+        return msg.status == OG_ERROR_DEVICE_LOST ? finish(w, err, errlen) : OG_OK;
     }
-    char how[128];
-    end_worker(w, 0, how, sizeof how);
-    if (got == -2)
+    /* No answer in time (the worker is killed at once, as hung), or the
+     * worker is gone. */
+    int killed, status = reap(w, got == -2 ? 0 : now_s() + LEAVING_S, &killed);
+    if (got == -2) {
         snprintf(r->reason, sizeof r->reason,
                  "%s: no result in %g s; the worker process was killed, a new one measures the "
                  "next candidate",
-                 OG_REJECT_TIMEOUT, timeout_s);
-    else
-        snprintf(r->reason, sizeof r->reason, "%s: %s", OG_REJECT_CRASH, how);
+                 OG_REJECT_TIMEOUT, w->timeout_s);
+        return OG_OK;
+    }
+    if (sanitizer_report(status)) {
+        char params[OG_PARAMS_MAX];
+        og_params_format(p, params, sizeof params);
+        snprintf(err, errlen,
+                 "tune: a sanitizer reported an error in the worker measuring %s (exit status "
+                 "%d; the report is on standard error)",
+                 params, OG_EXIT_SANITIZER);
+        return OG_ERROR_UNSUPPORTED;
+    }
+    char how[128];
+    describe(status, how, sizeof how);
+    snprintf(r->reason, sizeof r->reason, "%s: %s", OG_REJECT_CRASH, how);
+    return OG_OK;
 }
 
 /* The worker's side. */
@@ -263,16 +327,18 @@ int og_worker_serve(void)
     uint32_t reported = 0;
     memset(&sub, 0, sizeof sub);
     if (recv_all(fd, &job, sizeof job, 0) != 0)
-        return 2;
+        return 1; /* no job: the tuner is gone */
     ready.status = og_context_create(NULL, &ctx);
     if (ready.status == OG_OK)
         ready.status = og_subject_create(ctx, &job, &sub);
     if (ready.status != OG_OK)
         snprintf(ready.error, sizeof ready.error, "tune: worker: %s", og_context_last_error(ctx));
     ready.validation_errors = unreported(&reported);
-    int rc = send_all(fd, &ready, sizeof ready) == 0 && ready.status == OG_OK ? 0 : 1;
+    int sent = send_all(fd, &ready, sizeof ready) == 0, lost = 0;
     og_params p;
-    while (rc == 0 && recv_all(fd, &p, sizeof p, 0) == 0) {
+    /* Candidates until the tuner shuts its end, or until the device is lost
+     * (this context is done; the tuner starts another worker). */
+    while (sent && ready.status == OG_OK && !lost && recv_all(fd, &p, sizeof p, 0) == 0) {
         result_msg msg;
         memset(&msg, 0, sizeof msg);
         og_plant plant = og_plant_for(&p);
@@ -285,14 +351,12 @@ int og_worker_serve(void)
             msg.status = og_subject_measure(&sub, &p, &msg.record);
         }
         msg.validation_errors = unreported(&reported);
-        if (send_all(fd, &msg, sizeof msg) != 0)
-            rc = 1;
-        else if (msg.status == OG_ERROR_DEVICE_LOST)
-            rc = 3; /* this context is done; the tuner starts another worker */
+        sent = send_all(fd, &msg, sizeof msg) == 0;
+        lost = msg.status == OG_ERROR_DEVICE_LOST;
     }
     og_subject_destroy(&sub);
     og_context_destroy(ctx);
     bye_msg bye = {.validation_errors = unreported(&reported)};
-    send_all(fd, &bye, sizeof bye); /* a tuner that no longer listens is not waiting for it */
-    return rc;
+    /* 0 only for the end the tuner waits for: everything sent. */
+    return sent && send_all(fd, &bye, sizeof bye) == 0 ? 0 : 1;
 }
