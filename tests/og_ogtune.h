@@ -43,8 +43,7 @@ static inline int ogtune_status(const char *args, char **out)
 static inline int ogtune(const char *args, char **out)
 {
     int rc = ogtune_status(args, out);
-    cr_assert_neq(rc, OG_EXIT_VALIDATION, "ogtune %s: validation errors (on standard error)",
-                  args);
+    cr_assert_neq(rc, OG_EXIT_VALIDATION, "ogtune %s: validation errors (on standard error)", args);
     cr_assert_neq(rc, OG_EXIT_SANITIZER, "ogtune %s: a sanitizer's report (on standard error)",
                   args);
     cr_assert_neq(rc, -1, "ogtune %s: ended by a signal", args);

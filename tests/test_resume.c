@@ -88,8 +88,9 @@ static uint64_t kill_seed(void)
     char *end = NULL;
     uint64_t seed = env && *env ? strtoull(env, &end, 0) : (uint64_t)time(NULL);
     cr_assert(!env || !*env || *end == '\0', "OG_TEST_SEED=%s is not a number", env);
-    fprintf(stderr, "test_resume: kill points from seed %" PRIu64 " (OG_TEST_SEED=%" PRIu64
-                    " repeats them)\n",
+    fprintf(stderr,
+            "test_resume: kill points from seed %" PRIu64 " (OG_TEST_SEED=%" PRIu64
+            " repeats them)\n",
             seed, seed);
     return seed;
 }

@@ -138,8 +138,7 @@ Test(workers, a_memory_error_in_a_worker_fails_the_run_under_the_sanitizers, .ti
     snprintf(want, sizeof want, "a sanitizer reported an error in the worker measuring %s (exit",
              params);
     cr_expect_not_null(strstr(out, want), "%s", out);
-    cr_expect_eq(count(out, "\"event\":\"candidate\""), 1, "only the default measured:\n%s",
-                 out);
+    cr_expect_eq(count(out, "\"event\":\"candidate\""), 1, "only the default measured:\n%s", out);
     cr_expect_eq(count(out, OG_REJECT_CRASH), 0, "%s", out);
 #else
     cr_expect_eq(rc, 0, "%s", out);

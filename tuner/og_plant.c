@@ -21,8 +21,7 @@ static const struct {
 /* AddressSanitizer's own calls, where it is linked in (weak: absent, they
  * are NULL). */
 void __asan_poison_memory_region(void const volatile *addr, size_t size) __attribute__((weak));
-void __asan_unpoison_memory_region(void const volatile *addr, size_t size)
-    __attribute__((weak));
+void __asan_unpoison_memory_region(void const volatile *addr, size_t size) __attribute__((weak));
 
 og_plant og_plant_for(const og_params *p)
 {

@@ -213,8 +213,8 @@ int main(int argc, char **argv)
      * to its tuner instead, and its exit status is the tuner's to read. */
     uint32_t errors = og_validation_errors_total();
     if (errors && strcmp(argv[1], "worker") != 0) {
-        fprintf(stderr, "ogtune: the Vulkan validation layer reported %" PRIu32 " error%s\n", errors,
-                errors == 1 ? "" : "s");
+        fprintf(stderr, "ogtune: the Vulkan validation layer reported %" PRIu32 " error%s\n",
+                errors, errors == 1 ? "" : "s");
         rc = OG_EXIT_VALIDATION;
     }
     return rc;

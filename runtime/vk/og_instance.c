@@ -97,8 +97,8 @@ og_status og_instance_create(og_context *ctx, int validation)
     /* validation 2: with synchronisation validation (hazards between commands). */
     VkInstanceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
                                  .pNext = validation == 2 ? (void *)&features
-                                          : validation ? (void *)&hear
-                                                       : NULL,
+                                          : validation    ? (void *)&hear
+                                                          : NULL,
                                  .pApplicationInfo = &app,
                                  .enabledLayerCount = validation ? 1 : 0,
                                  .ppEnabledLayerNames = &layer,
