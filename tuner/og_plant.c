@@ -29,7 +29,7 @@ og_plant og_plant_for(const og_params *p)
     const char *colon = fault ? strchr(fault, ':') : NULL;
     if (!colon)
         return OG_PLANT_NONE;
-    char text[256];
+    char text[OG_PARAMS_MAX];
     og_params_format(p, text, sizeof text);
     if (strcmp(colon + 1, text) != 0)
         return OG_PLANT_NONE;

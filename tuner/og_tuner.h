@@ -295,8 +295,11 @@ typedef struct og_worker {
 
 /* Starts exe (the ogtune binary) as a worker for job and waits, at most
  * timeout_s seconds, until it has its context and problem. Errors: the
- * worker's own (its context or problem could not be created), or
- * OG_ERROR_UNSUPPORTED when no process could be started; reason in err.
+ * worker's own (its context or problem could not be created; it is then
+ * stopped as og_worker_stop does), or OG_ERROR_UNSUPPORTED when no process
+ * could be started, it was not ready in time, it ended before (a
+ * sanitizer's report among those) or did not end cleanly after its own
+ * error; reason in err.
  * The errors the validation layer reports in the worker (when OG_VALIDATION
  * turns it on there) are counted on ctx (og_validation_count): those of
  * each candidate with its result, the others when it is ready and when it
