@@ -2,11 +2,14 @@
 # The test job on a fresh machine: install the packages, then
 #  1. a -Werror build and the whole Criterion suite through CTest;
 #  2. the suite again with VK_LAYER_KHRONOS_validation on (OG_VALIDATION=1:
-#     every test asserts the layer reported no error);
+#     every test asserts the layer reported no error, in its own process and
+#     in the ogtune commands and tuner workers it starts);
 #  3. the kernel tests with uploads and downloads forced through staging
 #     copies (OG_STAGING=1, CTest label "staging"), with synchronisation
 #     validation on (OG_VALIDATION=sync);
-#  4. an AddressSanitizer + UndefinedBehaviorSanitizer build and the suite.
+#  4. an AddressSanitizer + UndefinedBehaviorSanitizer build and the suite
+#     (a report in ogtune or a tuner worker, whose exits LeakSanitizer
+#     checks, fails the test that started it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh

@@ -8,9 +8,12 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 
-/* Runs ogtune with args (stderr not captured). Returns its exit status;
- * *out is its standard output, malloc'ed and NUL-terminated. */
-static inline int ogtune(const char *args, char **out)
+#include "og_tuner.h"
+
+/* Runs ogtune with args (stderr not captured). Returns its exit status, -1
+ * when a signal ended it; *out is its standard output, malloc'ed and
+ * NUL-terminated. */
+static inline int ogtune_status(const char *args, char **out)
 {
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "'%s' %s", OG_OGTUNE, args);
@@ -30,6 +33,21 @@ static inline int ogtune(const char *args, char **out)
     int status = pclose(p);
     *out = buf;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* ogtune_status, failing the test when the command's status says the
+ * validation layer reported errors in it or its workers
+ * (OG_EXIT_VALIDATION), a sanitizer reported in it (OG_EXIT_SANITIZER; a
+ * worker's report fails the tuning itself), or a signal ended it: whatever
+ * else a test expects of the command, it never expects those. */
+static inline int ogtune(const char *args, char **out)
+{
+    int rc = ogtune_status(args, out);
+    cr_assert_neq(rc, OG_EXIT_VALIDATION, "ogtune %s: validation errors (on standard error)", args);
+    cr_assert_neq(rc, OG_EXIT_SANITIZER, "ogtune %s: a sanitizer's report (on standard error)",
+                  args);
+    cr_assert_neq(rc, -1, "ogtune %s: ended by a signal", args);
+    return rc;
 }
 
 #endif /* OG_OGTUNE_H */

@@ -20,11 +20,13 @@ static inline og_context *open_context(void)
 }
 
 /* Destroys the context and fails the test if the validation layer (on
- * with OG_VALIDATION=1) reported any error during it. */
+ * with OG_VALIDATION=1) reported any error during it, its destruction
+ * included (objects left behind are reported then). */
 static inline void close_context(og_context *ctx)
 {
-    uint32_t errors = og_context_validation_errors(ctx);
+    uint32_t errors = og_context_validation_errors(ctx), before = og_validation_errors_total();
     og_context_destroy(ctx);
+    errors += og_validation_errors_total() - before;
     cr_assert_eq(errors, 0, "%" PRIu32 " Vulkan validation errors", errors);
 }
 

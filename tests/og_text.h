@@ -59,4 +59,20 @@ static inline void write_text(const char *path, const char *text)
     cr_assert_eq(fclose(out), 0);
 }
 
+/* The JSON line of `ogtune tune --json` output for params, or NULL. */
+static inline char *line_of(char *out, const char *params, char *line, size_t len)
+{
+    char key[512];
+    snprintf(key, sizeof key, "\"params\":\"%s\"", params);
+    char *at = strstr(out, key);
+    if (!at)
+        return NULL;
+    char *start = at, *end = strchr(at, '\n');
+    while (start > out && start[-1] != '\n')
+        start--;
+    size_t n = end ? (size_t)(end - start) : strlen(start);
+    snprintf(line, len, "%.*s", (int)(n < len ? n : len - 1), start);
+    return line;
+}
+
 #endif /* OG_TEXT_H */

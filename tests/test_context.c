@@ -25,13 +25,13 @@ Test(context, device_by_index_and_name)
     og_context *first = create(&(og_context_desc){.device = "0"});
     char name[256], upper[8] = {0};
     snprintf(name, sizeof name, "%s", og_context_device_name(first));
-    og_context_destroy(first);
+    close_context(first);
     /* A case-insensitive substring of the name picks the same device. */
     for (size_t i = 0; i + 1 < sizeof upper && name[i]; i++)
         upper[i] = (char)toupper((unsigned char)name[i]);
     og_context *by_name = create(&(og_context_desc){.device = upper});
     cr_expect_str_eq(og_context_device_name(by_name), name);
-    og_context_destroy(by_name);
+    close_context(by_name);
 }
 
 Test(context, unknown_device_is_an_error)
@@ -46,11 +46,13 @@ Test(context, unknown_device_is_an_error)
     }
 }
 
-/* The counter behind every test's "no validation errors" check is live: a
- * buffer of size 0 breaks a valid-usage rule and the layer reports it. */
+/* The counters behind every test's "no validation errors" check are live: a
+ * buffer of size 0 breaks a valid-usage rule and the layer reports it, on
+ * the context and in the process's total. */
 Test(context, validation_layer_counts_errors)
 {
     og_context *ctx = create(&(og_context_desc){.validation = 1});
+    uint32_t total = og_validation_errors_total();
     cr_assert_eq(og_context_validation_errors(ctx), 0);
     VkBufferCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
                                .size = 0,
@@ -59,7 +61,14 @@ Test(context, validation_layer_counts_errors)
     if (ctx->vk.vkCreateBuffer(ctx->device, &info, NULL, &buf) == VK_SUCCESS)
         ctx->vk.vkDestroyBuffer(ctx->device, buf, NULL);
     cr_expect_gt(og_context_validation_errors(ctx), 0);
+    cr_expect_eq(og_validation_errors_total() - total, og_context_validation_errors(ctx));
+    /* A buffer left to og_context_destroy is reported as the device goes:
+     * the total counts it (the context's own count is gone with it). */
+    info.size = 4;
+    cr_assert_eq(ctx->vk.vkCreateBuffer(ctx->device, &info, NULL, &buf), VK_SUCCESS);
+    total = og_validation_errors_total();
     og_context_destroy(ctx);
+    cr_expect_gt(og_validation_errors_total(), total, "the buffer left behind went unreported");
 }
 
 /* Each context has its own device and function table. */
@@ -86,8 +95,8 @@ Test(context, two_contexts_at_once)
         og_buffer_destroy(g.b);
         og_buffer_destroy(g.c);
     }
-    og_context_destroy(ctx[0]);
-    og_context_destroy(ctx[1]);
+    close_context(ctx[0]);
+    close_context(ctx[1]);
 }
 
 Test(context, describe_without_database)
@@ -101,7 +110,7 @@ Test(context, describe_without_database)
     cr_expect(strstr(text, "gemm_tile bm=64,bn=64,bk=16,tm=4,tn=4") == text, "%s", text);
     cr_expect(strstr(text, "(default)") != NULL, "%s", text);
     og_gemm_destroy(gemm);
-    og_context_destroy(ctx);
+    close_context(ctx);
 }
 
 /* The descriptor-set cache: 70 distinct (A, B, C) triples through one GEMM
@@ -129,9 +138,8 @@ Test(context, binding_cache_wraps_and_forgets_destroyed_buffers)
         og_buffer_destroy(g.b);
         og_buffer_destroy(g.c);
     }
-    cr_expect_eq(og_context_validation_errors(ctx), 0);
     og_gemm_destroy(gemm);
-    og_context_destroy(ctx);
+    close_context(ctx);
 }
 
 /* ---- the runtime's host memory goes through the caller's allocator ---- */
@@ -231,7 +239,7 @@ Test(context, cached_recording_allocates_nothing)
     og_gemm_destroy(g);
     ctx->vk.vkDestroyFence(dev, fence, NULL);
     ctx->vk.vkDestroyCommandPool(dev, pool, NULL);
-    og_context_destroy(ctx);
+    close_context(ctx);
     cr_expect_eq(c.live, 0, "%zu blocks never freed", c.live);
 }
 
@@ -243,7 +251,7 @@ static float small_gemm(void)
     og_context *ctx = create(NULL);
     const float a[2] = {1, 2}, b[2] = {3, 4};
     float c = run_dot(ctx, OG_MODE_DETERMINISTIC, a, b, 2);
-    og_context_destroy(ctx);
+    close_context(ctx);
     return c;
 }
 

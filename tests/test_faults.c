@@ -82,22 +82,6 @@ static void write_planted_template(const char *dir)
     free(text);
 }
 
-/* The JSON line of `ogtune tune --json` output for params, or NULL. */
-static char *line_of(char *out, const char *params, char *line, size_t len)
-{
-    char key[128];
-    snprintf(key, sizeof key, "\"params\":\"%s\"", params);
-    char *at = strstr(out, key);
-    if (!at)
-        return NULL;
-    char *start = at, *end = strchr(at, '\n');
-    while (start > out && start[-1] != '\n')
-        start--;
-    size_t n = end ? (size_t)(end - start) : strlen(start);
-    snprintf(line, len, "%.*s", (int)(n < len ? n : len - 1), start);
-    return line;
-}
-
 Test(faults, planted_failures_are_rejected_with_their_reason_and_never_selected, .timeout = 600)
 {
     char dir[512], db[512], args[2048], line[4096], reason[128];

@@ -260,8 +260,9 @@ Test(fp8, bad_arguments)
     float a[4] = {1, 2, 3, 4}, sentinel[4] = {7, 7, 7, 7}, back[4];
     og_gemm_args args = {
         .m = 1, .n = 4, .k = 1, .alpha = 1, .lda = 1, .ldb = 4, .ldc = 4, .scale_b = INFINITY};
+    og_buffer *b = make_buffer(ctx, codes, sizeof codes);
     args.a = make_buffer(ctx, a, sizeof a);
-    args.b = make_buffer(ctx, codes, sizeof codes);
+    args.b = b;
     args.c = make_buffer(ctx, sentinel, sizeof sentinel);
     cr_expect_eq(og_gemm_run(g, &args), OG_ERROR_INVALID_ARGUMENT);
     cr_expect(strstr(og_context_last_error(ctx), "FP8 scale of B"), "%s",
@@ -279,6 +280,7 @@ Test(fp8, bad_arguments)
     cr_assert_eq(og_gemm_describe(g, &args, text, sizeof text), OG_OK);
     cr_expect(strstr(text, "A f32, B e4m3"), "%s", text);
     og_buffer_destroy(small);
+    og_buffer_destroy(b);
     og_buffer_destroy(args.a);
     og_buffer_destroy(args.c);
     og_gemm_destroy(g);

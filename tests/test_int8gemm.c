@@ -706,7 +706,7 @@ Test(int8gemm_tuning, tune_store_select)
         cr_expect_eq(c.source, OG_SOURCE_DEFAULT);
     }
     og_db_close(handle);
-    og_context_destroy(ctx);
+    close_context(ctx);
 
     snprintf(args, sizeof args, "select --op int8gemm --shape 1x40x96 --json --db '%s'", db);
     cr_expect_eq(ogtune(args, &out), 0);
@@ -763,6 +763,6 @@ Test(int8gemm_tuning, foreign_params_are_ignored)
         og_params def = og_params_int8_tile();
         cr_expect_eq(c.source, OG_SOURCE_DEFAULT, "'%s' was selected", hostile[i]);
         cr_expect(memcmp(&c.params, &def, sizeof def) == 0, "'%s' was selected", hostile[i]);
-        og_context_destroy(ctx);
+        close_context(ctx);
     }
 }

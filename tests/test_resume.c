@@ -3,6 +3,7 @@
  * running again measures nothing twice; two tuners share one database. */
 #include <criterion/criterion.h>
 
+#include <inttypes.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "og_ogtune.h"
+#include "og_test.h"
 #include "og_tmpdir.h"
 #include "og_tuner.h"
 
@@ -74,21 +76,46 @@ static size_t space_size(int64_t m, int64_t n, int64_t k)
     og_shape s = {m, n, k, 1};
     cr_assert_eq(og_space(&ctx->limits, OG_PRESET_QUICK, OG_F32, 0, 0, &s, &space, &count), OG_OK);
     free(space);
-    og_context_destroy(ctx);
+    close_context(ctx);
     return count;
+}
+
+/* The seed of the kill points: OG_TEST_SEED when set (to repeat a run),
+ * else the clock; printed either way. */
+static uint64_t kill_seed(void)
+{
+    const char *env = getenv("OG_TEST_SEED");
+    char *end = NULL;
+    uint64_t seed = env && *env ? strtoull(env, &end, 0) : (uint64_t)time(NULL);
+    cr_assert(!env || !*env || *end == '\0', "OG_TEST_SEED=%s is not a number", env);
+    fprintf(stderr,
+            "test_resume: kill points from seed %" PRIu64 " (OG_TEST_SEED=%" PRIu64
+            " repeats them)\n",
+            seed, seed);
+    return seed;
+}
+
+/* The next of a sequence of numbers from *state (splitmix64). */
+static uint64_t next_random(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
 }
 
 /* Killed four times at random points (the first kills land in context
  * creation, compilation, verification or a commit), the database stays
- * consistent; the fifth run finishes with one record per candidate. */
+ * consistent; the fifth run finishes with one accepted record per
+ * candidate (a worker that crashed would leave a rejected one). */
 Test(resume, sigkill_at_random_points, .timeout = 600)
 {
     char db[512];
     tmp_path(db, sizeof db, "killed.db");
-    srand((unsigned)time(NULL));
+    uint64_t state = kill_seed();
     for (int round = 0; round < 4; round++) {
         pid_t pid = start_tune(db, "64x64x64", NULL);
-        struct timespec delay = {0, (long)(200 + rand() % 1800) * 1000000L};
+        struct timespec delay = {0, (long)(200 + next_random(&state) % 1800) * 1000000L};
         nanosleep(&delay, NULL);
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
@@ -99,6 +126,7 @@ Test(resume, sigkill_at_random_points, .timeout = 600)
     expect_integrity(db);
     long long n = (long long)space_size(64, 64, 64);
     cr_expect_eq(query_int(db, "SELECT count(*) FROM records"), n);
+    cr_expect_eq(query_int(db, "SELECT count(*) FROM records WHERE accepted = 1"), n);
     cr_expect_eq(query_int(db, "SELECT count(DISTINCT params) FROM records"), n);
     /* Once more: everything is in the database, nothing is measured. */
     char *out, args[600];
@@ -112,7 +140,7 @@ Test(resume, sigkill_at_random_points, .timeout = 600)
 }
 
 /* Two tuners at once on one database: both succeed (no "database is
- * locked"), and every record of both is there. */
+ * locked"), and every record of both is there, accepted. */
 Test(resume, two_tuners_one_database, .timeout = 600)
 {
     char db[512];
@@ -122,8 +150,10 @@ Test(resume, two_tuners_one_database, .timeout = 600)
     cr_expect_eq(wait_exit(a), 0);
     cr_expect_eq(wait_exit(b), 0);
     expect_integrity(db);
-    cr_expect_eq(query_int(db, "SELECT count(*) FROM records WHERE m = 64"),
+    cr_expect_eq(query_int(db, "SELECT count(*) FROM records WHERE m = 64 AND accepted = 1"),
                  (long long)space_size(64, 64, 64));
-    cr_expect_eq(query_int(db, "SELECT count(*) FROM records WHERE m = 48"),
+    cr_expect_eq(query_int(db, "SELECT count(*) FROM records WHERE m = 48 AND accepted = 1"),
                  (long long)space_size(48, 80, 96));
+    cr_expect_eq(query_int(db, "SELECT count(*) FROM records"),
+                 (long long)(space_size(64, 64, 64) + space_size(48, 80, 96)));
 }

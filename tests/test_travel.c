@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "og_ogtune.h"
+#include "og_test.h"
 #include "og_tmpdir.h"
 
 #include "og_travel.h"
@@ -867,13 +868,13 @@ Test(travel, stale_records_are_shown_and_never_selected, .timeout = 120)
     insert(db, &ctx->info, &current);
     og_db_close(db);
     cr_expect_eq(og_record_stale(&current), 0);
-    og_context_destroy(ctx);
+    close_context(ctx);
     cr_assert_eq(og_context_create(&desc, &ctx), OG_OK, "%s", og_last_error());
     cr_assert_eq(og_select(ctx, OG_F32, OG_MODE_FAST, 0, 0, 256, 256, 256, 1, &c), OG_OK);
     cr_expect_eq(c.source, OG_SOURCE_DB);
     cr_expect_eq(c.gflops, 1.0, "selected the record of %g GFLOP/s", c.gflops);
     cr_expect_eq(c.params.split, 1);
-    og_context_destroy(ctx);
+    close_context(ctx);
 
     char *out;
     snprintf(args, sizeof args, "show --json --db '%s'", path);
@@ -998,7 +999,7 @@ static int selected_split(og_choice *c)
     og_context *ctx = NULL;
     cr_assert_eq(og_context_create(NULL, &ctx), OG_OK, "%s", og_last_error());
     cr_assert_eq(og_select(ctx, OG_F32, OG_MODE_FAST, 0, 0, 256, 256, 256, 1, c), OG_OK);
-    og_context_destroy(ctx);
+    close_context(ctx);
     return c->source == OG_SOURCE_DB ? c->params.split : -1;
 }
 
@@ -1027,7 +1028,7 @@ Test(travel, pretuned_databases_after_the_user_cache, .timeout = 120)
     og_context *ctx = NULL;
     cr_assert_eq(og_context_create(NULL, &ctx), OG_OK, "%s", og_last_error());
     og_device_info dev = ctx->info;
-    og_context_destroy(ctx);
+    close_context(ctx);
     og_choice c;
     cr_expect_eq(selected_split(&c), -1, "nothing tuned yet");
     plant(shipped, &dev, 3);

@@ -16,13 +16,14 @@
 #include <sqlite3.h>
 
 #include "og_ogtune.h"
+#include "og_test.h"
 #include "og_tmpdir.h"
 
 #include "og_tuner.h"
 
 TestSuite(tuner, .init = make_tmpdir, .fini = remove_tmpdir);
 
-static og_context *open_context(const char *db_path)
+static og_context *open_with_db(const char *db_path)
 {
     og_context_desc desc = {.tuning_db = db_path};
     og_context *ctx = NULL;
@@ -170,7 +171,7 @@ Test(tuner, tune_store_select, .timeout = 600)
 {
     char db[512], def_params[OG_PARAMS_MAX], params[OG_PARAMS_MAX];
     tmp_path(db, sizeof db, "tuned.db");
-    og_context *ctx = open_context(db);
+    og_context *ctx = open_with_db(db);
     FILE *out = fopen("/dev/null", "w");
     cr_assert_not_null(out);
     og_tune_opts opts = {
@@ -213,7 +214,7 @@ Test(tuner, tune_store_select, .timeout = 600)
     cr_expect_eq(c.source, OG_SOURCE_DEFAULT, "f16 (untuned): source %d", c.source);
 
     free(rs.r);
-    og_context_destroy(ctx);
+    close_context(ctx);
 }
 
 /* Few rows and split-k in Fast mode: a decoder-step shape gets few-rows
@@ -226,7 +227,7 @@ Test(tuner, fewrows_split_and_deterministic_keys)
 {
     char db[512];
     tmp_path(db, sizeof db, "rows.db");
-    og_context *ctx = open_context(db);
+    og_context *ctx = open_with_db(db);
     FILE *out = fopen("/dev/null", "w");
     cr_assert_not_null(out);
     og_shape shapes[] = {{2, 96, 128, 1}, {32, 32, 128, 1}};
@@ -279,7 +280,7 @@ Test(tuner, fewrows_split_and_deterministic_keys)
     cr_expect(memcmp(&c.params, &rule, sizeof rule) == 0, "deterministic few rows: %d x %d",
               c.params.cols, c.params.slices);
     free(rs.r);
-    og_context_destroy(ctx);
+    close_context(ctx);
 }
 
 /* ---- an unusable database never fails a GEMM ---- */
@@ -289,7 +290,7 @@ Test(tuner, fewrows_split_and_deterministic_keys)
 static void expect_fallback(const char *path)
 {
     int existed = access(path, F_OK) == 0;
-    og_context *ctx = open_context(path);
+    og_context *ctx = open_with_db(path);
     og_choice c = select_f32(ctx, OG_MODE_FAST, 64, 64, 64, 1);
     char params[OG_PARAMS_MAX], def_params[OG_PARAMS_MAX];
     og_params def = og_params_default();
@@ -315,7 +316,7 @@ static void expect_fallback(const char *path)
     cr_expect_leq(metric, og_dtype_bound(OG_F32));
     og_problem_destroy(pr);
     og_gemm_destroy(g);
-    og_context_destroy(ctx);
+    close_context(ctx);
 }
 
 static void write_file(const char *path, const void *data, size_t len)
@@ -404,13 +405,13 @@ Test(tuner, fallback_newer_schema)
     tmp_path(db, sizeof db, "newer.db");
 
     /* At the current version the record is selected... */
-    og_context *ctx = open_context(db);
+    og_context *ctx = open_with_db(db);
     insert_record(ctx, db, params);
     og_choice c = select_f32(ctx, OG_MODE_FAST, 64, 64, 64, 1);
     format_params(&c.params, chosen);
     cr_expect_eq(c.source, OG_SOURCE_DB, "source %d at the current version", c.source);
     cr_expect_str_eq(chosen, params);
-    og_context_destroy(ctx);
+    close_context(ctx);
 
     /* ...and a newer version is refused, by the database layer and selection. */
     set_user_version(db, OG_DB_SCHEMA_VERSION + 1);

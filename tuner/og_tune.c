@@ -1,4 +1,5 @@
 /* ogtune tune: verify, time and store every candidate of the space. */
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,28 +70,54 @@ typedef struct tune_run {
 } tune_run;
 
 /* Verifies and times candidate p into r (a failure rejects it, with the
- * reason), in a worker process when the options name one. */
-static og_status measure_into(tune_run *t, const og_params *p, og_record *r)
+ * reason), in a worker process when the options name one. Errors end the
+ * run: a device lost in this process, a sanitizer's report in a worker. */
+static og_status measure_in(tune_run *t, const og_params *p, og_record *r)
 {
-    const og_tune_opts *o = t->o;
-    char err[1024];
-    og_status st = OG_OK;
-    if (o->worker_exe) {
-        if (!t->worker.pid)
-            st = og_worker_start(o->worker_exe, &t->job, o->timeout_s, &t->worker, err, sizeof err);
-        if (st != OG_OK)
-            return og_fail(t->ctx, st, "%s", err);
-        og_worker_measure(&t->worker, p, o->timeout_s, r);
-        return OG_OK;
+    og_status st;
+    if (t->o->worker_exe) {
+        char err[1024];
+        st = og_worker_measure(&t->worker, p, r, err, sizeof err);
+        return st == OG_OK ? OG_OK : og_fail(t->ctx, st, "%s", err);
     }
-    if (!t->sub.ctx && (st = og_subject_create(t->ctx, &t->job, &t->sub)) != OG_OK)
-        return st;
     st = og_subject_measure(&t->sub, p, r);
     if (st == OG_ERROR_DEVICE_LOST)
         return og_fail(t->ctx, st,
                        "tune: the device was lost measuring %s (%s); run again to resume, or "
                        "let ogtune measure in worker processes, which recover",
                        r->params, r->reason);
+    return st;
+}
+
+/* measure_in, once the worker or the in-process subject is ready. A
+ * candidate the validation layer reported errors for while it was measured
+ * (on the tuner's context, where a worker's count arrives too) is not
+ * accepted: its run broke a rule of Vulkan, so another driver may run it
+ * differently. One rejected already keeps its reason. */
+static og_status measure_into(tune_run *t, const og_params *p, og_record *r)
+{
+    const og_tune_opts *o = t->o;
+    char err[1024];
+    og_status st = OG_OK;
+    if (o->worker_exe && !t->worker.pid &&
+        (st = og_worker_start(t->ctx, o->worker_exe, &t->job, o->timeout_s, &t->worker, err,
+                              sizeof err)) != OG_OK)
+        return og_fail(t->ctx, st, "%s", err);
+    if (!o->worker_exe && !t->sub.ctx &&
+        (st = og_subject_create(t->ctx, &t->job, &t->sub)) != OG_OK)
+        return st;
+    uint32_t before = og_context_validation_errors(t->ctx);
+    st = measure_in(t, p, r);
+    uint32_t errors = og_context_validation_errors(t->ctx) - before;
+    if (st == OG_OK && errors && r->accepted) {
+        r->accepted = 0;
+        r->gflops = r->median_us = r->spread = 0;
+        r->samples = 0;
+        snprintf(r->reason, sizeof r->reason,
+                 "%s: the validation layer reported %" PRIu32
+                 " error%s while it was measured (on standard error)",
+                 OG_REJECT_VALIDATION, errors, errors == 1 ? "" : "s");
+    }
     return st;
 }
 
@@ -201,7 +228,10 @@ static og_status tune_shape(og_context *ctx, og_db *db, int64_t device, const og
         fprintf(o->out, "  %zu candidates measured by an earlier run, not measured again\n",
                 run.resumed);
     og_subject_destroy(&run.sub);
-    og_worker_stop(&run.worker);
+    char err[1024];
+    og_status ended = og_worker_stop(&run.worker, err, sizeof err);
+    if (st == OG_OK && ended != OG_OK)
+        st = og_fail(ctx, ended, "%s", err);
     free(space);
     return st;
 }

@@ -249,6 +249,20 @@ void og_subject_destroy(og_subject *s);
 #define OG_REJECT_TIMEOUT "time-out"
 #define OG_REJECT_CRASH "crashed"
 #define OG_REJECT_DEVICE_LOST "device lost"
+/* The validation layer (OG_VALIDATION) reported errors while a candidate
+ * that was otherwise accepted was measured; the errors are on standard error,
+ * and they make ogtune's exit status OG_EXIT_VALIDATION. */
+#define OG_REJECT_VALIDATION "validation error"
+
+/* ogtune's exit status when the validation layer reported errors in the
+ * command's own process or in its tuner workers (the command's own status is
+ * lost then: the tests take either as a failure). */
+#define OG_EXIT_VALIDATION 85
+/* The exit status of a sanitizer's report (AddressSanitizer,
+ * LeakSanitizer, UndefinedBehaviorSanitizer) in ogtune, a command or a tuner
+ * worker, in the sanitizer build (tuner/og_sanitize.c): how the tuner tells
+ * a worker's report from its other ends. */
+#define OG_EXIT_SANITIZER 86
 
 /* Verifies p on the shape and ragged shapes around its tile (float: within
  * the design's bound; Int8Gemm: bit for bit), then times it in the memory
@@ -267,34 +281,74 @@ og_status og_subject_measure(og_subject *s, const og_params *p, og_record *r);
  * candidates of one job sent to it through a socket, so that a candidate
  * that hangs, crashes the driver or loses the device costs only the worker:
  * the tuner stops it, records the candidate as rejected and starts another
- * (a new process, a new device). Linux: a worker dies with the tuner. */
+ * (a new process, a new device). Linux: a worker dies with the tuner.
+ * A sanitizer's report in a worker (OG_EXIT_SANITIZER) is never a
+ * rejection: it is an error of the run, OG_ERROR_UNSUPPORTED with the
+ * reason, like a worker that does not end cleanly when it is stopped. */
 typedef struct og_worker {
-    int pid; /* 0: not running */
-    int fd;  /* the tuner's end of the socket pair */
+    og_context *ctx;  /* the tuner's: the worker's validation errors are counted on it */
+    int pid;          /* 0: not running */
+    int fd;           /* the tuner's end of the socket pair */
+    double timeout_s; /* to be ready, to measure one candidate, and to leave */
 } og_worker;
 
 /* Starts exe (the ogtune binary) as a worker for job and waits, at most
  * timeout_s seconds, until it has its context and problem. Errors: the
- * worker's own (its context or problem could not be created), or
- * OG_ERROR_UNSUPPORTED when no process could be started; reason in err. */
-og_status og_worker_start(const char *exe, const og_subject_job *job, double timeout_s,
-                          og_worker *w, char *err, size_t errlen);
+ * worker's own (its context or problem could not be created; it is then
+ * stopped as og_worker_stop does), or OG_ERROR_UNSUPPORTED when no process
+ * could be started, it was not ready in time, it ended before (a
+ * sanitizer's report among those) or did not end cleanly after its own
+ * error; reason in err.
+ * The errors the validation layer reports in the worker (when OG_VALIDATION
+ * turns it on there) are counted on ctx (og_validation_count): those of
+ * each candidate with its result, the others when it is ready and when it
+ * has destroyed its context at the end. */
+og_status og_worker_start(og_context *ctx, const char *exe, const og_subject_job *job,
+                          double timeout_s, og_worker *w, char *err, size_t errlen);
 /* Measures p in the worker into r as og_subject_measure does, waiting at
- * most timeout_s seconds. A worker that gives no answer in time is killed
- * (r: OG_REJECT_TIMEOUT), one that dies is reaped (OG_REJECT_CRASH, with
- * the signal or exit status), one whose device was lost stops
- * (OG_REJECT_DEVICE_LOST); then w is not running and the next candidate
- * needs og_worker_start. */
-void og_worker_measure(og_worker *w, const og_params *p, double timeout_s, og_record *r);
-/* Kills and reaps a worker; takes one that is not running. */
-void og_worker_stop(og_worker *w);
+ * most its time-out. A worker that gives no answer in time is killed at
+ * once (r: OG_REJECT_TIMEOUT), one that dies is reaped (OG_REJECT_CRASH,
+ * with the signal or exit status), one whose device was lost is stopped as
+ * og_worker_stop does (OG_REJECT_DEVICE_LOST); then w is not running and the
+ * next candidate needs og_worker_start. Errors (reason in err, r not to be
+ * stored): a sanitizer's report ended the worker, or the stop after a lost
+ * device failed. */
+og_status og_worker_measure(og_worker *w, const og_params *p, og_record *r, char *err,
+                            size_t errlen);
+/* Stops a worker the normal way, OG_OK for one that is not running: the end
+ * of its candidates, then it destroys its context, sends its last message
+ * and exits (LeakSanitizer checks it then, in the sanitizer build), all
+ * within its time-out, after which it is killed. Errors
+ * (OG_ERROR_UNSUPPORTED, reason in err): it had to be killed, or did not
+ * exit with status 0 (a sanitizer's report among those). */
+og_status og_worker_stop(og_worker *w, char *err, size_t errlen);
 /* The worker's side (`ogtune worker`): reads the job and the candidates from
- * descriptor 3, answers there. Returns
- * the process exit status. OG_TUNE_FAULT=device-lost:PARAMS makes the
- * measurement of the candidate PARAMS (og_params_format's text) report a
- * lost device, as a test of the recovery: the worker stops, the tuner
- * starts another. */
+ * descriptor 3, answers there. Returns the process exit status: 0 when it
+ * ended as the tuner expects (the end of its candidates, a lost device, a
+ * context it could not make: each reported first), else 1.
+ * OG_TUNE_FAULT=KIND:PARAMS plants a fault in the measurement of the
+ * candidate PARAMS (og_params_format's text), as a test of what the tuner
+ * sees: one of og_plant's, by its name below. */
 int og_worker_serve(void);
+
+/* ---- faults planted in a worker (og_plant.c), for the tests ---- */
+
+typedef enum og_plant {
+    OG_PLANT_NONE,
+    OG_PLANT_DEVICE_LOST, /* device-lost: the worker answers "device lost" and stops */
+    OG_PLANT_VALIDATION,  /* validation: a buffer of size 0 (where the layer is on) */
+    OG_PLANT_CRASH,       /* crash: the worker kills itself (SIGKILL, which no sanitizer
+                           * intercepts: a crash that stays a rejection in every build) */
+    OG_PLANT_LEAK,        /* leak: a block never freed (LeakSanitizer reports it at exit) */
+    OG_PLANT_POISON       /* poison: a read of memory AddressSanitizer was told is off
+                           * limits (its report ends the worker; nothing without it) */
+} og_plant;
+
+/* The fault OG_TUNE_FAULT plants in the measurement of p, or OG_PLANT_NONE. */
+og_plant og_plant_for(const og_params *p);
+/* Plants kind in this process, on ctx, before the candidate is measured
+ * (OG_PLANT_DEVICE_LOST is the worker's own answer: nothing here). */
+void og_plant_fault(og_plant kind, og_context *ctx);
 
 typedef struct og_tune_opts {
     const char *db_path;
@@ -339,8 +393,14 @@ void og_progress_text(char *buf, size_t len, size_t done, size_t total, double e
  * completes, accepted or rejected with the reason. A candidate the database
  * already holds (same device, key, shape, template hash and params) is read,
  * not measured again, so running again resumes a run that was stopped.
+ * The validation layer's errors while a candidate is measured, in this
+ * process or in a worker, reject it (OG_REJECT_VALIDATION) unless it was
+ * rejected already; a worker's errors are counted on ctx
+ * (og_context_validation_errors) like this process's own.
  * Errors: OG_ERROR_UNSUPPORTED when the context's queue family cannot write
- * timestamps (timestampValidBits 0), before anything is measured. */
+ * timestamps (timestampValidBits 0), before anything is measured; and, with
+ * workers, the errors of og_worker_start, og_worker_measure (a sanitizer's
+ * report) and og_worker_stop (a worker that did not end cleanly). */
 og_status og_tune(og_context *ctx, const og_tune_opts *opts);
 
 /* ---- command-line helpers (og_cli.c) ---- */

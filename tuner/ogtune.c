@@ -1,5 +1,6 @@
 /* ogtune: tune the local Vulkan device and inspect what was chosen.
  * See README.md and DESIGN.md ("The command line") for the contract. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,9 @@ static const char usage[] =
     "common options: --json (machine-readable output), --db FILE (default: the user's cache),\n"
     "  --op gemm|int8gemm (tune, select, bench, gen: the float GEMM, or Int8Gemm's 8-bit "
     "operands)\n"
-    "environment: OG_DEVICE (index or name substring), OG_TUNING_DB (databases to search)\n";
+    "environment: OG_DEVICE (index or name substring), OG_TUNING_DB (databases to search),\n"
+    "  OG_VALIDATION=1 (Vulkan's validation layer, in the workers too; exit status 85 when it\n"
+    "  reports errors)\n";
 
 /* --budget: "120" or "120s" seconds for the run, "40c" candidates per shape. */
 static int parse_budget(const char *v, og_cli *o)
@@ -212,5 +215,14 @@ int main(int argc, char **argv)
         fputs("}\n", stdout);
     }
     free(o.args);
+    /* Under OG_VALIDATION, the layer's errors in this process (its workers'
+     * arrive counted) fail the command. A worker's own are in its messages
+     * to its tuner instead, and its exit status is the tuner's to read. */
+    uint32_t errors = og_validation_errors_total();
+    if (errors && strcmp(argv[1], "worker") != 0) {
+        fprintf(stderr, "ogtune: the Vulkan validation layer reported %" PRIu32 " error%s\n",
+                errors, errors == 1 ? "" : "s");
+        rc = OG_EXIT_VALIDATION;
+    }
     return rc;
 }

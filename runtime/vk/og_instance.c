@@ -2,11 +2,27 @@
  * and its messenger when asked), the physical device OG_DEVICE names, and
  * what the kernels need to know of it. */
 #include <ctype.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "og_vk.h"
+
+/* Every context's errors, destroyed contexts included: a process reads it at
+ * its end. Atomic: two threads may each use a context of their own. */
+static atomic_uint_least32_t process_errors;
+
+void og_validation_count(og_context *ctx, uint32_t n)
+{
+    ctx->validation_errors += n;
+    atomic_fetch_add(&process_errors, n);
+}
+
+uint32_t og_validation_errors_total(void)
+{
+    return (uint32_t)atomic_load(&process_errors);
+}
 
 static VKAPI_ATTR VkBool32 VKAPI_CALL
 on_validation(VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT type,
@@ -15,15 +31,16 @@ on_validation(VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessa
     (void)type;
     og_context *ctx = user;
     if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) {
-        ctx->validation_errors++;
+        og_validation_count(ctx, 1);
         fprintf(stderr, "onegpu: validation error: %s\n", data->pMessage);
     }
     return VK_FALSE;
 }
 
-og_status og_messenger_create(og_context *ctx)
+/* The messenger's description: errors and warnings, to on_validation. */
+static VkDebugUtilsMessengerCreateInfoEXT messenger_info(og_context *ctx)
 {
-    VkDebugUtilsMessengerCreateInfoEXT m = {
+    return (VkDebugUtilsMessengerCreateInfoEXT){
         .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
         .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT |
                            VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT,
@@ -31,6 +48,11 @@ og_status og_messenger_create(og_context *ctx)
                        VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT,
         .pfnUserCallback = on_validation,
         .pUserData = ctx};
+}
+
+og_status og_messenger_create(og_context *ctx)
+{
+    VkDebugUtilsMessengerCreateInfoEXT m = messenger_info(ctx);
     if (!vkCreateDebugUtilsMessengerEXT)
         return og_fail(NULL, OG_ERROR_NOT_FOUND,
                        "context: validation asked for, but the instance lacks %s",
@@ -48,7 +70,11 @@ og_status og_instance_create(og_context *ctx, int validation)
     const char *exts[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME,
                           VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME};
     VkValidationFeatureEnableEXT sync = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
+    /* In the instance's chain, the messenger also hears vkCreateInstance
+     * and vkDestroyInstance (objects left when the instance goes). */
+    VkDebugUtilsMessengerCreateInfoEXT hear = messenger_info(ctx);
     VkValidationFeaturesEXT features = {.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
+                                        .pNext = &hear,
                                         .enabledValidationFeatureCount = 1,
                                         .pEnabledValidationFeatures = &sync};
     if (validation) {
@@ -70,7 +96,9 @@ og_status og_instance_create(og_context *ctx, int validation)
                              .apiVersion = VK_API_VERSION_1_2};
     /* validation 2: with synchronisation validation (hazards between commands). */
     VkInstanceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
-                                 .pNext = validation == 2 ? &features : NULL,
+                                 .pNext = validation == 2 ? (void *)&features
+                                          : validation    ? (void *)&hear
+                                                          : NULL,
                                  .pApplicationInfo = &app,
                                  .enabledLayerCount = validation ? 1 : 0,
                                  .ppEnabledLayerNames = &layer,

@@ -193,6 +193,15 @@ og_status og_physical_pick(og_context *ctx, const char *want);
 void og_properties_read(og_context *ctx);
 /* The validation layer's messenger on an instance (owned or adopted). */
 og_status og_messenger_create(og_context *ctx);
+/* Counts n errors of the validation layer against ctx and in the process's
+ * total: the messenger's, one at a time, and the tuner's for errors its
+ * worker processes report on ctx's behalf. */
+void og_validation_count(og_context *ctx, uint32_t n);
+/* The validation layer's errors against every context of this process since
+ * it started, those counted while a context was destroyed and those of
+ * destroyed contexts included (og_context_validation_errors can no longer be
+ * read then): what a process checks at its end. */
+uint32_t og_validation_errors_total(void);
 
 /* The feature structures and extensions a device is created with
  * (og_device_caps.c): chain is the pNext of VkDeviceCreateInfo. */
