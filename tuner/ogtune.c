@@ -207,6 +207,15 @@ int main(int argc, char **argv)
         return 1;
     }
     int rc = run(argc, argv, &o);
+    /* Under OG_VALIDATION, the layer's errors in this process (its workers'
+     * arrive counted) fail the command. A worker's own are in its messages
+     * to its tuner instead, and its exit status is the tuner's to read. */
+    uint32_t errors = og_validation_errors_total();
+    if (errors && strcmp(argv[1], "worker") != 0) {
+        og_cli_fail("ogtune: the Vulkan validation layer reported %" PRIu32 " error%s\n", errors,
+                    errors == 1 ? "" : "s");
+        rc = OG_EXIT_VALIDATION;
+    }
     if (rc != 0 && o.json) {
         /* A script reading the JSON learns of the failure from it too. */
         const char *why = og_cli_failure();
@@ -215,14 +224,5 @@ int main(int argc, char **argv)
         fputs("}\n", stdout);
     }
     free(o.args);
-    /* Under OG_VALIDATION, the layer's errors in this process (its workers'
-     * arrive counted) fail the command. A worker's own are in its messages
-     * to its tuner instead, and its exit status is the tuner's to read. */
-    uint32_t errors = og_validation_errors_total();
-    if (errors && strcmp(argv[1], "worker") != 0) {
-        fprintf(stderr, "ogtune: the Vulkan validation layer reported %" PRIu32 " error%s\n",
-                errors, errors == 1 ? "" : "s");
-        rc = OG_EXIT_VALIDATION;
-    }
     return rc;
 }
