@@ -100,7 +100,8 @@ static og_shape tuned_shapes[] = {{64, 64, 64, 1}, {48, 40, 72, 2}};
 
 /* Every candidate of the quick space is stored once per tuned shape, for
  * float32 without transposes, with the current template; the accepted ones
- * are within the float32 bound and have a speed. */
+ * have a speed, and the only reason to reject one of the shipped kernels is
+ * a limit of the device (a wrong result, a crash or a time-out is a bug). */
 static void check_stored(og_context *ctx, const records *rs)
 {
     size_t total = 0;
@@ -135,7 +136,6 @@ static void check_stored(og_context *ctx, const records *rs)
         cr_expect_str_eq(r->template_name, OG_TEMPLATE_TILE);
         cr_expect_eq(r->template_hash, hash, "record %zu: another template hash", j);
         if (r->accepted) {
-            cr_expect_leq(r->max_error, 1e-5, "%s accepted with error %g", r->params, r->max_error);
             cr_expect_gt(r->gflops, 0, "%s accepted without a speed", r->params);
             /* Timed in the memory the context's buffers live in, at least
              * OG_TIMING_DEFAULT's 3 calls, with their spread. */
@@ -145,7 +145,8 @@ static void check_stored(og_context *ctx, const records *rs)
             cr_expect_str_eq(r->memory, og_context_memory_placement(ctx), "%s measured in '%s'",
                              r->params, r->memory);
         } else {
-            cr_expect_neq(r->reason[0], '\0', "%s rejected without a reason", r->params);
+            cr_expect(strncmp(r->reason, OG_REJECT_LIMIT ": ", strlen(OG_REJECT_LIMIT ": ")) == 0,
+                      "%s rejected: %s", r->params, r->reason);
         }
     }
 }
