@@ -251,7 +251,7 @@ Test(recovered, bad_options)
     cr_expect_eq(og_gemm_create_desc(ctx, &d, &g), OG_ERROR_INVALID_ARGUMENT);
 
     g = recovered_gemm(ctx, OG_MODE_FAST, 0, 1);
-    og_gemm_args args = {.m = 8, .n = 8, .k = 8000};
+    og_gemm_args args = {.m = 8, .n = 8, .k = 8000, .alpha = 1};
     char text[256];
     cr_assert_eq(og_gemm_describe(g, &args, text, sizeof text), OG_OK);
     cr_expect(strstr(text, "recovered from float16, s=11, rows and columns scaled") &&
