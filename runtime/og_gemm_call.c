@@ -117,7 +117,7 @@ og_status og_gemm_describe(og_gemm *g, const og_gemm_args *args, char *buf, size
     og_choice c = {.source = OG_SOURCE_DEFAULT};
     int64_t batch = args->batch == 0 ? 1 : args->batch;
     og_status st = OG_OK;
-    if (args->alpha == 0.0f || args->k == 0) {
+    if (!og_gemm_has_product(args)) {
         snprintf(buf, len, "elementwise scale: C = act(beta * C + bias), A and B not read (%s is 0)",
                  args->k == 0 ? "K" : "alpha");
         return OG_OK;

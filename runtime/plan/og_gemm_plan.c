@@ -59,13 +59,13 @@ og_status og_gemm_plan(const og_gemm_config *cfg, const og_limits *lim, char *er
     og_plan_start(out, OG_PLAN_GEMM, lim, cfg->dialect, push);
     /* Nothing to compute: M or N is 0, or alpha or K is 0 with beta = 1 and
      * no epilogue (C stays bit for bit, as BLAS returns at once). */
-    int no_product = args->alpha == 0.0f || args->k == 0;
+    int product = og_gemm_has_product(args);
     if (args->m == 0 || args->n == 0 ||
-        (no_product && args->beta == 1.0f && !args->bias && args->activation == 0))
+        (!product && args->beta == 1.0f && !args->bias && args->activation == 0))
         return OG_OK;
     /* BLAS's rule: with alpha = 0 (or K = 0) A and B are not read, so NaN or
      * Inf there cannot reach C: C = act(beta * C + bias). */
-    if (no_product)
+    if (!product)
         return elementwise_grid(lim, err, "gemm", OG_KERNEL_SCALE, cfg->dialect, out);
     const uint32_t *count = lim->max_count;
     int64_t batch = push->batch;

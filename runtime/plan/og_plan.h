@@ -81,6 +81,11 @@ void og_split_ranges(int split, int64_t m, int64_t n, int64_t k, int64_t batch,
  * selected as float32), 1 <= M <= 4, A not transposed. */
 int og_fewrows_eligible(og_dtype dtype, int64_t m, int trans_a);
 
+/* Whether a GEMM call has a product to compute: alpha and K non-zero.
+ * Otherwise A and B are never read and C = act(beta * C + bias) (reference
+ * BLAS's rule, onegpu.h), one elementwise pass. */
+int og_gemm_has_product(const og_gemm_args *args);
+
 /* Whether an Int8Gemm product may run the skinny kernel: M <= 16, B not transposed. */
 int og_int8_skinny_eligible(int64_t m, int trans_b);
 

@@ -11,6 +11,11 @@ int og_fewrows_eligible(og_dtype dtype, int64_t m, int trans_a)
     return (dtype == OG_F32 || og_dtype_is_fp8(dtype)) && m >= 1 && m <= 4 && !trans_a;
 }
 
+int og_gemm_has_product(const og_gemm_args *args)
+{
+    return args->alpha != 0.0f && args->k != 0;
+}
+
 int og_int8_skinny_eligible(int64_t m, int trans_b)
 {
     return m >= 1 && m <= 16 && !trans_b;
