@@ -14,9 +14,12 @@
 typedef enum og_dialect { OG_GLSL = 0, OG_HLSL = 1 } og_dialect;
 typedef enum og_load { OG_LOAD_STAGED = 0, OG_LOAD_DIRECT = 1 } og_load;
 typedef enum og_acc { OG_ACC_BLOCKED = 0, OG_ACC_CHAIN = 1 } og_acc;
-/* How A and B are bound: storage buffers, or uniform texel buffers (whose
- * fetches some drivers, lavapipe among them, turn into vector gathers). */
-typedef enum og_src { OG_SRC_STORAGE = 0, OG_SRC_TEXEL = 1 } og_src;
+/* How A and B are read: storage buffers, uniform texel buffers (whose
+ * fetches some drivers, lavapipe among them, turn into vector gathers), or
+ * 64-bit buffer device addresses in the push constants (GLSL only:
+ * GL_EXT_buffer_reference), which no binding's range limits. The runtime
+ * picks OG_SRC_ADDR per call for an operand past maxStorageBufferRange. */
+typedef enum og_src { OG_SRC_STORAGE = 0, OG_SRC_TEXEL = 1, OG_SRC_ADDR = 2 } og_src;
 
 /* Which template a GEMM variant runs: the portable tile, or the few-rows
  * kernel (float32, M <= 4, A not transposed; reference design "Small grids
@@ -130,6 +133,7 @@ typedef struct og_limits {
     uint32_t max_texel_elements; /* maxTexelBufferElements; 0: no R32, R32G32 and R32G32B32A32
                                     UINT uniform texel buffers */
     int integer_dot;       /* VK_KHR_shader_integer_dot_product's shaderIntegerDotProduct enabled */
+    int buffer_address;    /* bufferDeviceAddress enabled (Vulkan 1.2) */
     og_matrix_caps matrix; /* cooperative matrices, enabled where the device has them */
     /* Loop iterations one invocation may run, all its loops together; 0: no
      * limit. Lavapipe (Mesa's gallivm) leaves every loop of a shader once
@@ -147,7 +151,8 @@ enum {
     OG_NEEDS_STORAGE16 = 2u,    /* StorageBuffer16BitAccess */
     OG_NEEDS_MEMORY_MODEL = 4u, /* VulkanMemoryModel */
     OG_NEEDS_COOPMAT = 8u,      /* CooperativeMatrixNV */
-    OG_NEEDS_INTEGER_DOT = 16u  /* DotProduct, DotProductInput4x8BitPacked */
+    OG_NEEDS_INTEGER_DOT = 16u, /* DotProduct, DotProductInput4x8BitPacked */
+    OG_NEEDS_ADDRESS = 32u      /* PhysicalStorageBufferAddresses: bufferDeviceAddress */
 };
 
 /* What SPIR-V reflection reports of a compiled kernel. */
@@ -186,6 +191,9 @@ const char *og_dtype_name(og_dtype t);
 int og_dtype_is_int8(og_dtype t);
 /* Whether t is an FP8 input type (OG_FP8_E4M3 or OG_FP8_E5M2). */
 int og_dtype_is_fp8(og_dtype t);
+/* Bytes of an element as stored: 4 for float32, 2 for float16 and
+ * bfloat16, 1 for FP8, int8 and uint8. */
+size_t og_dtype_bytes(og_dtype t);
 
 /* The reference design's default: 64x64x16 tile, 16x16 invocations, 4x4
  * register tile, staged loads, blocked summation, split-k by the rule. */

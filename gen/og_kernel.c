@@ -33,6 +33,11 @@ int og_dtype_is_fp8(og_dtype t)
     return t == OG_FP8_E4M3 || t == OG_FP8_E5M2;
 }
 
+size_t og_dtype_bytes(og_dtype t)
+{
+    return t == OG_F32 ? 4 : t == OG_F16 || t == OG_BF16 ? 2 : 1;
+}
+
 og_dtype og_kernel_b_type(const og_kernel_key *key)
 {
     if (key->dtype_b != 0 || og_dtype_is_fp8(key->dtype))
@@ -231,6 +236,12 @@ int og_kernel_check(const og_kernel_key *key, const og_limits *lim, char *why, s
         return 0;
     if (float_types_check(key, why, len) != 0 || recover_check(key, lim, why, len) != 0)
         return -1;
+    /* glslang's HLSL front end has no buffer references (vk::RawBufferLoad
+     * is DXC's alone). */
+    if (key->p.src == OG_SRC_ADDR && key->dialect == OG_HLSL) {
+        snprintf(why, len, "gen: src=addr (buffer device addresses) is GLSL only");
+        return -1;
+    }
     if (key->kernel == OG_KERNEL_PLANES && key->p.variant != OG_VARIANT_TILE) {
         snprintf(why, len, "gen: split-k planes exist for the tile variant only");
         return -1;

@@ -83,10 +83,23 @@ const char *og_params_template(const og_params *p)
     }
 }
 
+static const char *const src_names[] = {"ssbo", "texel", "addr"};
+
+static int src_named(const char *value, og_src *out)
+{
+    for (int i = 0; i < 3; i++)
+        if (strcmp(value, src_names[i]) == 0) {
+            *out = (og_src)i;
+            return 1;
+        }
+    return 0;
+}
+
 void og_params_format(const og_params *p, char *buf, size_t len)
 {
     if (p->variant == OG_VARIANT_FEWROWS) {
-        snprintf(buf, len, "variant=fewrows,cols=%d,slices=%d,vec=%d", p->cols, p->slices, p->vec);
+        snprintf(buf, len, "variant=fewrows,cols=%d,slices=%d,vec=%d%s", p->cols, p->slices, p->vec,
+                 p->src == OG_SRC_ADDR ? ",src=addr" : "");
         return;
     }
     if (p->variant == OG_VARIANT_INT8_TILE) {
@@ -96,8 +109,9 @@ void og_params_format(const og_params *p, char *buf, size_t len)
         /* The staged tile keeps the text it had before direct loads existed,
          * so the records measured then keep their keys. */
         if (p->load == OG_LOAD_DIRECT && used >= 0 && (size_t)used < len)
-            snprintf(buf + used, len - (size_t)used, ",load=direct,vec=%d%s", p->vec,
-                     p->src == OG_SRC_TEXEL ? ",src=texel" : "");
+            used += snprintf(buf + used, len - (size_t)used, ",load=direct,vec=%d", p->vec);
+        if (p->src != OG_SRC_STORAGE && used >= 0 && (size_t)used < len)
+            snprintf(buf + used, len - (size_t)used, ",src=%s", src_names[p->src]);
         return;
     }
     if (p->variant == OG_VARIANT_COOPMAT) {
@@ -111,8 +125,9 @@ void og_params_format(const og_params *p, char *buf, size_t len)
                             p->rows, p->cols, p->slices, p->dot);
         /* As for the tile: the byte-loading kernel keeps its old text. */
         if (p->vec != 0 && used >= 0 && (size_t)used < len)
-            snprintf(buf + used, len - (size_t)used, ",vec=%d%s", p->vec,
-                     p->src == OG_SRC_TEXEL ? ",src=texel" : "");
+            used += snprintf(buf + used, len - (size_t)used, ",vec=%d", p->vec);
+        if (p->src != OG_SRC_STORAGE && used >= 0 && (size_t)used < len)
+            snprintf(buf + used, len - (size_t)used, ",src=%s", src_names[p->src]);
         return;
     }
     char split[16];
@@ -126,7 +141,7 @@ void og_params_format(const og_params *p, char *buf, size_t len)
              p->bm, p->bn, p->bk, p->tm, p->tn, p->wgx, p->wgy, p->pad,
              p->load == OG_LOAD_DIRECT ? "direct" : "staged",
              p->acc == OG_ACC_CHAIN ? "chain" : "blocked", p->vec,
-             p->src == OG_SRC_TEXEL ? "texel" : "ssbo", split);
+             src_names[p->src], split);
 }
 
 /* The integer field named key, and its position in the table (for the
@@ -221,9 +236,7 @@ int og_params_parse(const char *text, og_params *out, char *why, size_t len)
             p.split = (int)v;
         } else if (strcmp(item, "variant") == 0 && variant_named(value, &p.variant)) {
             /* variant_named has set p.variant */
-        } else if (strcmp(item, "src") == 0 &&
-                   (strcmp(value, "ssbo") == 0 || strcmp(value, "texel") == 0)) {
-            p.src = strcmp(value, "texel") == 0 ? OG_SRC_TEXEL : OG_SRC_STORAGE;
+        } else if (strcmp(item, "src") == 0 && src_named(value, &p.src)) {
             seen |= 1u << 30;
         } else {
             snprintf(why, len, "params: unknown item %s=%s", item, value);
@@ -250,16 +263,15 @@ int og_params_parse(const char *text, og_params *out, char *why, size_t len)
         p.vec = 1;
     int unsplit = p.variant != OG_VARIANT_TILE;
     /* The Int8Gemm tile may name its loads and their width (both or none),
-     * the skinny kernel and few rows their loads' width; after those, the
-     * Int8Gemm kernels may name their source (src). */
+     * the skinny kernel and few rows their loads' width; apart from those,
+     * the Int8Gemm kernels and few rows may name their source (src). */
     unsigned extra = p.variant == OG_VARIANT_INT8_TILE ? 0x401u
                      : p.variant == OG_VARIANT_INT8_SKINNY || p.variant == OG_VARIANT_FEWROWS
                          ? 0x400u
                          : 0u;
-    int int8 = p.variant == OG_VARIANT_INT8_TILE || p.variant == OG_VARIANT_INT8_SKINNY;
-    if (int8 && (seen & (1u << 30)))
-        extra |= 1u << 30;
-    unsigned optional = seen == (wanted[p.variant].keys | extra) ? extra : 0u;
+    unsigned optional = (seen & extra) == extra ? extra : 0u;
+    if (p.variant != OG_VARIANT_TILE && p.variant != OG_VARIANT_COOPMAT)
+        optional |= seen & (1u << 30);
     if (seen != (wanted[p.variant].keys | optional) || (unsplit && p.split != OG_SPLIT_RULE)) {
         snprintf(why, len, "params: '%s' needs exactly %s", text, wanted[p.variant].what);
         return -1;
@@ -326,6 +338,8 @@ static int limits_check(const og_params *p, const og_limits *lim, uint32_t sx, u
 
 static const int pow2[] = {1, 2, 4, 8, 16, 32, 64, 128};
 
+static int src_check(const og_params *p, const og_limits *lim, char *why, size_t len);
+
 static int fewrows_check(const og_params *p, const og_limits *lim, char *why, size_t len)
 {
     int terms = p->cols * p->slices;
@@ -342,6 +356,8 @@ static int fewrows_check(const og_params *p, const og_limits *lim, char *why, si
                  p->vec);
         return -1;
     }
+    if (src_check(p, lim, why, len) != 0)
+        return -1;
     int threads = terms / p->vec;
     return lim ? limits_check(p, lim, (uint32_t)threads, 1, why, len) : 0;
 }
@@ -363,11 +379,24 @@ static int dot_check(const og_params *p, const og_limits *lim, char *why, size_t
 }
 
 /* Texel loads: the device's texel buffers; for an Int8Gemm kernel, its
- * named loads (load=direct for the tile, vec for the skinny kernel). */
-static int texel_check(const og_params *p, const og_limits *lim, char *why, size_t len)
+ * named loads (load=direct for the tile, vec for the skinny kernel).
+ * Device addresses: the device's bufferDeviceAddress. */
+static int src_check(const og_params *p, const og_limits *lim, char *why, size_t len)
 {
+    if (p->src == OG_SRC_ADDR) {
+        if (lim && !lim->buffer_address) {
+            snprintf(why, len, "limits: src=addr needs bufferDeviceAddress, not enabled on this "
+                               "device");
+            return -1;
+        }
+        return 0;
+    }
     if (p->src != OG_SRC_TEXEL)
         return 0;
+    if (p->variant == OG_VARIANT_FEWROWS) {
+        snprintf(why, len, "params: few rows read storage buffers or addresses (src=ssbo or addr)");
+        return -1;
+    }
     if ((p->variant == OG_VARIANT_INT8_TILE && p->load != OG_LOAD_DIRECT) ||
         (p->variant == OG_VARIANT_INT8_SKINNY && p->vec == 0)) {
         snprintf(why, len, "params: Int8Gemm src=texel needs load=direct (tile) or vec (skinny)");
@@ -392,7 +421,7 @@ static int skinny_check(const og_params *p, const og_limits *lim, char *why, siz
                  p->rows, p->cols, p->slices);
         return -1;
     }
-    if (dot_check(p, lim, why, len) != 0 || texel_check(p, lim, why, len) != 0)
+    if (dot_check(p, lim, why, len) != 0 || src_check(p, lim, why, len) != 0)
         return -1;
     /* Word loads: a quarter of the invocations, each owning four columns;
      * the byte-loading kernel the runtime falls back to keeps them all. */
@@ -522,7 +551,7 @@ static int tile_shape_check(const og_params *p, char *why, size_t len)
 static int int8_tile_check(const og_params *p, const og_limits *lim, char *why, size_t len)
 {
     if (tile_shape_check(p, why, len) != 0 || dot_check(p, lim, why, len) != 0 ||
-        texel_check(p, lim, why, len) != 0)
+        src_check(p, lim, why, len) != 0)
         return -1;
     /* Direct loads multiply in float32 (exact, see the template), so not
      * with packed dot products; vec names their loads' width only. */
@@ -571,7 +600,7 @@ int og_params_check(const og_params *p, const og_limits *lim, char *why, size_t 
                  p->vec);
         return -1;
     }
-    if (texel_check(p, lim, why, len) != 0)
+    if (src_check(p, lim, why, len) != 0)
         return -1;
     return lim ? limits_check(p, lim, (uint32_t)p->wgx, (uint32_t)p->wgy, why, len) : 0;
 }
@@ -594,12 +623,14 @@ uint32_t og_limits_lack(const og_limits *lim, uint32_t needs, char *why, size_t 
                  {OG_NEEDS_STORAGE16, "storageBuffer16BitAccess"},
                  {OG_NEEDS_MEMORY_MODEL, "vulkanMemoryModel"},
                  {OG_NEEDS_COOPMAT, "VK_NV_cooperative_matrix"},
-                 {OG_NEEDS_INTEGER_DOT, "shaderIntegerDotProduct"}};
+                 {OG_NEEDS_INTEGER_DOT, "shaderIntegerDotProduct"},
+                 {OG_NEEDS_ADDRESS, "bufferDeviceAddress"}};
     const og_matrix_caps *m = &lim->matrix;
     uint32_t have =
         (m->float16 ? OG_NEEDS_FLOAT16 : 0u) | (m->storage16 ? OG_NEEDS_STORAGE16 : 0u) |
         (m->memory_model ? OG_NEEDS_MEMORY_MODEL : 0u) | (m->n_shapes ? OG_NEEDS_COOPMAT : 0u) |
-        (lim->integer_dot ? OG_NEEDS_INTEGER_DOT : 0u);
+        (lim->integer_dot ? OG_NEEDS_INTEGER_DOT : 0u) |
+        (lim->buffer_address ? OG_NEEDS_ADDRESS : 0u);
     uint32_t lack = needs & ~have;
     size_t used = 0;
     if (lack && len)

@@ -150,6 +150,7 @@ uint32_t og_spirv_needs(const uint32_t *words, size_t count)
                      : cap == 5345                                 ? OG_NEEDS_MEMORY_MODEL
                      : cap == SPV_CAPABILITY_COOPERATIVE_MATRIX_NV ? OG_NEEDS_COOPMAT
                      : cap == 6018 || cap == 6019                  ? OG_NEEDS_INTEGER_DOT
+                     : cap == 5347                                 ? OG_NEEDS_ADDRESS
                                                                    : 0u;
         }
         i += len;

@@ -197,7 +197,8 @@ static void push_params(lua_State *L, const og_kernel_key *key)
     lua_setfield(L, -2, "TRANS_A");
     lua_pushboolean(L, key->trans_b);
     lua_setfield(L, -2, "TRANS_B");
-    set_str(L, "SRC", p->src == OG_SRC_TEXEL ? "texel" : "ssbo");
+    static const char *const srcs[] = {"ssbo", "texel", "addr"};
+    set_str(L, "SRC", srcs[p->src]);
     if (key->kernel != OG_KERNEL_GEMM && key->kernel != OG_KERNEL_PLANES)
         return;
     if (p->variant == OG_VARIANT_FEWROWS || p->variant == OG_VARIANT_INT8_SKINNY) {

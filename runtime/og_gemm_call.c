@@ -129,12 +129,18 @@ og_status og_gemm_describe(og_gemm *g, const og_gemm_args *args, char *buf, size
                        args->m, args->n, args->k, batch, &c);
     if (st != OG_OK)
         return st;
-    char params[OG_PARAMS_MAX], split[64] = "", inputs[96] = "";
+    char params[OG_PARAMS_MAX], split[64] = "", inputs[96] = "", reads[96] = "";
     og_params_format(&c.params, params, sizeof params);
     uint32_t ranges = 1, range_len = 0;
     if (c.params.variant == OG_VARIANT_TILE)
         og_split_ranges(c.params.split, args->m, args->n, args->k, batch, g->scratch_bytes / 4,
                         &ranges, &range_len);
+    og_gemm_config cfg = og_gemm_config_of(g);
+    const og_limits *lim = &g->ctx->limits;
+    const char *past = args->a && args->b ? og_operand_past_binding(lim, cfg.a_type, cfg.b_type, args)
+                                          : NULL;
+    if (past && og_params_for_call(&cfg, lim, args, &c.params, range_len).src == OG_SRC_ADDR)
+        snprintf(reads, sizeof reads, "; src=addr (%s past maxStorageBufferRange)", past);
     if (ranges > 1)
         snprintf(split, sizeof split, "; %u k ranges of %u", ranges, range_len);
     if (g->recover)
@@ -143,10 +149,10 @@ og_status og_gemm_describe(og_gemm *g, const og_gemm_args *args, char *buf, size
     else if (g->dtype != g->b_type || og_dtype_is_fp8(g->dtype))
         snprintf(inputs, sizeof inputs, "; A %s, B %s", og_dtype_name(g->dtype),
                  og_dtype_name(g->b_type));
-    snprintf(buf, len, "%s %s (%s)%s%s", og_params_template(&c.params), params,
+    snprintf(buf, len, "%s %s (%s)%s%s%s", og_params_template(&c.params), params,
              c.source == OG_SOURCE_DEFAULT ? "default"
              : c.source == OG_SOURCE_DB    ? "db"
                                            : "db, nearest shape",
-             split, inputs);
+             split, inputs, reads);
     return OG_OK;
 }

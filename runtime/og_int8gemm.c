@@ -111,11 +111,18 @@ og_status og_int8gemm_describe(og_int8gemm *g, const og_int8gemm_args *args, cha
                                   args->k, batch, &c);
     if (st != OG_OK)
         return st;
-    char params[OG_PARAMS_MAX];
+    char params[OG_PARAMS_MAX], reads[96] = "";
     og_params_format(&c.params, params, sizeof params);
-    snprintf(buf, len, "%s %s (%s)", og_params_template(&c.params), params,
+    const og_limits *lim = &g->gemm.ctx->limits;
+    og_gemm_args shape = og_int8gemm_layout(args);
+    const char *past =
+        args->a && args->b ? og_operand_past_binding(lim, OG_INT8, OG_INT8, &shape) : NULL;
+    if (past && og_int8_params_for_call(lim, args, &c.params).src == OG_SRC_ADDR)
+        snprintf(reads, sizeof reads, "; src=addr (%s past maxStorageBufferRange)", past);
+    snprintf(buf, len, "%s %s (%s)%s", og_params_template(&c.params), params,
              c.source == OG_SOURCE_DEFAULT ? "default"
              : c.source == OG_SOURCE_DB    ? "db"
-                                           : "db, nearest shape");
+                                           : "db, nearest shape",
+             reads);
     return OG_OK;
 }

@@ -275,7 +275,10 @@ og_status og_buffer_create(og_context *ctx, uint64_t bytes, og_buffer **out);
  * the VkBuffer alone, and the application keeps it (and its memory) alive
  * while the og_buffer is used. usage is the VkBuffer's usage flags: it must
  * include STORAGE_BUFFER; with UNIFORM_TEXEL_BUFFER the kernels may read A
- * and B through texel views; with TRANSFER_DST / TRANSFER_SRC,
+ * and B through texel views; with SHADER_DEVICE_ADDRESS (its memory then
+ * allocated with VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT, as Vulkan asks, on a
+ * device with bufferDeviceAddress enabled) A and B may lie past
+ * maxStorageBufferRange (see og_gemm_run); with TRANSFER_DST / TRANSFER_SRC,
  * og_buffer_write / og_buffer_read copy to and from it through staging. The
  * offset needs no alignment beyond a 32-bit word: descriptors start at the
  * device's minStorageBufferOffsetAlignment (and texel alignment) below it

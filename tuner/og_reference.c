@@ -11,11 +11,6 @@
 /* Threads of the float64 reference at most. */
 #define OG_REFERENCE_THREADS 32
 
-size_t og_dtype_bytes(og_dtype t)
-{
-    return t == OG_F32 ? 4 : 2;
-}
-
 double og_dtype_bound(og_dtype t)
 {
     return t == OG_F16 ? 2e-3 : t == OG_BF16 ? 8e-3 : 1e-5;

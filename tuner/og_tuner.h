@@ -43,8 +43,6 @@ og_status og_precision_errors_measure(og_context *ctx, og_input_kind kind, int64
 
 /* ---- numbers on the host (og_reference.c) ---- */
 
-/* Bytes of one element of A or B. */
-size_t og_dtype_bytes(og_dtype t);
 /* The design's accuracy bound: float32 1e-5, float16 2e-3, bfloat16 8e-3. */
 double og_dtype_bound(og_dtype t);
 /* Parses "f32", "f16", "bf16". Returns 0, or -1. */

@@ -36,6 +36,23 @@ static uint64_t extent(int64_t off, int64_t batch, int64_t stride, int64_t rows,
     return sum;
 }
 
+/* Why operand name cannot be read past maxStorageBufferRange: device
+ * addresses read A and B where the device and the buffer have them. */
+static const char *why_bound(const og_limits *lim, const char *name, const og_buffer *buf)
+{
+    if (strcmp(name, "A") != 0 && strcmp(name, "B") != 0)
+        return "it is written or read through a binding";
+    if (!lim->buffer_address)
+        return "the device has no bufferDeviceAddress to read it by address";
+    if (!buf->address)
+        return "its VkBuffer lacks VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT";
+    return NULL;
+}
+
+/* The words a kernel indexes from an operand's device address (the
+ * address takes the offset; SPIR-V's access-chain indices are signed). */
+#define OG_ADDRESS_SPAN ((uint64_t)1 << 33)
+
 static og_status check_operand(const og_limits *lim, char *err, const char *op, const char *name,
                                const og_buffer *buf, uint64_t elem_bytes, int64_t off,
                                int64_t batch, int64_t stride, int64_t rows, int64_t ld,
@@ -51,11 +68,18 @@ static og_status check_operand(const og_limits *lim, char *err, const char *op, 
         return bad(err, "%s: %s spans more than 2^32 elements (offset, stride and ld too large)",
                    op, name);
     uint64_t need = end * elem_bytes;
-    if (need > lim->max_storage_range)
+    const char *bound = need > lim->max_storage_range ? why_bound(lim, name, buf) : NULL;
+    if (bound)
         return og_failf(err, OG_ERROR_UNSUPPORTED,
                        "%s: %s needs %" PRIu64 " bytes in one binding, more than the device's "
-                       "maxStorageBufferRange of %" PRIu64,
-                       op, name, need, lim->max_storage_range);
+                       "maxStorageBufferRange of %" PRIu64 ", and %s",
+                       op, name, need, lim->max_storage_range, bound);
+    uint64_t span = need - buf->skew - (uint64_t)off * elem_bytes;
+    if (need > lim->max_storage_range && span > OG_ADDRESS_SPAN - 16)
+        return og_failf(err, OG_ERROR_UNSUPPORTED,
+                       "%s: %s spans %" PRIu64 " bytes from its offset; read by device address, "
+                       "an operand may span less than 2^33 bytes (2^31 words)",
+                       op, name, span);
     if (need > buf->skew + buf->size)
         return bad(err,
                    "%s: %s needs %" PRIu64 " elements (offset %" PRId64 ", %" PRId64 " x %" PRId64
@@ -234,11 +258,6 @@ static og_status check_product(const og_limits *lim, char *err, const char *op, 
     return OG_OK;
 }
 
-static uint64_t element_bytes(og_dtype t)
-{
-    return t == OG_F32 ? 4 : og_dtype_is_fp8(t) ? 1 : 2;
-}
-
 og_status og_gemm_check(const og_gemm_config *cfg, const og_limits *lim, char *err,
                         const og_gemm_args *g, og_push *push)
 {
@@ -249,7 +268,7 @@ og_status og_gemm_check(const og_gemm_config *cfg, const og_limits *lim, char *e
     if (fp8 && (!isfinite(scale_a) || !isfinite(scale_b)))
         return bad(err, "gemm: FP8 scale of %s (%g) is not finite", isfinite(scale_a) ? "B" : "A",
                    isfinite(scale_a) ? scale_b : scale_a);
-    og_status st = check_product(lim, err, "gemm", element_bytes(ta), element_bytes(tb), g, push);
+    og_status st = check_product(lim, err, "gemm", og_dtype_bytes(ta), og_dtype_bytes(tb), g, push);
     if (st != OG_OK || !fp8)
         return st;
     /* cuBLASLt's order: the sum of decoded values times alpha * scale_a * scale_b. */

@@ -84,6 +84,15 @@ og_status og_gemm_plan(const og_gemm_config *cfg, const og_limits *lim, char *er
         og_split_ranges(p->split, args->m, args->n, args->k, batch, cfg->scratch_bytes / 4,
                         &out->ranges, &out->range_len);
     out->key = gemm_key(cfg, lim, args, p, out->ranges, out->range_len);
+    const char *past = og_operand_past_binding(lim, cfg->a_type, cfg->b_type, args);
+    if (past && out->key.p.src == OG_SRC_STORAGE)
+        return og_failf(err, OG_ERROR_UNSUPPORTED,
+                        "gemm: %s ends past the device's maxStorageBufferRange of %" PRIu64
+                        " bytes, and the %s reads it through a binding only (device addresses "
+                        "serve the portable tile, split-k and few rows)",
+                        past, lim->max_storage_range,
+                        cfg->recover || cfg->scaled ? "recovered float32 kernel"
+                                                    : "cooperative-matrix kernel");
     if (og_kernel_check(&out->key, lim, why, sizeof why) != 0)
         return og_failf(err, OG_ERROR_UNSUPPORTED, "gemm: %s", why);
     og_status st = og_loops_check(lim, err, "gemm", &out->key, args->k, out->range_len);

@@ -32,7 +32,10 @@ static og_step *add_step(og_piece *out, const og_kernel_key *key, const og_push 
                          uint32_t gx, uint32_t gy, uint32_t gz)
 {
     og_step *s = &out->step[out->n_steps++];
-    *s = (og_step){.key = *key, .push = *push, .src = src, .vec_words = 1, .grid = {gx, gy, gz}};
+    /* Kernels reading A and B by address keep the storage layout (C, the
+     * bias and the scales are bound as ever). */
+    og_src layout = src == OG_SRC_TEXEL ? OG_SRC_TEXEL : OG_SRC_STORAGE;
+    *s = (og_step){.key = *key, .push = *push, .src = layout, .vec_words = 1, .grid = {gx, gy, gz}};
     return s;
 }
 

@@ -89,11 +89,21 @@ int og_gemm_has_product(const og_gemm_args *args);
 /* Whether an Int8Gemm product may run the skinny kernel: M <= 16, B not transposed. */
 int og_int8_skinny_eligible(int64_t m, int trans_b);
 
+/* Which operand of a checked call ("A", then "B"; NULL for neither) ends
+ * past maxStorageBufferRange from the start of its binding, so that only a
+ * device address reads it. ta and tb: the element types of A and B. */
+const char *og_operand_past_binding(const og_limits *lim, og_dtype ta, og_dtype tb,
+                                    const og_gemm_args *g);
+
 /* The parameters as this call, a product (M, N, K and alpha non-zero), can
  * use: vector loads need aligned operands (and split-k ranges of a multiple
  * of 4 terms, range_len), texel buffers operands within
  * maxTexelBufferElements whose buffers allow texel views; otherwise the
- * same tile runs with element loads from storage buffers. */
+ * same tile runs with element loads from storage buffers. Where A or B
+ * ends past maxStorageBufferRange (og_operand_past_binding) and no texel
+ * view reaches it, the portable tile and few rows read A and B by device
+ * address (src = addr; recovered float32 and the cooperative-matrix tile
+ * keep their bindings, and og_gemm_plan refuses the call). */
 og_params og_params_for_call(const og_gemm_config *cfg, const og_limits *lim,
                              const og_gemm_args *args, const og_params *p, uint32_t range_len);
 
@@ -102,8 +112,9 @@ og_params og_params_for_call(const og_gemm_config *cfg, const og_limits *lim,
  * batch strides and buffer skews in whole 32-bit words; otherwise the same
  * kernel reads bytes (the tile with vec = 1, the skinny kernel without vec).
  * Texel loads (src = texel) need buffers that allow texel views and
- * operands within maxTexelBufferElements words; otherwise storage buffers.
- * Other parameters run as they are. */
+ * operands within maxTexelBufferElements words; otherwise storage buffers,
+ * or device addresses for an operand past maxStorageBufferRange. Other
+ * parameters run as they are. */
 og_params og_int8_params_for_call(const og_limits *lim, const og_int8gemm_args *args,
                                   const og_params *p);
 
@@ -189,7 +200,7 @@ typedef struct og_step {
     og_kernel_key key;
     og_push push;
     uint32_t grid[3];
-    og_src src;
+    og_src src; /* the layout: OG_SRC_STORAGE also where key.p.src is OG_SRC_ADDR */
     uint32_t vec_words;
     og_operand bind[5];
 } og_step;

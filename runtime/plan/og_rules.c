@@ -85,8 +85,51 @@ static int texels_reach(const og_limits *lim, const og_buffer *a, const og_buffe
            b_words + b->skew / 4 <= lim->max_texel_elements;
 }
 
-og_params og_params_for_call(const og_gemm_config *cfg, const og_limits *lim, const og_gemm_args *g,
-                             const og_params *p, uint32_t range_len)
+/* Bytes from the start of an operand's binding to its last element's end. */
+static uint64_t operand_bytes(og_dtype t, const og_buffer *buf, int64_t off, int64_t batch,
+                              int64_t stride, int64_t rows, int64_t ld, int64_t cols)
+{
+    return operand_end(off, batch, stride, rows, ld, cols) * og_dtype_bytes(t) + buf->skew;
+}
+
+const char *og_operand_past_binding(const og_limits *lim, og_dtype ta, og_dtype tb,
+                                    const og_gemm_args *g)
+{
+    if (g->m == 0 || g->n == 0 || g->k == 0)
+        return NULL;
+    int64_t batch = g->batch ? g->batch : 1;
+    if (operand_bytes(ta, g->a, g->a_offset, batch, g->stride_a, g->trans_a ? g->k : g->m, g->lda,
+                      g->trans_a ? g->m : g->k) > lim->max_storage_range)
+        return "A";
+    if (operand_bytes(tb, g->b, g->b_offset, batch, g->stride_b, g->trans_b ? g->n : g->k, g->ldb,
+                      g->trans_b ? g->k : g->n) > lim->max_storage_range)
+        return "B";
+    return NULL;
+}
+
+/* Device addresses for an operand past maxStorageBufferRange, in the
+ * kernels that read them (the portable tile and its split-k planes, few
+ * rows, the Int8Gemm kernels); texel views that reach it stay. */
+static og_params by_address(const og_limits *lim, const char *past, const og_gemm_args *g,
+                            og_params q)
+{
+    int floats = q.variant == OG_VARIANT_TILE || q.variant == OG_VARIANT_FEWROWS;
+    int reads_addresses =
+        floats || q.variant == OG_VARIANT_INT8_TILE || q.variant == OG_VARIANT_INT8_SKINNY;
+    if (!past || q.src == OG_SRC_TEXEL || !lim->buffer_address || !reads_addresses)
+        return q;
+    q.src = OG_SRC_ADDR;
+    /* A float kernel's groups of four elements are 8 or 16 bytes from a
+     * 16-byte-aligned address: the buffers' addresses must keep them so
+     * (the Int8Gemm kernels' words only need the words' alignment). */
+    if (floats && q.vec != 1 && (g->a->address % 16 || g->b->address % 16))
+        q.vec = 1;
+    return q;
+}
+
+static og_params float_loads_for_call(const og_gemm_config *cfg, const og_limits *lim,
+                                      const og_gemm_args *g, const og_params *p,
+                                      uint32_t range_len)
 {
     og_params q = *p;
     /* A wrapped buffer's skew must keep vector groups aligned. */
@@ -124,8 +167,18 @@ og_params og_params_for_call(const og_gemm_config *cfg, const og_limits *lim, co
     return q;
 }
 
-og_params og_int8_params_for_call(const og_limits *lim, const og_int8gemm_args *args,
-                                  const og_params *p)
+og_params og_params_for_call(const og_gemm_config *cfg, const og_limits *lim, const og_gemm_args *g,
+                             const og_params *p, uint32_t range_len)
+{
+    og_params q = float_loads_for_call(cfg, lim, g, p, range_len);
+    /* Recovered float32 reads its operands through bindings only. */
+    if (cfg->recover || cfg->scaled)
+        return q;
+    return by_address(lim, og_operand_past_binding(lim, cfg->a_type, cfg->b_type, g), g, q);
+}
+
+static og_params int8_loads_for_call(const og_limits *lim, const og_int8gemm_args *args,
+                                     const og_params *p)
 {
     og_params q = *p;
     int int8 = q.variant == OG_VARIANT_INT8_TILE || q.variant == OG_VARIANT_INT8_SKINNY;
@@ -149,6 +202,14 @@ og_params og_int8_params_for_call(const og_limits *lim, const og_int8gemm_args *
     if (q.vec == 0 || g.k == 0 || !texels_reach(lim, args->a, args->b, a, b))
         q.src = OG_SRC_STORAGE;
     return q;
+}
+
+og_params og_int8_params_for_call(const og_limits *lim, const og_int8gemm_args *args,
+                                  const og_params *p)
+{
+    og_gemm_args g = og_int8gemm_layout(args);
+    return by_address(lim, og_operand_past_binding(lim, OG_INT8, OG_INT8, &g), &g,
+                      int8_loads_for_call(lim, args, p));
 }
 
 int og_matrix_choose(const og_limits *lim, og_dtype dtype, og_mode mode,

@@ -16,6 +16,33 @@ static og_status step_set(og_context *ctx, const og_step *s, og_buffer *const op
     return og_set_get(ctx, &key, bufs, out);
 }
 
+/* Moves element offset *off of an operand at device address `address`
+ * (elements of elem bytes) into a 16-byte-aligned address, so a kernel's
+ * 32-bit indices count from near the operand; *off keeps the rest. */
+static void fold_address(uint64_t address, uint64_t elem, uint32_t *off, uint32_t addr[2])
+{
+    uint64_t at = address + (uint64_t)*off * elem;
+    uint64_t aligned = at & ~(uint64_t)15;
+    *off = (uint32_t)((at - aligned) / elem);
+    addr[0] = (uint32_t)aligned;
+    addr[1] = (uint32_t)(aligned >> 32);
+}
+
+/* Step s's push constants, with A's and B's addresses where it reads them
+ * by address. */
+static og_push step_push(const og_step *s, og_buffer *const operands[OG_OPERANDS])
+{
+    og_push push = s->push;
+    int reads_operands = s->key.kernel == OG_KERNEL_GEMM || s->key.kernel == OG_KERNEL_PLANES;
+    if (reads_operands && s->key.p.src == OG_SRC_ADDR) {
+        fold_address(operands[OG_OPERAND_A]->address, og_dtype_bytes(s->key.dtype), &push.off_a,
+                     push.addr_a);
+        fold_address(operands[OG_OPERAND_B]->address, og_dtype_bytes(og_kernel_b_type(&s->key)),
+                     &push.off_b, push.addr_b);
+    }
+    return push;
+}
+
 static void barrier_before(og_context *ctx, VkCommandBuffer cmd)
 {
     og_cmd_barrier(ctx, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
@@ -52,8 +79,9 @@ static og_status walk(og_context *ctx, VkCommandBuffer cmd, const og_plan *pl,
             ctx->vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
             ctx->vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set,
                                             0, NULL);
-            ctx->vk.vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                                       sizeof s->push, &s->push);
+            og_push push = step_push(s, operands);
+            ctx->vk.vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push,
+                                       &push);
             ctx->vk.vkCmdDispatch(cmd, s->grid[0], s->grid[1], s->grid[2]);
             barrier_after(ctx, cmd);
         }

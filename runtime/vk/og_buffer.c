@@ -19,6 +19,17 @@ static og_buffer *buffer_new(og_context *ctx, uint64_t bytes)
     return buf;
 }
 
+/* The device address of byte offset of buffer, 0 where the context does
+ * not read buffers by address. */
+static uint64_t device_address(og_context *ctx, VkBuffer buffer, uint64_t offset)
+{
+    if (!ctx->limits.buffer_address || !ctx->vk.vkGetBufferDeviceAddress)
+        return 0;
+    VkBufferDeviceAddressInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO,
+                                      .buffer = buffer};
+    return ctx->vk.vkGetBufferDeviceAddress(ctx->device, &info) + offset;
+}
+
 og_status og_buffer_create(og_context *ctx, uint64_t bytes, og_buffer **out)
 {
     *out = NULL;
@@ -31,7 +42,8 @@ og_status og_buffer_create(og_context *ctx, uint64_t bytes, og_buffer **out)
     /* A 16-bit element at the end of an odd-length buffer is read as part of a word. */
     buf->allocated = bytes < 4 ? 4 : (bytes + 3) & ~(uint64_t)3;
     buf->usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
-                 VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+                 VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+                 (ctx->limits.buffer_address ? VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT : 0u);
     VkBufferCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
                                .size = buf->allocated,
                                .usage = buf->usage,
@@ -52,7 +64,11 @@ og_status og_buffer_create(og_context *ctx, uint64_t bytes, og_buffer **out)
                        "(memoryTypeBits 0x%x)",
                        bytes, (unsigned)req.memoryTypeBits);
     }
+    /* Memory of a buffer read by device address must say so (Vulkan 1.2). */
+    VkMemoryAllocateFlagsInfo flags = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO,
+                                       .flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT};
     VkMemoryAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                  .pNext = ctx->limits.buffer_address ? &flags : NULL,
                                   .allocationSize = req.size,
                                   .memoryTypeIndex = (uint32_t)mc.operand_type};
     if ((r = ctx->vk.vkAllocateMemory(ctx->device, &alloc, NULL, &buf->memory)) != VK_SUCCESS ||
@@ -63,6 +79,7 @@ og_status og_buffer_create(og_context *ctx, uint64_t bytes, og_buffer **out)
         return og_vk_fail(ctx, r, "buffer: allocating device memory");
     }
     buf->map_reads = mc.map_reads;
+    buf->address = device_address(ctx, buf->buffer, 0);
     og_status st = og_buffer_zero(buf);
     if (st != OG_OK) {
         og_buffer_destroy(buf);
@@ -110,6 +127,8 @@ og_status og_buffer_wrap(og_context *ctx, VkBuffer buffer, uint64_t offset, uint
     buf->base = offset / align * align;
     buf->skew = offset - buf->base;
     buf->allocated = buf->skew + bytes;
+    if (usage & VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT)
+        buf->address = device_address(ctx, buffer, buf->base);
     *out = buf;
     return OG_OK;
 }

@@ -78,12 +78,36 @@ static void read_size_control(og_context *ctx, og_matrix_caps *caps, int full_su
     caps->full_subgroups = full_subgroups;
 }
 
+/* Cooperative matrices (the device lists them): their shapes, the feature
+ * and extension, and subgroup size control where the device has it. */
+static void enable_matrix(og_context *ctx, og_device_features *f, int has_size_control)
+{
+    og_matrix_caps *caps = &ctx->limits.matrix;
+    read_matrix_shapes(ctx, caps);
+    f->matrix = (VkPhysicalDeviceCooperativeMatrixFeaturesNV){
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
+        .cooperativeMatrix = VK_TRUE};
+    enable(f, &f->matrix);
+    add_extension(f, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    caps->subgroup_min = caps->subgroup_max = ctx->limits.subgroup_size;
+    if (has_size_control && f->size_control.subgroupSizeControl) {
+        read_size_control(ctx, caps, f->size_control.computeFullSubgroups == VK_TRUE);
+        f->size_control = (VkPhysicalDeviceSubgroupSizeControlFeaturesEXT){
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES_EXT,
+            .subgroupSizeControl = VK_TRUE,
+            .computeFullSubgroups = f->size_control.computeFullSubgroups};
+        enable(f, &f->size_control);
+        add_extension(f, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+    }
+}
+
 void og_device_features_read(og_context *ctx, og_device_features *f)
 {
     memset(f, 0, sizeof *f);
     og_limits *lim = &ctx->limits;
     memset(&lim->matrix, 0, sizeof lim->matrix);
     lim->integer_dot = 0;
+    lim->buffer_address = 0;
     uint32_t n = 0;
     if (vkEnumerateDeviceExtensionProperties(ctx->physical, NULL, &n, NULL) != VK_SUCCESS || !n)
         return;
@@ -137,41 +161,34 @@ void og_device_features_read(og_context *ctx, og_device_features *f)
         enable(f, &f->dot);
         add_extension(f, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
     }
-    if (!has_matrix || !f->matrix.cooperativeMatrix)
-        return; /* no shapes listed: the matrix kernels never qualify */
+    int matrix = has_matrix && f->matrix.cooperativeMatrix;
+    if (matrix)
+        enable_matrix(ctx, f, has_size_control);
+    if (!core12)
+        return;
+    /* Device addresses read A and B past maxStorageBufferRange (og_rules.c). */
+    VkBool32 address = f->v12.bufferDeviceAddress;
+    lim->buffer_address = address == VK_TRUE;
     og_matrix_caps *caps = &lim->matrix;
-    read_matrix_shapes(ctx, caps);
-    f->matrix = (VkPhysicalDeviceCooperativeMatrixFeaturesNV){
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
-        .cooperativeMatrix = VK_TRUE};
-    enable(f, &f->matrix);
-    add_extension(f, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
-    caps->subgroup_min = caps->subgroup_max = lim->subgroup_size;
-    if (has_size_control && f->size_control.subgroupSizeControl) {
-        read_size_control(ctx, caps, f->size_control.computeFullSubgroups == VK_TRUE);
-        f->size_control = (VkPhysicalDeviceSubgroupSizeControlFeaturesEXT){
-            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES_EXT,
-            .subgroupSizeControl = VK_TRUE,
-            .computeFullSubgroups = f->size_control.computeFullSubgroups};
-        enable(f, &f->size_control);
-        add_extension(f, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
-    }
-    if (core12) {
+    VkBool32 f16 = 0, model = 0, s16 = 0;
+    if (matrix) {
         caps->float16 = f->v12.shaderFloat16 == VK_TRUE;
         caps->memory_model = f->v12.vulkanMemoryModel == VK_TRUE;
         caps->storage16 = f->v11.storageBuffer16BitAccess == VK_TRUE;
-        VkBool32 f16 = f->v12.shaderFloat16, model = f->v12.vulkanMemoryModel,
-                 s16 = f->v11.storageBuffer16BitAccess;
-        f->v12 = (VkPhysicalDeviceVulkan12Features){
-            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-            .shaderFloat16 = f16,
-            .vulkanMemoryModel = model};
-        f->v11 = (VkPhysicalDeviceVulkan11Features){
-            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
-            .storageBuffer16BitAccess = s16};
-        enable(f, &f->v12);
-        enable(f, &f->v11);
+        f16 = f->v12.shaderFloat16;
+        model = f->v12.vulkanMemoryModel;
+        s16 = f->v11.storageBuffer16BitAccess;
     }
+    f->v12 = (VkPhysicalDeviceVulkan12Features){
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+        .shaderFloat16 = f16,
+        .vulkanMemoryModel = model,
+        .bufferDeviceAddress = address};
+    f->v11 = (VkPhysicalDeviceVulkan11Features){
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+        .storageBuffer16BitAccess = s16};
+    enable(f, &f->v12);
+    enable(f, &f->v11);
 }
 
 /* Whether name is among the n extensions of list. */
@@ -188,11 +205,14 @@ void og_device_features_adopt(og_context *ctx, const VkDeviceCreateInfo *info)
     og_limits *lim = &ctx->limits;
     memset(&lim->matrix, 0, sizeof lim->matrix);
     lim->integer_dot = 0;
+    lim->buffer_address = 0;
     const char *const *ext = info->ppEnabledExtensionNames;
     uint32_t n_ext = info->enabledExtensionCount;
     int core13 = VK_API_VERSION_MINOR(ctx->props.apiVersion) >= 3 ||
                  VK_API_VERSION_MAJOR(ctx->props.apiVersion) > 1;
-    VkBool32 dot = 0, matrix = 0, size_control = 0, full = 0, f16 = 0, model = 0, s16 = 0;
+    int core12 = core13 || VK_API_VERSION_MINOR(ctx->props.apiVersion) >= 2;
+    VkBool32 dot = 0, matrix = 0, size_control = 0, full = 0, f16 = 0, model = 0, s16 = 0,
+             address = 0;
     /* The feature structures the application chained (a VkPhysicalDeviceFeatures2
      * among them, or not): a feature counts when any structure enables it. */
     for (const VkBaseInStructure *s = info->pNext; s; s = s->pNext) {
@@ -207,8 +227,12 @@ void og_device_features_adopt(og_context *ctx, const VkDeviceCreateInfo *info)
             const VkPhysicalDeviceVulkan12Features *v = (const void *)s;
             f16 |= v->shaderFloat16;
             model |= v->vulkanMemoryModel;
+            address |= v->bufferDeviceAddress;
             break;
         }
+        case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES:
+            address |= ((const VkPhysicalDeviceBufferDeviceAddressFeatures *)s)->bufferDeviceAddress;
+            break;
         case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES:
             f16 |= ((const VkPhysicalDeviceShaderFloat16Int8Features *)s)->shaderFloat16;
             break;
@@ -241,6 +265,8 @@ void og_device_features_adopt(og_context *ctx, const VkDeviceCreateInfo *info)
     }
     lim->integer_dot =
         dot && (core13 || enabled(ext, n_ext, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME));
+    /* The core vkGetBufferDeviceAddress: a Vulkan 1.2 device. */
+    lim->buffer_address = address && core12 && ctx->vk.vkGetBufferDeviceAddress;
     if (!matrix || !enabled(ext, n_ext, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME))
         return; /* no shapes listed: the matrix kernels never qualify */
     og_matrix_caps *caps = &lim->matrix;

@@ -46,7 +46,8 @@ static og_status create_pipeline(og_context *ctx, const og_kernel_key *key, VkPi
                   .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                   .module = module,
                   .pName = "main"},
-        .layout = ctx->pipeline_layout[key->p.src]};
+        /* Kernels reading A and B by address bind the rest as storage. */
+        .layout = ctx->pipeline_layout[key->p.src == OG_SRC_TEXEL ? OG_SRC_TEXEL : OG_SRC_STORAGE]};
     /* The cooperative-matrix kernels are written for full subgroups of 32:
      * og_kernel_check has made sure the device can pin that. */
     const og_matrix_caps *m = &ctx->limits.matrix;

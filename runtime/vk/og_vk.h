@@ -32,6 +32,10 @@ typedef struct og_push {
     uint32_t step_y, step_z; /* workgroups along y and z (reduce, elementwise) */
     int32_t zero_a, zero_b;  /* Int8Gemm: zero points of A and B */
     uint32_t scale_off;      /* Int8Gemm: element offset of the first column scale */
+    /* src = addr: the device addresses of A and B, low and high words,
+     * 16-byte aligned (off_a and off_b then count from them); set when the
+     * step is recorded. */
+    uint32_t addr_a[2], addr_b[2];
 } og_push;
 
 /* og_push.epi bits above the activation (bits 0-1). */
@@ -251,6 +255,9 @@ struct og_buffer {
      * further, which the plan adds to the element offsets. 0 and 0 for
      * buffers onegpu made. */
     uint64_t base, skew;
+    /* The device address of base (vkGetBufferDeviceAddress), or 0 where the
+     * device or the buffer's usage has none. */
+    uint64_t address;
     VkBufferView texels[3]; /* views of 1, 2 and 4 words a texel, made on first use */
 };
 

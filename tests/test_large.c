@@ -1,0 +1,172 @@
+/* Operands past maxStorageBufferRange (lavapipe: 128 MiB): the decoder's
+ * logits product 1x51865x768 in float32 (a 159 MB B) and 4096x512x14336 (a
+ * 235 MB A) run by reading A and B at their device addresses (src=addr),
+ * against the float64 reference with the design's bounds (or bit for bit,
+ * Int8Gemm). Where the device's binding range holds the operand the test
+ * still runs the call, but says it proved nothing about addresses. */
+#include <criterion/criterion.h>
+
+#include "og_test.h"
+
+/* Whether an operand of `bytes` bytes is past the device's binding range,
+ * so this test exercises device addresses on it. */
+static int past_range(og_context *ctx, uint64_t bytes)
+{
+    return bytes > ctx->limits.max_storage_range;
+}
+
+/* The kernel line og_gemm_describe gives for the problem's call. */
+static void describe(og_gemm *g, const og_problem *pr, char *line, size_t len)
+{
+    cr_assert_eq(og_gemm_describe(g, &pr->args, line, len), OG_OK);
+}
+
+/* Runs float32 M x N x K (B transposed or not) with the selected kernel,
+ * or params text when given, and checks it against the float64 reference;
+ * where an operand is past the binding range, the kernel read it by address. */
+static void expect_right(og_context *ctx, int trans_b, int64_t m, int64_t n, int64_t k,
+                         const char *params, uint64_t big_bytes)
+{
+    og_gemm *g;
+    cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &g), OG_OK);
+    og_problem *pr;
+    cr_assert_eq(og_problem_create(ctx, OG_F32, 0, trans_b, m, n, k, 1, 5, &pr), OG_OK, "%s",
+                 og_context_last_error(ctx));
+    og_params p, *pp = NULL;
+    char why[256] = "";
+    if (params) {
+        cr_assert_eq(og_params_parse(params, &p, why, sizeof why), 0, "%s", why);
+        pp = &p;
+    }
+    int accepted = 0;
+    double metric = 0;
+    og_status st = og_problem_verify(g, pr, pp, &accepted, &metric, why, sizeof why);
+    cr_assert_eq(st, OG_OK, "%" PRId64 "x%" PRId64 "x%" PRId64 ": %s", m, n, k,
+                 og_context_last_error(ctx));
+    cr_expect(accepted, "%" PRId64 "x%" PRId64 "x%" PRId64 " (B%s): %s (metric %g)", m, n, k,
+              trans_b ? "^T" : "", why, metric);
+    if (past_range(ctx, big_bytes) && !params) {
+        char line[512];
+        describe(g, pr, line, sizeof line);
+        cr_expect(strstr(line, "src=addr"), "the call past the binding range runs %s", line);
+    }
+    og_problem_destroy(pr);
+    og_gemm_destroy(g);
+}
+
+/* The decoder's logits: B is 768 x 51865 float32 (159 MB), in both layouts,
+ * for one row (few rows) and four. */
+Test(large_operands, decoder_logits_both_layouts_of_b, .timeout = 600)
+{
+    og_context *ctx = open_context();
+    uint64_t b_bytes = 768ull * 51868ull * 4ull;
+    if (!past_range(ctx, b_bytes))
+        cr_log_warn("maxStorageBufferRange holds B: device addresses are not exercised here");
+    for (int trans_b = 0; trans_b <= 1; trans_b++) {
+        expect_right(ctx, trans_b, 1, 51865, 768, NULL, b_bytes);
+        expect_right(ctx, trans_b, 4, 51865, 768, NULL, b_bytes);
+    }
+    close_context(ctx);
+}
+
+/* A is 4096 x 14336 float32 (235 MB): the default tile, and direct loads
+ * with vector reads, from addresses. */
+Test(large_operands, tall_a_4096x512x14336, .timeout = 900)
+{
+    og_context *ctx = open_context();
+    expect_right(ctx, 0, 4096, 512, 14336, NULL, 4096ull * 14336ull * 4ull);
+    close_context(ctx);
+}
+
+/* Split-k planes and vector loads reading a 235 MB B by address. */
+Test(large_operands, split_k_and_vector_loads_by_address, .timeout = 600)
+{
+    og_context *ctx = open_context();
+    const char *const params[] = {
+        "bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,load=staged,acc=blocked,vec=1,src=ssbo,"
+        "split=4",
+        "bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,load=direct,acc=chain,vec=4,src=ssbo,"
+        "split=1"};
+    for (size_t i = 0; i < 2; i++)
+        expect_right(ctx, 0, 16, 4096, 14336, params[i], 14336ull * 4096ull * 4ull);
+    close_context(ctx);
+}
+
+/* Int8Gemm with a B of 2600 x 51865 bytes (135 MB): the skinny kernel (one
+ * row) and the tile (33 rows), bit for bit. */
+Test(large_operands, int8gemm_b_past_the_range, .timeout = 600)
+{
+    og_context *ctx = open_context();
+    og_int8gemm *g;
+    cr_assert_eq(og_int8gemm_create(ctx, &g), OG_OK);
+    const int64_t rows[] = {1, 33};
+    for (size_t i = 0; i < 2; i++) {
+        og_int8_problem *pr;
+        cr_assert_eq(og_int8_problem_create_words(ctx, OG_INT8, OG_UINT8, 0, 0, rows[i], 51865,
+                                                  2600, 1, 7, &pr),
+                     OG_OK, "%s", og_context_last_error(ctx));
+        int accepted = 0;
+        char why[256] = "";
+        cr_assert_eq(og_int8_problem_verify(g, pr, NULL, &accepted, why, sizeof why), OG_OK, "%s",
+                     og_context_last_error(ctx));
+        cr_expect(accepted, "%" PRId64 "x51865x2600: %s", rows[i], why);
+        char line[512];
+        cr_assert_eq(og_int8gemm_describe(g, &pr->args, line, sizeof line), OG_OK);
+        if (past_range(ctx, pr->nb))
+            cr_expect(strstr(line, "src=addr"), "%s", line);
+        og_int8_problem_destroy(pr);
+    }
+    og_int8gemm_destroy(g);
+    close_context(ctx);
+}
+
+/* What cannot be read by address is refused, naming the operand and why,
+ * and C is left as it was: an application's VkBuffer without
+ * SHADER_DEVICE_ADDRESS usage, and recovered float32 (bindings only). */
+Test(large_operands, refusals_name_the_operand_and_the_reason, .timeout = 300)
+{
+    og_context *ctx = open_context();
+    uint64_t range = ctx->limits.max_storage_range;
+    if (range > (1ull << 30))
+        cr_skip_test("maxStorageBufferRange %" PRIu64 " is too large to pass here", range);
+    int64_t n = 4, k = (int64_t)(range / 16) + 16; /* B (k x 4 floats) just past the range */
+    og_buffer *big, *a, *c;
+    cr_assert_eq(og_buffer_create(ctx, (uint64_t)k * 16, &big), OG_OK);
+    cr_assert_eq(og_buffer_create(ctx, (uint64_t)k * 4, &a), OG_OK);
+    float c0[4] = {-7, -7, -7, -7}, c1[4];
+    c = make_buffer(ctx, c0, sizeof c0);
+    og_buffer *wrapped;
+    cr_assert_eq(og_buffer_wrap(ctx, og_buffer_vk_buffer(big), og_buffer_vk_offset(big),
+                                (uint64_t)k * 16, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, &wrapped),
+                 OG_OK);
+    og_gemm *g;
+    cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &g), OG_OK);
+    og_gemm_args args = {.m = 1, .n = n, .k = k, .alpha = 1, .a = a, .b = wrapped, .c = c,
+                         .lda = k, .ldb = n, .ldc = n};
+    cr_expect_eq(og_gemm_run(g, &args), OG_ERROR_UNSUPPORTED);
+    const char *msg = og_context_last_error(ctx);
+    cr_expect(strstr(msg, "gemm: B needs") && strstr(msg, "maxStorageBufferRange") &&
+                  strstr(msg, ctx->limits.buffer_address
+                                  ? "VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT"
+                                  : "bufferDeviceAddress"),
+              "%s", msg);
+    if (ctx->limits.buffer_address) {
+        og_gemm *r;
+        og_gemm_desc d = {.precision = OG_PRECISION_RECOVERED};
+        cr_assert_eq(og_gemm_create_desc(ctx, &d, &r), OG_OK);
+        args.b = big;
+        cr_expect_eq(og_gemm_run(r, &args), OG_ERROR_UNSUPPORTED);
+        msg = og_context_last_error(ctx);
+        cr_expect(strstr(msg, "gemm: B ends past") && strstr(msg, "recovered float32"), "%s",
+                  msg);
+        og_gemm_destroy(r);
+    }
+    cr_assert_eq(og_buffer_read(c, 0, c1, sizeof c1), OG_OK);
+    cr_expect_eq(memcmp(c0, c1, sizeof c0), 0, "a refused call leaves C as it was");
+    og_gemm_destroy(g);
+    og_buffer_destroy(wrapped);
+    og_buffer_destroy(big);
+    og_buffer_destroy(a);
+    og_buffer_destroy(c);
+    close_context(ctx);
+}
