@@ -139,7 +139,9 @@ typedef struct og_allocator {
  * instead of creating an instance and a device. onegpu enables nothing on
  * them, destroys none of them, and uses only what the application enabled:
  * every kernel's eligibility (packed integer dot products, cooperative
- * matrices and what they need) comes from device_info. The kernels are
+ * matrices and what they need, bufferDeviceAddress with an instance of
+ * Vulkan 1.2 or later for operands past maxStorageBufferRange) comes from
+ * device_info. The kernels are
  * SPIR-V for Vulkan 1.1: the instance and device must allow at least that.
  * volk loads the instance's functions into process-wide pointers, so a
  * process uses one vkGetInstanceProcAddr for all its contexts. */
@@ -266,7 +268,9 @@ void og_context_release_bindings(og_context *ctx);
  * operand), padded to a whole 32-bit word so 16-bit elements at an odd end
  * can be read as part of a word, and zero-filled on the device
  * (vkCmdFillBuffer, submitted and waited for). Usage: storage, uniform
- * texel, transfer source and destination. Errors: OG_ERROR_OUT_OF_MEMORY,
+ * texel, transfer source and destination, and shader device address (its
+ * memory allocated with VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT) where the
+ * context has bufferDeviceAddress. Errors: OG_ERROR_OUT_OF_MEMORY,
  * OG_ERROR_UNSUPPORTED when no memory type can back it. */
 og_status og_buffer_create(og_context *ctx, uint64_t bytes, og_buffer **out);
 
@@ -415,9 +419,24 @@ void og_gemm_destroy(og_gemm *g);
  *    TRANSFER_READ, HOST_READ). So C can be read by the next dispatch, copy
  *    or (after a fence) the host. Graphics stages need the application's
  *    barrier (source stage COMPUTE_SHADER).
+ * Operand size: C, the bias and the column scales are bound as storage
+ * buffers and must end within maxStorageBufferRange bytes of their buffer's
+ * start. A and B may end past it where the device has bufferDeviceAddress
+ * (Vulkan 1.2; enabled by og_context_create where the device offers it, or
+ * by the application on its own device) and the buffer has a device address
+ * (og_buffer_create gives one then; a wrapped buffer with
+ * SHADER_DEVICE_ADDRESS usage): the call then reads A and B by address
+ * (parameter src=addr, chosen per call; og_gemm_describe says so) in the
+ * portable tile, its split-k planes and few rows, and in Int8Gemm's kernels.
+ * The address takes each operand's offset, so an operand spans less than
+ * 2^33 bytes from its offset, and up to 2^32 elements from its buffer's start
+ * (offsets, strides and leading dimensions are 32-bit element counts).
+ * Recovered float32 and the cooperative-matrix kernel read through bindings
+ * only and refuse such calls.
  * Errors: OG_ERROR_INVALID_ARGUMENT naming the dimension, with nothing
  * recorded (every pipeline and descriptor set is made before the first
- * command). */
+ * command); OG_ERROR_UNSUPPORTED naming the operand that ends past
+ * maxStorageBufferRange and why it cannot be read by address. */
 og_status og_gemm_encode(og_gemm *g, VkCommandBuffer cmd, const og_gemm_args *args);
 
 /* Records, submits and waits. Same checks and errors as og_gemm_encode. */
@@ -508,8 +527,9 @@ void og_int8gemm_destroy(og_int8gemm *g);
  * OG_ERROR_INVALID_ARGUMENT naming the dimension (a zero point outside its
  * type, a bias with an int32 output, ...); OG_ERROR_UNSUPPORTED for more
  * columns than maxComputeWorkGroupCount[0] workgroups cover or an operand
- * beyond maxStorageBufferRange (rows and products beyond the y and z counts
- * run as several dispatches). Nothing is recorded on error. */
+ * beyond maxStorageBufferRange that cannot be read by address (the rules of
+ * og_gemm_encode; rows and products beyond the y and z counts run as
+ * several dispatches). Nothing is recorded on error. */
 og_status og_int8gemm_encode(og_int8gemm *g, VkCommandBuffer cmd, const og_int8gemm_args *args);
 
 /* Records, submits and waits. Same checks and errors as og_int8gemm_encode. */
