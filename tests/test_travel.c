@@ -1141,3 +1141,49 @@ Test(travel, pretuned_databases_after_the_user_cache, .timeout = 120)
     free(saved_db);
     free(saved_dir);
 }
+
+/* ogtune select --json names the driver build a record was measured on and
+ * the rule that let it in: "same" for this device's own build, "other" for
+ * another build of its driver (here the Mesa upgrade: the same driver
+ * version, another driver info); a record of another device is never used,
+ * so the choice is the default and has no driver. */
+Test(travel, select_json_reports_the_records_driver, .timeout = 120)
+{
+    og_context *ctx = NULL;
+    cr_assert_eq(og_context_create(NULL, &ctx), OG_OK, "%s", og_last_error());
+    og_device_info mine = ctx->info;
+    close_context(ctx);
+    og_device_info upgraded = mine, other_device = mine;
+    snprintf(upgraded.driver_info, sizeof upgraded.driver_info, "Mesa 99.0.0 (LLVM 42.0.0)");
+    other_device.device_id += 1;
+
+    static const struct {
+        const char *name;
+        int which; /* 0 mine, 1 upgraded, 2 other_device */
+    } cases[] = {{"same.db", 0}, {"upgraded.db", 1}, {"other-device.db", 2}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const og_device_info *dev =
+            cases[i].which == 0 ? &mine : cases[i].which == 1 ? &upgraded : &other_device;
+        char db[512], args[1024], want[1024];
+        tmp_path(db, sizeof db, cases[i].name);
+        plant(db, dev, 3);
+        snprintf(args, sizeof args,
+                 "select --shape 256x256x256 --dtype f32 --json --db '%s' 2>/dev/null", db);
+        char *out = NULL;
+        cr_assert_eq(ogtune(args, &out), 0, "%s", args);
+        if (cases[i].which == 2) {
+            cr_expect_not_null(strstr(out, "\"source\":\"default\""), "%s:\n%s", cases[i].name,
+                               out);
+            cr_expect_null(strstr(out, "\"driver\":"), "%s:\n%s", cases[i].name, out);
+        } else {
+            snprintf(want, sizeof want,
+                     "\"driver\":{\"rule\":\"%s\",\"version\":%u,\"info\":\"%s\","
+                     "\"pipeline_cache_uuid\":\"%s\"}",
+                     cases[i].which == 0 ? "same" : "other", dev->driver_version,
+                     dev->driver_info, dev->pipeline_cache_uuid);
+            cr_expect_not_null(strstr(out, "\"source\":\"db\""), "%s:\n%s", cases[i].name, out);
+            cr_expect_not_null(strstr(out, want), "%s: no %s in\n%s", cases[i].name, want, out);
+        }
+        free(out);
+    }
+}
