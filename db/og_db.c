@@ -109,15 +109,16 @@ static const char og_db_schema_sql[] = OG_DB_DEVICES_TABLE("devices")
  * UUID '' (not known). The records table is dropped first and the new one
  * refers to the new devices table, so no foreign key is ever broken; the
  * rename makes that reference "devices". */
+#define OG_DB_UPGRADE_DEVICES                                                                      \
+    OG_DB_DEVICES_TABLE("devices_v5") "INSERT INTO devices_v5 SELECT *, '', '' FROM devices;"
+#define OG_DB_UPGRADE_RECORDS OG_DB_RECORDS_TABLE("records_v5", "devices_v5")
 #define OG_DB_UPGRADE_SQL(added)                                                                   \
-    OG_DB_DEVICES_TABLE("devices_v5")                                                              \
-    "INSERT INTO devices_v5 SELECT *, '', '' FROM devices;" OG_DB_RECORDS_TABLE("records_v5",      \
-                                                                               "devices_v5")       \
-    "INSERT INTO records_v5 SELECT *" added " FROM records;"                                       \
-    "DROP TABLE records;"                                                                          \
-    "DROP TABLE devices;"                                                                          \
-    "ALTER TABLE devices_v5 RENAME TO devices;"                                                    \
-    "ALTER TABLE records_v5 RENAME TO records;" OG_DB_RECORDS_INDEX OG_DB_SET_VERSION
+    OG_DB_UPGRADE_DEVICES OG_DB_UPGRADE_RECORDS                                                    \
+        "INSERT INTO records_v5 SELECT *" added " FROM records;"                                   \
+        "DROP TABLE records;"                                                                      \
+        "DROP TABLE devices;"                                                                      \
+        "ALTER TABLE devices_v5 RENAME TO devices;"                                                \
+        "ALTER TABLE records_v5 RENAME TO records;" OG_DB_RECORDS_INDEX OG_DB_SET_VERSION
 static const char og_db_upgrade_v2_sql[] = OG_DB_UPGRADE_SQL(", '', 0.0, ''");
 static const char og_db_upgrade_v3_sql[] = OG_DB_UPGRADE_SQL(", 0.0, ''");
 static const char og_db_upgrade_v4_sql[] = OG_DB_UPGRADE_SQL("");
@@ -137,7 +138,8 @@ static const char og_db_upgrade_v4_sql[] = OG_DB_UPGRADE_SQL("");
 
 /* The text of a query for db's version. */
 #define OG_DB_SQL(db, query)                                                                       \
-    ((db)->version >= 5   ? query("r.source, r.spread, r.memory", "d.driver_info, d.pipeline_cache_uuid") \
+    ((db)->version >= 5                                                                            \
+         ? query("r.source, r.spread, r.memory", "d.driver_info, d.pipeline_cache_uuid")           \
      : (db)->version >= 4 ? query("r.source, r.spread, r.memory", "'', ''")                        \
      : (db)->version >= 3 ? query("r.source, 0.0, ''", "'', ''")                                   \
                           : query("'', 0.0, ''", "'', ''"))
@@ -236,11 +238,12 @@ int og_db_uuid_known(const char *s)
 
 int og_db_same_driver(const og_device_info *a, const og_device_info *b)
 {
-    return a->vendor_id == b->vendor_id && a->device_id == b->device_id &&
-           a->driver_id == b->driver_id && a->driver_version == b->driver_version &&
-           strncmp(a->driver_info, b->driver_info, sizeof a->driver_info) == 0 &&
-           strncmp(a->pipeline_cache_uuid, b->pipeline_cache_uuid,
-                   sizeof a->pipeline_cache_uuid) == 0;
+    if (a->vendor_id != b->vendor_id || a->device_id != b->device_id ||
+        a->driver_id != b->driver_id || a->driver_version != b->driver_version)
+        return 0;
+    size_t uuid_size = sizeof a->pipeline_cache_uuid;
+    return strncmp(a->driver_info, b->driver_info, sizeof a->driver_info) == 0 &&
+           strncmp(a->pipeline_cache_uuid, b->pipeline_cache_uuid, uuid_size) == 0;
 }
 
 int og_db_memory_known(const char *s)
@@ -633,7 +636,8 @@ og_status og_db_device(og_db *db, const og_device_info *dev, int64_t *id, char *
                           dev->vendor_id, dev->device_id, dev->driver_id, dev->driver_version,
                           (int)sizeof dev->driver_info, dev->driver_info,
                           (int)sizeof dev->pipeline_cache_uuid, dev->pipeline_cache_uuid);
-    char uuid[sizeof dev->pipeline_cache_uuid + 1]; /* the caller may have filled it without a NUL */
+    /* The caller may have filled the UUID without a NUL. */
+    char uuid[sizeof dev->pipeline_cache_uuid + 1];
     snprintf(uuid, sizeof uuid, "%.*s", (int)sizeof dev->pipeline_cache_uuid,
              dev->pipeline_cache_uuid);
     if (!og_db_uuid_known(uuid))
@@ -825,7 +829,7 @@ static int og_db_better(const og_db_pick *pick, int exact, double distance, doub
  * device and driver id, each row with its device (OG_DB_RECORD_NCOLUMNS
  * on), newest first. */
 #define OG_DB_SCAN_SQL(tail, device_tail)                                                          \
-    "SELECT " OG_DB_RECORD_COLUMNS tail ", " OG_DB_DEVICE_COLUMNS device_tail                     \
+    "SELECT " OG_DB_RECORD_COLUMNS tail ", " OG_DB_DEVICE_COLUMNS device_tail                      \
     " FROM devices d JOIN records r ON r.device = d.id"                                            \
     " WHERE d.vendor_id = ?1 AND d.device_id = ?2 AND d.driver_id = ?3"                            \
     " AND r.op = ?4 AND r.dtype = ?5 AND r.mode = ?6 AND r.trans_a = ?7 AND r.trans_b = ?8"        \

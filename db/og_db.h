@@ -136,13 +136,14 @@ og_status og_db_each(og_db *db, int (*fn)(void *user, const og_record *rec, cons
                      void *user, char *err, size_t errlen);
 
 /* Calls fn for every device in the order of its key (vendor id, device id,
- * driver id, driver version, driver info, pipeline cache UUID) with rec NULL, then for each of its records in
- * the order of their columns (op, dtype, mode, trans_a, trans_b, m, n, k,
- * batch, template_name, template_hash, params, then the measurements,
- * reason, created, source, spread and memory): an order that depends on
- * the contents only, never on row ids or insertion order. Records whose
- * device row is missing (only a hand-edited file has them) are not
- * visited. Stops early when fn returns non-zero. */
+ * driver id, driver version, driver info, pipeline cache UUID) with rec
+ * NULL, then for each of its records in the order of their columns (op,
+ * dtype, mode, trans_a, trans_b, m, n, k, batch, template_name,
+ * template_hash, params, then the measurements, reason, created, source,
+ * spread and memory): an order that depends on the contents only, never on
+ * row ids or insertion order. Records whose device row is missing (only a
+ * hand-edited file has them) are not visited. Stops early when fn returns
+ * non-zero. */
 og_status og_db_walk(og_db *db,
                      int (*fn)(void *user, const og_device_info *dev, const og_record *rec),
                      void *user, char *err, size_t errlen);

@@ -473,8 +473,8 @@ Test(db, malformed_pipeline_cache_uuid_is_refused)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         og_device_info dev = build_device(1, MESA_22_INFO, bad[i]);
         int64_t id = -1;
-        cr_expect_eq(og_db_device(db, &dev, &id, err, sizeof err), OG_ERROR_INVALID_ARGUMENT,
-                     "%s", bad[i]);
+        cr_expect_eq(og_db_device(db, &dev, &id, err, sizeof err), OG_ERROR_INVALID_ARGUMENT, "%s",
+                     bad[i]);
         cr_expect_eq(id, 0);
         cr_expect_not_null(strstr(err, "pipeline cache UUID"), "%s", err);
     }
@@ -1088,7 +1088,8 @@ Test(db, version_4_files_are_read_and_upgraded_with_unknown_driver_builds)
      * is found only as the build of unknown info and UUID. */
     og_db *db = open_db(path, 0);
     expect_v4_device(db);
-    og_device_info unknown = build_device(1, "", ""), mesa22 = build_device(1, MESA_22_INFO, MESA_22_UUID);
+    og_device_info unknown = build_device(1, "", ""),
+                   mesa22 = build_device(1, MESA_22_INFO, MESA_22_UUID);
     int64_t id = -1;
     cr_expect_eq(og_db_device(db, &unknown, &id, err, sizeof err), OG_OK, "%s", err);
     cr_expect_eq(id, 3);
@@ -1127,9 +1128,9 @@ Test(db, version_4_files_are_read_and_upgraded_with_unknown_driver_builds)
     sqlite3_finalize(stmt);
     /* The records still refer to the devices: a record of no device is refused. */
     cr_expect_eq(sqlite3_exec(conn, "PRAGMA foreign_keys = ON", NULL, NULL, NULL), SQLITE_OK);
-    cr_expect_neq(sqlite3_exec(conn, "UPDATE records SET device = 99 WHERE id = 5", NULL, NULL,
-                               NULL),
-                  SQLITE_OK);
+    cr_expect_neq(
+        sqlite3_exec(conn, "UPDATE records SET device = 99 WHERE id = 5", NULL, NULL, NULL),
+        SQLITE_OK);
     /* The sqlite3 shell can still run a device of a version 4 dump (driver
      * info and UUID by default). */
     cr_expect_eq(sqlite3_exec(conn,

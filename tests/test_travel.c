@@ -502,8 +502,8 @@ static void hand_record_v5(char *buf, size_t len, const char *info, const char *
              " accepted, reason, created, source, spread, memory) VALUES ((SELECT id FROM devices"
              " WHERE vendor_id = 4098 AND device_id = 29631 AND driver_id = 1 AND"
              " driver_version = 8388608 AND driver_info = %s AND pipeline_cache_uuid = %s),"
-             " 'gemm', 'f32', 'fast', 0, 0, 64, 64, 64, 1, 'gemm_tile', '%016" PRIx64 "', "
-             GOOD_PARAMS ", 100, %s, 3, 0, 1, '', 1700000000, '', 0.5, 'device-local');\n",
+             " 'gemm', 'f32', 'fast', 0, 0, 64, 64, 64, 1, 'gemm_tile', '%016" PRIx64
+             "', " GOOD_PARAMS ", 100, %s, 3, 0, 1, '', 1700000000, '', 0.5, 'device-local');\n",
              info, uuid, og_template_hash(OG_TEMPLATE_TILE), gflops);
 }
 
@@ -579,8 +579,7 @@ Test(travel, dumps_without_driver_builds_import)
     tmp_path(db, sizeof db, "builds.db");
     hand_record(old, sizeof old, "7.5", GOOD_PARAMS);
     hand_device_v5(dev5, sizeof dev5, "'Mesa 24.2.8'", "'32342e322e38616161616161616161ff'");
-    hand_record_v5(rec5, sizeof rec5, "'Mesa 24.2.8'", "'32342e322e38616161616161616161ff'",
-                   "9.5");
+    hand_record_v5(rec5, sizeof rec5, "'Mesa 24.2.8'", "'32342e322e38616161616161616161ff'", "9.5");
     snprintf(text, sizeof text, "BEGIN;\n%s%s%s%sCOMMIT;\n", hand_device, old, dev5, rec5);
     write_text(dump, text);
     og_travel_counts counts;
@@ -1162,8 +1161,9 @@ Test(travel, select_json_reports_the_records_driver, .timeout = 120)
         int which; /* 0 mine, 1 upgraded, 2 other_device */
     } cases[] = {{"same.db", 0}, {"upgraded.db", 1}, {"other-device.db", 2}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const og_device_info *dev =
-            cases[i].which == 0 ? &mine : cases[i].which == 1 ? &upgraded : &other_device;
+        const og_device_info *dev = cases[i].which == 0   ? &mine
+                                    : cases[i].which == 1 ? &upgraded
+                                                          : &other_device;
         char db[512], args[1024], want[1024];
         tmp_path(db, sizeof db, cases[i].name);
         plant(db, dev, 3);
@@ -1179,8 +1179,8 @@ Test(travel, select_json_reports_the_records_driver, .timeout = 120)
             snprintf(want, sizeof want,
                      "\"driver\":{\"rule\":\"%s\",\"version\":%u,\"info\":\"%s\","
                      "\"pipeline_cache_uuid\":\"%s\"}",
-                     cases[i].which == 0 ? "same" : "other", dev->driver_version,
-                     dev->driver_info, dev->pipeline_cache_uuid);
+                     cases[i].which == 0 ? "same" : "other", dev->driver_version, dev->driver_info,
+                     dev->pipeline_cache_uuid);
             cr_expect_not_null(strstr(out, "\"source\":\"db\""), "%s:\n%s", cases[i].name, out);
             cr_expect_not_null(strstr(out, want), "%s: no %s in\n%s", cases[i].name, want, out);
         }

@@ -111,7 +111,8 @@ int og_cmd_devices(const og_cli *o)
                    "   subgroup %u, %u invocations, %u bytes shared, storage range %llu\n"
                    "   queue family %u, timestamps %s (%u valid bits)\n",
                    i, d->name, d->driver_name, d->driver_info, d->vendor_id, d->device_id,
-                   d->driver_id, d->driver_version, d->pipeline_cache_uuid, l->subgroup_size, l->max_invocations, l->max_shared_bytes,
+                   d->driver_id, d->driver_version, d->pipeline_cache_uuid, l->subgroup_size,
+                   l->max_invocations, l->max_shared_bytes,
                    (unsigned long long)l->max_storage_range, ctx->queue_family,
                    ctx->timestamp_bits ? "yes" : "no", ctx->timestamp_bits);
             print_memory_text(ctx);

@@ -206,8 +206,7 @@ int og_cmd_select(const og_cli *o)
             if (c.params.variant == OG_VARIANT_TILE)
                 og_split_ranges(c.params.split, shapes[0].m, shapes[0].n, shapes[0].k,
                                 shapes[0].batch, OG_SCRATCH_BYTES / 4, &ranges, &range_len);
-            printf("%s %s (%s%s%s)", og_params_template(&c.params), params,
-                   source_name(c.source),
+            printf("%s %s (%s%s%s)", og_params_template(&c.params), params, source_name(c.source),
                    c.source == OG_SOURCE_DB_NEAREST ? ", nearest tuned shape" : "",
                    c.other_driver ? ", tuned on another build of this driver" : "");
             if (ranges > 1)

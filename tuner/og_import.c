@@ -507,8 +507,8 @@ static int match_record(og_reader *r, int *added)
     int device_added;
     r->nvals = 0;
     if (match(r, OG_DUMP_RECORD_HEAD, 3) != 0 ||
-        match_either(r, OG_DUMP_RECORD_ADDED OG_DUMP_RECORD_DEVICE, OG_DUMP_RECORD_DEVICE,
-                     added) != 0 ||
+        match_either(r, OG_DUMP_RECORD_ADDED OG_DUMP_RECORD_DEVICE, OG_DUMP_RECORD_DEVICE, added) !=
+            0 ||
         match_either(r, OG_DUMP_RECORD_DEVICE_ADDED OG_DUMP_RECORD_BODY, OG_DUMP_RECORD_BODY,
                      &device_added) != 0 ||
         match(r, *added ? ", ?, ?);" : ");", 0) != 0)

@@ -49,8 +49,7 @@
     ") VALUES ((SELECT id FROM devices WHERE vendor_id = ? AND device_id = ? AND driver_id = ?"    \
     " AND driver_version = ?"
 #define OG_DUMP_RECORD_DEVICE_ADDED " AND driver_info = ? AND pipeline_cache_uuid = ?"
-#define OG_DUMP_RECORD_BODY                                                                        \
-    "), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+#define OG_DUMP_RECORD_BODY "), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
 /* What og_export writes (OG_DUMP_RECORD_VALUES values); older dumps lack
  * the added columns, the added device key or both. */
 #define OG_DUMP_RECORD_SQL                                                                         \
