@@ -47,11 +47,13 @@ struct og_db {
  * version 3 the source column (provenance, ogtune merge), version 4 the
  * spread and memory columns (how the timed calls spread, and the memory the
  * operands lived in; their defaults let the sqlite3 shell run the dumps of
- * version 3, which lack them). */
-#define OG_DB_RECORDS_TABLE(name)                                                                  \
+ * version 3, which lack them), version 5 the driver info and pipeline cache
+ * UUID of a device, part of its key (their defaults, unknown, let the shell
+ * run the dumps of version 4). */
+#define OG_DB_RECORDS_TABLE(name, devices)                                                         \
     "CREATE TABLE " name " ("                                                                      \
     " id INTEGER PRIMARY KEY,"                                                                     \
-    " device INTEGER NOT NULL REFERENCES devices(id),"                                             \
+    " device INTEGER NOT NULL REFERENCES " devices "(id),"                                         \
     " op TEXT NOT NULL,"                                                                           \
     " dtype TEXT NOT NULL CHECK (dtype IN ('f32', 'f16', 'bf16', 'i8', 'u8')),"                    \
     " mode TEXT NOT NULL CHECK (mode IN ('fast', 'deterministic')),"                               \
@@ -80,37 +82,54 @@ struct og_db {
     " (device, op, dtype, mode, trans_a, trans_b, template_name, template_hash, accepted);"
 #define OG_DB_SET_VERSION "PRAGMA user_version = " OG_DB_STR(OG_DB_SCHEMA_VERSION) ";"
 
-static const char og_db_schema_sql[] =
-    "CREATE TABLE devices ("
-    " id INTEGER PRIMARY KEY,"
-    " vendor_id INTEGER NOT NULL,"
-    " device_id INTEGER NOT NULL,"
-    " driver_id INTEGER NOT NULL,"
-    " driver_version INTEGER NOT NULL,"
-    " name TEXT NOT NULL,"
-    " driver_name TEXT NOT NULL,"
-    " UNIQUE (vendor_id, device_id, driver_id, driver_version));" OG_DB_RECORDS_TABLE("records")
-        OG_DB_RECORDS_INDEX OG_DB_SET_VERSION;
+#define OG_DB_DEVICES_TABLE(name)                                                                  \
+    "CREATE TABLE " name " ("                                                                      \
+    " id INTEGER PRIMARY KEY,"                                                                     \
+    " vendor_id INTEGER NOT NULL,"                                                                 \
+    " device_id INTEGER NOT NULL,"                                                                 \
+    " driver_id INTEGER NOT NULL,"                                                                 \
+    " driver_version INTEGER NOT NULL,"                                                            \
+    " name TEXT NOT NULL,"                                                                         \
+    " driver_name TEXT NOT NULL,"                                                                  \
+    " driver_info TEXT NOT NULL DEFAULT '',"                                                       \
+    " pipeline_cache_uuid TEXT NOT NULL DEFAULT '' CHECK (pipeline_cache_uuid = ''"                \
+    " OR (length(pipeline_cache_uuid) = 32 AND pipeline_cache_uuid NOT GLOB '*[^0-9a-f]*')),"      \
+    " UNIQUE (vendor_id, device_id, driver_id, driver_version, driver_info,"                       \
+    " pipeline_cache_uuid));"
 
-/* Version 1, 2 or 3 -> 4: SQLite cannot change a CHECK in place (1 -> 2)
- * nor add a column with one (3 -> 4), so the records move to a table of this
- * version: the same columns in the same order and the same ids, followed by
- * the values of the columns the file lacks (added): source '' (measured into
- * this file), spread 0 and memory '' (not known). */
+static const char og_db_schema_sql[] = OG_DB_DEVICES_TABLE("devices")
+    OG_DB_RECORDS_TABLE("records", "devices") OG_DB_RECORDS_INDEX OG_DB_SET_VERSION;
+
+/* Version 1 to 4 -> 5: SQLite cannot change a CHECK in place (1 -> 2), add
+ * a column with one (3 -> 4) nor change a UNIQUE (4 -> 5), so both tables
+ * move to tables of this version: the same columns in the same order and
+ * the same ids, followed by the values of the columns the file lacks: for
+ * the records (added) source '' (measured into this file), spread 0 and
+ * memory '' (not known), for the devices driver info and pipeline cache
+ * UUID '' (not known). The records table is dropped first and the new one
+ * refers to the new devices table, so no foreign key is ever broken; the
+ * rename makes that reference "devices". */
+#define OG_DB_UPGRADE_DEVICES                                                                      \
+    OG_DB_DEVICES_TABLE("devices_v5") "INSERT INTO devices_v5 SELECT *, '', '' FROM devices;"
+#define OG_DB_UPGRADE_RECORDS OG_DB_RECORDS_TABLE("records_v5", "devices_v5")
 #define OG_DB_UPGRADE_SQL(added)                                                                   \
-    OG_DB_RECORDS_TABLE("records_v4")                                                              \
-    "INSERT INTO records_v4 SELECT *, " added " FROM records;"                                     \
-    "DROP TABLE records;"                                                                          \
-    "ALTER TABLE records_v4 RENAME TO records;" OG_DB_RECORDS_INDEX OG_DB_SET_VERSION
-static const char og_db_upgrade_v2_sql[] = OG_DB_UPGRADE_SQL("'', 0.0, ''");
-static const char og_db_upgrade_v3_sql[] = OG_DB_UPGRADE_SQL("0.0, ''");
+    OG_DB_UPGRADE_DEVICES OG_DB_UPGRADE_RECORDS                                                    \
+        "INSERT INTO records_v5 SELECT *" added " FROM records;"                                   \
+        "DROP TABLE records;"                                                                      \
+        "DROP TABLE devices;"                                                                      \
+        "ALTER TABLE devices_v5 RENAME TO devices;"                                                \
+        "ALTER TABLE records_v5 RENAME TO records;" OG_DB_RECORDS_INDEX OG_DB_SET_VERSION
+static const char og_db_upgrade_v2_sql[] = OG_DB_UPGRADE_SQL(", '', 0.0, ''");
+static const char og_db_upgrade_v3_sql[] = OG_DB_UPGRADE_SQL(", 0.0, ''");
+static const char og_db_upgrade_v4_sql[] = OG_DB_UPGRADE_SQL("");
 
 /* The record columns in the order og_db_read_record expects, for a query
  * that names the records table r: these, then the source, spread and memory
- * columns. A query is a macro of those three (OG_DB_SQL): the columns
- * themselves, or the values an older file stands for where it has no such
- * column ('' for source before version 3, 0.0 and '' for spread and memory
- * before version 4). */
+ * columns. A query is a macro of those three and of the devices table d's
+ * driver_info and pipeline_cache_uuid (OG_DB_SQL): the columns themselves,
+ * or the values an older file stands for where it has no such column ('' for
+ * source before version 3, 0.0 and '' for spread and memory before version
+ * 4, '' and '' for driver info and UUID before version 5). */
 #define OG_DB_RECORD_COLUMNS                                                                       \
     "r.op, r.dtype, r.mode, r.trans_a, r.trans_b, r.m, r.n, r.k, r.batch, r.template_name,"        \
     " r.template_hash, r.params, r.median_us, r.gflops, r.samples, r.max_error, r.accepted,"       \
@@ -119,9 +138,18 @@ static const char og_db_upgrade_v3_sql[] = OG_DB_UPGRADE_SQL("0.0, ''");
 
 /* The text of a query for db's version. */
 #define OG_DB_SQL(db, query)                                                                       \
-    ((db)->version >= 4   ? query("r.source, r.spread, r.memory")                                  \
-     : (db)->version >= 3 ? query("r.source, 0.0, ''")                                             \
-                          : query("'', 0.0, ''"))
+    ((db)->version >= 5                                                                            \
+         ? query("r.source, r.spread, r.memory", "d.driver_info, d.pipeline_cache_uuid")           \
+     : (db)->version >= 4 ? query("r.source, r.spread, r.memory", "'', ''")                        \
+     : (db)->version >= 3 ? query("r.source, 0.0, ''", "'', ''")                                   \
+                          : query("'', 0.0, ''", "'', ''"))
+
+/* The device columns in the order og_db_read_device expects, for a query
+ * that names the devices table d: these, then driver_info and
+ * pipeline_cache_uuid (OG_DB_SQL's second tail). */
+#define OG_DB_DEVICE_COLUMNS                                                                       \
+    "d.vendor_id, d.device_id, d.driver_id, d.driver_version, d.name, d.driver_name, "
+#define OG_DB_DEVICE_NCOLUMNS 8
 
 static const char *const og_db_dtype_names[] = {
     [OG_F32] = "f32", [OG_F16] = "f16", [OG_BF16] = "bf16", [OG_INT8] = "i8", [OG_UINT8] = "u8"};
@@ -195,6 +223,29 @@ static int og_db_parse_hash(const unsigned char *s, uint64_t *out)
     return 0;
 }
 
+int og_db_uuid_known(const char *s)
+{
+    if (s == NULL)
+        return 0;
+    size_t len = strlen(s);
+    if (len != 0 && len != 32)
+        return 0;
+    for (size_t i = 0; i < len; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return 0;
+    return 1;
+}
+
+int og_db_same_driver(const og_device_info *a, const og_device_info *b)
+{
+    if (a->vendor_id != b->vendor_id || a->device_id != b->device_id ||
+        a->driver_id != b->driver_id || a->driver_version != b->driver_version)
+        return 0;
+    size_t uuid_size = sizeof a->pipeline_cache_uuid;
+    return strncmp(a->driver_info, b->driver_info, sizeof a->driver_info) == 0 &&
+           strncmp(a->pipeline_cache_uuid, b->pipeline_cache_uuid, uuid_size) == 0;
+}
+
 int og_db_memory_known(const char *s)
 {
     return s != NULL && (s[0] == '\0' || strcmp(s, OG_DB_MEMORY_DEVICE_LOCAL) == 0 ||
@@ -251,6 +302,39 @@ static og_status og_db_read_record(const og_db *db, sqlite3_stmt *stmt, og_recor
     if (!isfinite(rec->spread) || rec->spread < 0 || !og_db_memory_known(rec->memory))
         return og_db_fail(db->path, OG_ERROR_DATABASE, err, errlen,
                           "malformed record (spread or memory)");
+    return OG_OK;
+}
+
+/* Fills dev from the OG_DB_DEVICE_COLUMNS and device tail of the current
+ * row, starting at column first. Fails on values this code never writes:
+ * key numbers beyond 32 bits, a malformed pipeline cache UUID. */
+static og_status og_db_read_device(const og_db *db, sqlite3_stmt *stmt, int first,
+                                   og_device_info *dev, char *err, size_t errlen)
+{
+    uint32_t key[4];
+    for (int i = 0; i < 4; i++) {
+        sqlite3_int64 v = sqlite3_column_int64(stmt, first + i);
+        if (sqlite3_column_type(stmt, first + i) != SQLITE_INTEGER || v < 0 ||
+            v > (sqlite3_int64)UINT32_MAX)
+            return og_db_fail(db->path, OG_ERROR_DATABASE, err, errlen,
+                              "malformed device (vendor, device or driver id or version)");
+        key[i] = (uint32_t)v;
+    }
+    memset(dev, 0, sizeof *dev);
+    dev->vendor_id = key[0];
+    dev->device_id = key[1];
+    dev->driver_id = key[2];
+    dev->driver_version = key[3];
+    og_db_copy_text(dev->name, sizeof dev->name, sqlite3_column_text(stmt, first + 4));
+    og_db_copy_text(dev->driver_name, sizeof dev->driver_name,
+                    sqlite3_column_text(stmt, first + 5));
+    og_db_copy_text(dev->driver_info, sizeof dev->driver_info,
+                    sqlite3_column_text(stmt, first + 6));
+    const unsigned char *uuid = sqlite3_column_text(stmt, first + 7);
+    if (!og_db_uuid_known(uuid != NULL ? (const char *)uuid : ""))
+        return og_db_fail(db->path, OG_ERROR_DATABASE, err, errlen,
+                          "malformed device (pipeline cache UUID)");
+    og_db_copy_text(dev->pipeline_cache_uuid, sizeof dev->pipeline_cache_uuid, uuid);
     return OG_OK;
 }
 
@@ -313,7 +397,8 @@ static og_status og_db_update_schema(og_db *db, char *err, size_t errlen)
                         tables);
     const char *sql = version == 0                     ? og_db_schema_sql
                       : version < 3                    ? og_db_upgrade_v2_sql
-                      : version < OG_DB_SCHEMA_VERSION ? og_db_upgrade_v3_sql
+                      : version < 4                    ? og_db_upgrade_v3_sql
+                      : version < OG_DB_SCHEMA_VERSION ? og_db_upgrade_v4_sql
                                                        : NULL;
     if (st == OG_OK && sql) {
         rc = sqlite3_exec(db->conn, sql, NULL, NULL, NULL);
@@ -332,10 +417,9 @@ static og_status og_db_update_schema(og_db *db, char *err, size_t errlen)
     return st;
 }
 
-#define OG_DB_CHECK_SQL(tail)                                                                      \
-    "SELECT " OG_DB_RECORD_COLUMNS tail ", d.id, d.vendor_id, d.device_id, d.driver_id,"           \
-    " d.driver_version, d.name, d.driver_name FROM records r, devices d WHERE r.device = d.id"     \
-    " LIMIT 0"
+#define OG_DB_CHECK_SQL(tail, device_tail)                                                         \
+    "SELECT " OG_DB_RECORD_COLUMNS tail ", d.id, " OG_DB_DEVICE_COLUMNS device_tail                \
+    " FROM records r, devices d WHERE r.device = d.id LIMIT 0"
 
 /* Checks the version and that both tables have every column this code uses
  * at that version: preparing a statement that names them all fails
@@ -487,23 +571,42 @@ void og_db_close(og_db *db)
     free(db);
 }
 
-/* Looks up the row id of a device key; *id = 0 when there is none. */
-static og_status og_db_find_device(og_db *db, const og_device_info *dev, int64_t *id, char *err,
-                                   size_t errlen)
+/* Binds ?1 to ?6 to a device key: vendor id, device id, driver id, driver
+ * version, driver info, pipeline cache UUID. */
+static int og_db_bind_device_key(sqlite3_stmt *stmt, const og_device_info *dev)
 {
-    sqlite3_stmt *stmt = NULL;
-    int rc = sqlite3_prepare_v2(db->conn,
-                                "SELECT id FROM devices WHERE vendor_id = ?1 AND device_id = ?2"
-                                " AND driver_id = ?3 AND driver_version = ?4",
-                                -1, &stmt, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(stmt, 1, dev->vendor_id);
+    int rc = sqlite3_bind_int64(stmt, 1, dev->vendor_id);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(stmt, 2, dev->device_id);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(stmt, 3, dev->driver_id);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(stmt, 4, dev->driver_version);
+    if (rc == SQLITE_OK)
+        rc = og_db_bind_array(stmt, 5, dev->driver_info, sizeof dev->driver_info);
+    if (rc == SQLITE_OK)
+        rc = og_db_bind_array(stmt, 6, dev->pipeline_cache_uuid, sizeof dev->pipeline_cache_uuid);
+    return rc;
+}
+
+/* Looks up the row id of a device key; *id = 0 when there is none. A file
+ * before schema version 5 holds devices of unknown driver info and UUID
+ * only, which no other key finds. */
+static og_status og_db_find_device(og_db *db, const og_device_info *dev, int64_t *id, char *err,
+                                   size_t errlen)
+{
+    sqlite3_stmt *stmt = NULL;
+    int rc = sqlite3_prepare_v2(db->conn,
+                                db->version >= 5
+                                    ? "SELECT id FROM devices WHERE vendor_id = ?1 AND"
+                                      " device_id = ?2 AND driver_id = ?3 AND driver_version = ?4"
+                                      " AND driver_info = ?5 AND pipeline_cache_uuid = ?6"
+                                    : "SELECT id FROM devices WHERE vendor_id = ?1 AND"
+                                      " device_id = ?2 AND driver_id = ?3 AND driver_version = ?4"
+                                      " AND '' = ?5 AND '' = ?6",
+                                -1, &stmt, NULL);
+    if (rc == SQLITE_OK)
+        rc = og_db_bind_device_key(stmt, dev);
     if (rc == SQLITE_OK)
         rc = sqlite3_step(stmt);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
@@ -529,29 +632,33 @@ og_status og_db_device(og_db *db, const og_device_info *dev, int64_t *id, char *
     if (!db->writable)
         return og_db_fail(db->path, OG_ERROR_NOT_FOUND, err, errlen,
                           "no device %04" PRIx32 ":%04" PRIx32 " driver %" PRIu32
-                          " version %" PRIu32,
-                          dev->vendor_id, dev->device_id, dev->driver_id, dev->driver_version);
+                          " version %" PRIu32 " info '%.*s' pipeline cache UUID '%.*s'",
+                          dev->vendor_id, dev->device_id, dev->driver_id, dev->driver_version,
+                          (int)sizeof dev->driver_info, dev->driver_info,
+                          (int)sizeof dev->pipeline_cache_uuid, dev->pipeline_cache_uuid);
+    /* The caller may have filled the UUID without a NUL. */
+    char uuid[sizeof dev->pipeline_cache_uuid + 1];
+    snprintf(uuid, sizeof uuid, "%.*s", (int)sizeof dev->pipeline_cache_uuid,
+             dev->pipeline_cache_uuid);
+    if (!og_db_uuid_known(uuid))
+        return og_db_fail(db->path, OG_ERROR_INVALID_ARGUMENT, err, errlen,
+                          "og_db_device: pipeline cache UUID '%s' is not 32 lowercase hex digits",
+                          uuid);
 
     /* OR IGNORE: another process may insert the same device between the
      * lookup and here; the lookup after the insert finds either row. */
     sqlite3_stmt *stmt = NULL;
-    int rc =
-        sqlite3_prepare_v2(db->conn,
-                           "INSERT OR IGNORE INTO devices (vendor_id, device_id, driver_id,"
-                           " driver_version, name, driver_name) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                           -1, &stmt, NULL);
+    int rc = sqlite3_prepare_v2(db->conn,
+                                "INSERT OR IGNORE INTO devices (vendor_id, device_id, driver_id,"
+                                " driver_version, driver_info, pipeline_cache_uuid, name,"
+                                " driver_name) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                                -1, &stmt, NULL);
     if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(stmt, 1, dev->vendor_id);
+        rc = og_db_bind_device_key(stmt, dev);
     if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(stmt, 2, dev->device_id);
+        rc = og_db_bind_array(stmt, 7, dev->name, sizeof dev->name);
     if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(stmt, 3, dev->driver_id);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(stmt, 4, dev->driver_version);
-    if (rc == SQLITE_OK)
-        rc = og_db_bind_array(stmt, 5, dev->name, sizeof dev->name);
-    if (rc == SQLITE_OK)
-        rc = og_db_bind_array(stmt, 6, dev->driver_name, sizeof dev->driver_name);
+        rc = og_db_bind_array(stmt, 8, dev->driver_name, sizeof dev->driver_name);
     if (rc == SQLITE_OK)
         rc = sqlite3_step(stmt);
     if (rc != SQLITE_DONE) {
@@ -694,11 +801,12 @@ static double og_db_shape_distance(const int64_t a[4], const int64_t b[4])
     return d;
 }
 
-/* The best candidate seen so far while scanning records. */
+/* The best candidate seen so far while scanning records, with its device. */
 typedef struct og_db_pick {
     int found; /* 0 none, 1 exact, 2 nearest */
     double distance;
     og_record rec;
+    og_device_info dev;
 } og_db_pick;
 
 /* Whether a row (exact shape or not, its distance and its GFLOP/s) beats
@@ -717,22 +825,25 @@ static int og_db_better(const og_db_pick *pick, int exact, double distance, doub
     return gflops > pick->rec.gflops;
 }
 
-/* ?5 = 1 keeps the exact driver version, ?5 = 0 every other one. */
-#define OG_DB_SCAN_SQL(tail)                                                                       \
-    "SELECT " OG_DB_RECORD_COLUMNS tail " FROM devices d JOIN records r ON r.device = d.id"        \
+/* The accepted records of one key on every device of the same vendor,
+ * device and driver id, each row with its device (OG_DB_RECORD_NCOLUMNS
+ * on), newest first. */
+#define OG_DB_SCAN_SQL(tail, device_tail)                                                          \
+    "SELECT " OG_DB_RECORD_COLUMNS tail ", " OG_DB_DEVICE_COLUMNS device_tail                      \
+    " FROM devices d JOIN records r ON r.device = d.id"                                            \
     " WHERE d.vendor_id = ?1 AND d.device_id = ?2 AND d.driver_id = ?3"                            \
-    " AND (d.driver_version = ?4) = ?5"                                                            \
-    " AND r.op = ?6 AND r.dtype = ?7 AND r.mode = ?8 AND r.trans_a = ?9 AND r.trans_b = ?10"       \
-    " AND r.template_name = ?11 AND r.template_hash = ?12 AND r.accepted = 1"                      \
+    " AND r.op = ?4 AND r.dtype = ?5 AND r.mode = ?6 AND r.trans_a = ?7 AND r.trans_b = ?8"        \
+    " AND r.template_name = ?9 AND r.template_hash = ?10 AND r.accepted = 1"                       \
     " ORDER BY r.id DESC"
 
-/* Scans the accepted records of one key on either the exact device key
- * (same_driver 1) or the devices that differ only in driver version
- * (same_driver 0). Rows come newest first and only a strictly better row
- * replaces the pick, so among equals the newest record wins. */
+/* Scans the accepted records of one key on dev's vendor, device and driver
+ * id into two picks: picks[0] those of dev's own driver build
+ * (og_db_same_driver), picks[1] those of every other build. Rows come
+ * newest first and only a strictly better row replaces a pick, so among
+ * equals the newest record wins. */
 static og_status og_db_scan(og_db *db, const og_device_info *dev, const og_record_key *key,
                             const char *template_name, const char *hash, const int64_t shape[4],
-                            int same_driver, og_db_pick *pick, char *err, size_t errlen)
+                            og_db_pick picks[2], og_device_info *row_dev, char *err, size_t errlen)
 {
     sqlite3_stmt *stmt = NULL;
     int rc = sqlite3_prepare_v2(db->conn, OG_DB_SQL(db, OG_DB_SCAN_SQL), -1, &stmt, NULL);
@@ -743,23 +854,19 @@ static og_status og_db_scan(og_db *db, const og_device_info *dev, const og_recor
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(stmt, 3, dev->driver_id);
     if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(stmt, 4, dev->driver_version);
+        rc = og_db_bind_array(stmt, 4, key->op, sizeof key->op);
     if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int(stmt, 5, same_driver);
+        rc = sqlite3_bind_text(stmt, 5, og_db_dtype_names[key->dtype], -1, SQLITE_STATIC);
     if (rc == SQLITE_OK)
-        rc = og_db_bind_array(stmt, 6, key->op, sizeof key->op);
+        rc = sqlite3_bind_text(stmt, 6, og_db_mode_names[key->mode], -1, SQLITE_STATIC);
     if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(stmt, 7, og_db_dtype_names[key->dtype], -1, SQLITE_STATIC);
+        rc = sqlite3_bind_int(stmt, 7, key->trans_a != 0);
     if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(stmt, 8, og_db_mode_names[key->mode], -1, SQLITE_STATIC);
+        rc = sqlite3_bind_int(stmt, 8, key->trans_b != 0);
     if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int(stmt, 9, key->trans_a != 0);
+        rc = sqlite3_bind_text(stmt, 9, template_name, -1, SQLITE_TRANSIENT);
     if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int(stmt, 10, key->trans_b != 0);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(stmt, 11, template_name, -1, SQLITE_TRANSIENT);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(stmt, 12, hash, -1, SQLITE_TRANSIENT);
+        rc = sqlite3_bind_text(stmt, 10, hash, -1, SQLITE_TRANSIENT);
     if (rc != SQLITE_OK) {
         og_status st = og_db_fail_sqlite(db->path, db->conn, rc, "selecting", err, errlen);
         sqlite3_finalize(stmt);
@@ -772,11 +879,16 @@ static og_status og_db_scan(og_db *db, const og_device_info *dev, const og_recor
                                 sqlite3_column_int64(stmt, 7), sqlite3_column_int64(stmt, 8)};
         int exact = memcmp(row_shape, shape, sizeof row_shape) == 0;
         double distance = exact ? 0.0 : og_db_shape_distance(row_shape, shape);
+        st = og_db_read_device(db, stmt, OG_DB_RECORD_NCOLUMNS, row_dev, err, errlen);
+        if (st != OG_OK)
+            break;
+        og_db_pick *pick = &picks[!og_db_same_driver(dev, row_dev)];
         if (!og_db_better(pick, exact, distance, sqlite3_column_double(stmt, 13)))
             continue;
         st = og_db_read_record(db, stmt, &pick->rec, err, errlen);
         if (st != OG_OK)
             break;
+        pick->dev = *row_dev;
         pick->found = exact ? 1 : 2;
         pick->distance = distance;
     }
@@ -786,17 +898,24 @@ static og_status og_db_scan(og_db *db, const og_device_info *dev, const og_recor
     return st;
 }
 
+/* What og_db_select keeps while it scans: off small thread stacks. */
+typedef struct og_db_selector {
+    og_db_pick picks[2];
+    og_device_info row_dev;
+} og_db_selector;
+
 og_status og_db_select(og_db *db, const og_device_info *dev, const og_record_key *key,
                        const char *template_name, uint64_t template_hash, int64_t m, int64_t n,
-                       int64_t k, int64_t batch, og_record *out, int *found, int *other_driver,
-                       char *err, size_t errlen)
+                       int64_t k, int64_t batch, og_record *out, og_device_info *rec_dev,
+                       int *found, int *other_driver, char *err, size_t errlen)
 {
     if (db == NULL || dev == NULL || key == NULL || template_name == NULL || out == NULL ||
-        found == NULL || other_driver == NULL)
+        rec_dev == NULL || found == NULL || other_driver == NULL)
         return og_db_fail(db != NULL ? db->path : "(null)", OG_ERROR_INVALID_ARGUMENT, err, errlen,
                           "og_db_select: NULL argument");
     *found = 0;
     *other_driver = 0;
+    memset(rec_dev, 0, sizeof *rec_dev);
     if ((unsigned)key->dtype > OG_UINT8 || (unsigned)key->mode > OG_MODE_DETERMINISTIC)
         return og_db_fail(db->path, OG_ERROR_INVALID_ARGUMENT, err, errlen,
                           "key has dtype %d, mode %d", (int)key->dtype, (int)key->mode);
@@ -804,27 +923,25 @@ og_status og_db_select(og_db *db, const og_device_info *dev, const og_record_key
     char hash[17];
     og_db_format_hash(hash, template_hash);
     const int64_t shape[4] = {m, n, k, batch};
-    /* The pick holds a whole record; keep it off small thread stacks. */
-    og_db_pick *pick = calloc(1, sizeof *pick);
-    if (pick == NULL)
+    og_db_selector *s = calloc(1, sizeof *s);
+    if (s == NULL)
         return og_db_fail(db->path, OG_ERROR_OUT_OF_MEMORY, err, errlen, "out of memory");
 
-    og_status st = og_db_scan(db, dev, key, template_name, hash, shape, 1, pick, err, errlen);
-    if (st == OG_OK && pick->found == 0) {
-        st = og_db_scan(db, dev, key, template_name, hash, shape, 0, pick, err, errlen);
-        *other_driver = pick->found != 0;
-    }
+    og_status st =
+        og_db_scan(db, dev, key, template_name, hash, shape, s->picks, &s->row_dev, err, errlen);
+    /* The same driver's records first; another build's only when it has none. */
+    const og_db_pick *pick = s->picks[0].found != 0 ? &s->picks[0] : &s->picks[1];
     if (st == OG_OK && pick->found != 0) {
         *out = pick->rec;
+        *rec_dev = pick->dev;
         *found = pick->found;
-    } else {
-        *other_driver = 0;
+        *other_driver = pick == &s->picks[1];
     }
-    free(pick);
+    free(s);
     return st;
 }
 
-#define OG_DB_EACH_SQL(tail)                                                                       \
+#define OG_DB_EACH_SQL(tail, device_tail)                                                          \
     "SELECT " OG_DB_RECORD_COLUMNS tail ", coalesce(d.name, '')"                                   \
     " FROM records r LEFT JOIN devices d ON d.id = r.device ORDER BY r.id"
 
@@ -864,39 +981,23 @@ og_status og_db_each(og_db *db, int (*fn)(void *user, const og_record *rec, cons
     return st;
 }
 
-/* Records in the order og_db_walk promises, each row with its device (22 to
- * 27) and whether the device has no record at all (28: the row of a device
- * without records, its record columns NULL). The tail (OG_DB_SQL) ends the
- * order too. */
-#define OG_DB_WALK_SQL(tail)                                                                       \
-    "SELECT " OG_DB_RECORD_COLUMNS tail ", d.vendor_id, d.device_id, d.driver_id,"                 \
-    " d.driver_version, d.name, d.driver_name, r.id IS NULL"                                       \
+/* Records in the order og_db_walk promises, each row with its device
+ * (OG_DB_RECORD_NCOLUMNS on) and whether the device has no record at all
+ * (the row of a device without records, its record columns NULL). The
+ * record tail (OG_DB_SQL) ends the order too. */
+#define OG_DB_WALK_SQL(tail, device_tail)                                                          \
+    "SELECT " OG_DB_RECORD_COLUMNS tail ", " OG_DB_DEVICE_COLUMNS device_tail ", r.id IS NULL"     \
     " FROM devices d LEFT JOIN records r ON r.device = d.id"                                       \
-    " ORDER BY d.vendor_id, d.device_id, d.driver_id, d.driver_version, r.op, r.dtype, r.mode,"    \
-    " r.trans_a, r.trans_b, r.m, r.n, r.k, r.batch, r.template_name, r.template_hash, r.params,"   \
-    " r.median_us, r.gflops, r.samples, r.max_error, r.accepted, r.reason, r.created, " tail
+    " ORDER BY d.vendor_id, d.device_id, d.driver_id, d.driver_version, " device_tail ", r.op,"    \
+    " r.dtype, r.mode, r.trans_a, r.trans_b, r.m, r.n, r.k, r.batch, r.template_name,"             \
+    " r.template_hash, r.params, r.median_us, r.gflops, r.samples, r.max_error, r.accepted,"       \
+    " r.reason, r.created, " tail
 #define OG_DB_WALK_DEVICE OG_DB_RECORD_NCOLUMNS
-#define OG_DB_WALK_NO_RECORD (OG_DB_RECORD_NCOLUMNS + 6)
-
-/* Reads the key of the device of a walk row: four integers of 32 bits,
- * which only a damaged or foreign file can fail to hold. */
-static og_status og_db_read_device_key(const og_db *db, sqlite3_stmt *stmt, uint32_t key[4],
-                                       char *err, size_t errlen)
-{
-    for (int i = 0; i < 4; i++) {
-        sqlite3_int64 v = sqlite3_column_int64(stmt, OG_DB_WALK_DEVICE + i);
-        if (sqlite3_column_type(stmt, OG_DB_WALK_DEVICE + i) != SQLITE_INTEGER || v < 0 ||
-            v > (sqlite3_int64)UINT32_MAX)
-            return og_db_fail(db->path, OG_ERROR_DATABASE, err, errlen,
-                              "malformed device (vendor, device or driver id or version)");
-        key[i] = (uint32_t)v;
-    }
-    return OG_OK;
-}
+#define OG_DB_WALK_NO_RECORD (OG_DB_RECORD_NCOLUMNS + OG_DB_DEVICE_NCOLUMNS)
 
 /* What og_db_walk keeps while it steps: off the stack, like og_db_each's record. */
 typedef struct og_db_walker {
-    og_device_info dev;
+    og_device_info dev, row_dev;
     og_record rec;
 } og_db_walker;
 
@@ -919,31 +1020,20 @@ og_status og_db_walk(og_db *db,
         st = og_db_fail_sqlite(db->path, db->conn, rc, "listing records", err, errlen);
     } else {
         while (!stop && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-            uint32_t key[4];
-            st = og_db_read_device_key(db, stmt, key, err, errlen);
+            st = og_db_read_device(db, stmt, OG_DB_WALK_DEVICE, &w->row_dev, err, errlen);
             if (st != OG_OK)
                 break;
-            og_device_info *d = &w->dev;
-            if (!have_device || key[0] != d->vendor_id || key[1] != d->device_id ||
-                key[2] != d->driver_id || key[3] != d->driver_version) {
-                memset(d, 0, sizeof *d);
-                d->vendor_id = key[0];
-                d->device_id = key[1];
-                d->driver_id = key[2];
-                d->driver_version = key[3];
-                og_db_copy_text(d->name, sizeof d->name,
-                                sqlite3_column_text(stmt, OG_DB_WALK_DEVICE + 4));
-                og_db_copy_text(d->driver_name, sizeof d->driver_name,
-                                sqlite3_column_text(stmt, OG_DB_WALK_DEVICE + 5));
+            if (!have_device || !og_db_same_driver(&w->dev, &w->row_dev)) {
+                w->dev = w->row_dev;
                 have_device = 1;
-                stop = fn(user, d, NULL) != 0;
+                stop = fn(user, &w->dev, NULL) != 0;
             }
             if (stop || sqlite3_column_int(stmt, OG_DB_WALK_NO_RECORD) != 0)
                 continue;
             st = og_db_read_record(db, stmt, &w->rec, err, errlen);
             if (st != OG_OK)
                 break;
-            stop = fn(user, d, &w->rec) != 0;
+            stop = fn(user, &w->dev, &w->rec) != 0;
         }
         if (st == OG_OK && !stop && rc != SQLITE_DONE)
             st = og_db_fail_sqlite(db->path, db->conn, rc, "listing records", err, errlen);
@@ -1043,7 +1133,7 @@ og_status og_db_merge_record(og_db *db, int64_t device, const og_record *rec, in
     return st;
 }
 
-#define OG_DB_FIND_SQL(tail)                                                                       \
+#define OG_DB_FIND_SQL(tail, device_tail)                                                          \
     "SELECT " OG_DB_RECORD_COLUMNS tail " FROM records r" OG_DB_KEY_WHERE                          \
     " ORDER BY accepted DESC, gflops DESC LIMIT 1"
 

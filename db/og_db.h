@@ -14,16 +14,34 @@
 /* Bumped whenever the schema changes; a file with a higher number is
  * refused, one with a lower number is read as it is and upgraded when opened
  * writable. */
-#define OG_DB_SCHEMA_VERSION 4
+#define OG_DB_SCHEMA_VERSION 5
 
 typedef struct og_db og_db;
 
-/* The device key: vendor id, device id, driver id and driver version. */
+/* The device key: vendor id, device id, driver id, driver version, driver
+ * info and pipeline cache UUID. The last three say which build of the
+ * driver: lavapipe reports driver version 1 for every Mesa release, and
+ * only its driver info ("Mesa 22.3.6 (LLVM 15.0.6)") and pipeline cache
+ * UUID tell them apart. Files before schema version 5 have neither: they
+ * read as "" (unknown). */
 typedef struct og_device_info {
     uint32_t vendor_id, device_id, driver_id, driver_version;
     char name[256];        /* VkPhysicalDeviceProperties::deviceName */
     char driver_name[256]; /* VkPhysicalDeviceDriverProperties::driverName */
+    char driver_info[256]; /* VkPhysicalDeviceDriverProperties::driverInfo; "" unknown */
+    /* VkPhysicalDeviceProperties::pipelineCacheUUID as 32 lowercase hex
+     * digits, byte 0 first; "" unknown. */
+    char pipeline_cache_uuid[33];
 } og_device_info;
+
+/* Whether s (a terminated string) is "" or 32 lowercase hex digits: what
+ * the schema's CHECK accepts as a pipeline cache UUID. */
+int og_db_uuid_known(const char *s);
+
+/* Whether two device keys name the same driver build of the same device:
+ * vendor id, device id, driver id, driver version, driver info and
+ * pipeline cache UUID all equal ("" equals only ""). */
+int og_db_same_driver(const og_device_info *a, const og_device_info *b);
 
 /* What a record is about: everything selection matches on but the shape. */
 typedef struct og_record_key {
@@ -97,13 +115,20 @@ og_status og_db_find(og_db *db, int64_t device, const og_record *rec, og_record 
 /* Selection: the accepted record with the highest GFLOP/s for this device,
  * key, template and hash at exactly (m, n, k, batch); else the best record
  * of the nearest tuned shape in log space (sum of squared log ratios of M,
- * N, K and batch). *found: 0 none, 1 exact, 2 nearest. Records of another
- * driver version of the same vendor, device and driver id are used when
- * the exact device has none; *other_driver is then set. */
+ * N, K and batch). *found: 0 none, 1 exact, 2 nearest.
+ *
+ * Which devices' records count (the rule onegpu.h states for users):
+ * first those of the same driver (og_db_same_driver with dev); only when
+ * there is none for the key, those of another build of the same driver on
+ * the same device (same vendor, device and driver id; another driver
+ * version, driver info or pipeline cache UUID, an unknown one included),
+ * and *other_driver is then set. Records of another vendor, device or
+ * driver id are never used. *rec_dev receives the device row the record
+ * belongs to (zeroed when none is found). */
 og_status og_db_select(og_db *db, const og_device_info *dev, const og_record_key *key,
                        const char *template_name, uint64_t template_hash, int64_t m, int64_t n,
-                       int64_t k, int64_t batch, og_record *out, int *found, int *other_driver,
-                       char *err, size_t errlen);
+                       int64_t k, int64_t batch, og_record *out, og_device_info *rec_dev,
+                       int *found, int *other_driver, char *err, size_t errlen);
 
 /* Calls fn for every record, oldest first (with its device's name). Stops
  * early when fn returns non-zero. */
@@ -111,13 +136,14 @@ og_status og_db_each(og_db *db, int (*fn)(void *user, const og_record *rec, cons
                      void *user, char *err, size_t errlen);
 
 /* Calls fn for every device in the order of its key (vendor id, device id,
- * driver id, driver version) with rec NULL, then for each of its records in
- * the order of their columns (op, dtype, mode, trans_a, trans_b, m, n, k,
- * batch, template_name, template_hash, params, then the measurements,
- * reason, created, source, spread and memory): an order that depends on
- * the contents only, never on row ids or insertion order. Records whose
- * device row is missing (only a hand-edited file has them) are not
- * visited. Stops early when fn returns non-zero. */
+ * driver id, driver version, driver info, pipeline cache UUID) with rec
+ * NULL, then for each of its records in the order of their columns (op,
+ * dtype, mode, trans_a, trans_b, m, n, k, batch, template_name,
+ * template_hash, params, then the measurements, reason, created, source,
+ * spread and memory): an order that depends on the contents only, never on
+ * row ids or insertion order. Records whose device row is missing (only a
+ * hand-edited file has them) are not visited. Stops early when fn returns
+ * non-zero. */
 og_status og_db_walk(og_db *db,
                      int (*fn)(void *user, const og_device_info *dev, const og_record *rec),
                      void *user, char *err, size_t errlen);

@@ -170,7 +170,18 @@ typedef struct og_context_desc {
      * and not empty; else the user's cache ($XDG_CACHE_HOME/onegpu/tuning.db
      * or ~/.cache/onegpu/tuning.db), then the pre-tuned databases installed
      * with the library (every *.db of <prefix>/share/onegpu, or of
-     * OG_PRETUNED_DIR when set), in that order. */
+     * OG_PRETUNED_DIR when set), in that order.
+     *
+     * Which records a database lends this device (README.md, "Which
+     * driver's records"): those of the same vendor id, device id and driver
+     * id (VkPhysicalDeviceDriverProperties::driverID) only. Among them,
+     * records of this driver build (the same driverVersion, driverInfo and
+     * pipelineCacheUUID) are used; records of another build (another
+     * driverVersion, driverInfo or UUID, or an unknown build: a database
+     * before schema version 5) are used only when the database has none of
+     * this build for the kernel and key, with a warning on stderr, and
+     * `ogtune select --json` reports them as "driver":{"rule":"other",...}.
+     * Records of another vendor, device or driver id are never used. */
     const char *tuning_db;
     /* Non-zero enables VK_LAYER_KHRONOS_validation and counts the errors it
      * reports (og_context_validation_errors); 2 adds its synchronisation

@@ -97,6 +97,7 @@ static void insert(og_db *db, int64_t device, const og_record *rec)
 
 typedef struct selection {
     og_record rec;
+    og_device_info dev; /* the device row of the record */
     int found, other_driver;
 } selection;
 
@@ -110,8 +111,8 @@ static selection select_shape(og_db *db, uint32_t driver_version, int64_t m, int
     s.found = -1;
     s.other_driver = -1;
     char err[512] = "";
-    og_status st = og_db_select(db, &dev, &key, "tile", TEST_HASH, m, n, k, batch, &s.rec, &s.found,
-                                &s.other_driver, err, sizeof err);
+    og_status st = og_db_select(db, &dev, &key, "tile", TEST_HASH, m, n, k, batch, &s.rec, &s.dev,
+                                &s.found, &s.other_driver, err, sizeof err);
     cr_assert_eq(st, OG_OK, "og_db_select: %s", err);
     return s;
 }
@@ -202,10 +203,11 @@ Test(db, insert_and_exact_select)
     og_record_key key = test_key();
     key.dtype = OG_BF16;
     og_record out;
+    og_device_info out_dev;
     int found = -1, other = -1;
     char err[512] = "";
-    cr_assert_eq(og_db_select(db, &d, &key, "tile", TEST_HASH, 512, 256, 128, 3, &out, &found,
-                              &other, err, sizeof err),
+    cr_assert_eq(og_db_select(db, &d, &key, "tile", TEST_HASH, 512, 256, 128, 3, &out, &out_dev,
+                              &found, &other, err, sizeof err),
                  OG_OK, "%s", err);
     cr_assert_eq(found, 0);
     cr_assert_eq(other, 0);
@@ -321,6 +323,63 @@ Test(db, rejected_and_stale_records_are_never_selected)
     og_db_close(db);
 }
 
+/* What lavapipe of Debian 12 reports (driverInfo, pipelineCacheUUID as
+ * hex), and what a Mesa upgrade reports with the same driverVersion 1. */
+#define MESA_22_INFO "Mesa 22.3.6 (LLVM 15.0.6)"
+#define MESA_22_UUID "32322e332e36616161616161616161ff"
+#define MESA_24_INFO "Mesa 24.2.8-1~bpo12+1 (LLVM 19.1.4)"
+#define MESA_24_UUID "32342e322e38616161616161616161ff"
+
+static og_device_info build_device(uint32_t driver_version, const char *info, const char *uuid)
+{
+    og_device_info dev = test_device(driver_version);
+    snprintf(dev.driver_info, sizeof dev.driver_info, "%s", info);
+    snprintf(dev.pipeline_cache_uuid, sizeof dev.pipeline_cache_uuid, "%s", uuid);
+    return dev;
+}
+
+static int64_t build_device_id(og_db *db, const og_device_info *dev)
+{
+    int64_t id = 0;
+    char err[512] = "";
+    cr_assert_eq(og_db_device(db, dev, &id, err, sizeof err), OG_OK, "%s", err);
+    cr_assert_gt(id, 0);
+    return id;
+}
+
+static selection select_on(og_db *db, const og_device_info *dev, int64_t m, int64_t n, int64_t k)
+{
+    og_record_key key = test_key();
+    selection s;
+    memset(&s, 0x55, sizeof s);
+    char err[512] = "";
+    og_status st = og_db_select(db, dev, &key, "tile", TEST_HASH, m, n, k, 1, &s.rec, &s.dev,
+                                &s.found, &s.other_driver, err, sizeof err);
+    cr_assert_eq(st, OG_OK, "og_db_select: %s", err);
+    return s;
+}
+
+Test(db, same_driver_build_is_matched)
+{
+    char path[512];
+    tmp_path(path, sizeof path, "t.db");
+    og_db *db = open_db(path, 1);
+    og_device_info mesa22 = build_device(1, MESA_22_INFO, MESA_22_UUID);
+    og_record rec = test_record(64, 64, 64, 1, 11.0);
+    insert(db, build_device_id(db, &mesa22), &rec);
+
+    selection s = select_on(db, &mesa22, 64, 64, 64);
+    cr_assert_eq(s.found, 1);
+    cr_expect_eq(s.other_driver, 0);
+    cr_expect_eq(s.rec.gflops, 11.0);
+    /* The record's device as stored, driver build included. */
+    cr_expect_eq(s.dev.driver_version, 1u);
+    cr_expect_str_eq(s.dev.driver_info, MESA_22_INFO);
+    cr_expect_str_eq(s.dev.pipeline_cache_uuid, MESA_22_UUID);
+    cr_expect_str_eq(s.dev.name, "llvmpipe (test)");
+    og_db_close(db);
+}
+
 Test(db, other_driver_version_is_used_with_flag)
 {
     char path[512];
@@ -335,6 +394,7 @@ Test(db, other_driver_version_is_used_with_flag)
     cr_assert_eq(s.found, 1);
     cr_assert_eq(s.other_driver, 1);
     cr_assert_eq(s.rec.gflops, 11.0);
+    cr_assert_eq(s.dev.driver_version, 1u);
 
     /* Once the exact driver has any record for the key, it is preferred,
      * even nearest over another driver's exact shape. */
@@ -346,20 +406,89 @@ Test(db, other_driver_version_is_used_with_flag)
     cr_assert_eq(s.found, 2);
     cr_assert_eq(s.other_driver, 0);
     cr_assert_eq(s.rec.gflops, 3.0);
+    cr_assert_eq(s.dev.driver_version, 2u);
 
-    /* Another driver id is another device: nothing is borrowed. */
-    og_device_info dev = test_device(1);
-    dev.driver_id = 14;
-    og_record_key key = test_key();
-    og_record out;
-    int found = -1, other = -1;
-    char err[512] = "";
-    cr_assert_eq(og_db_select(db, &dev, &key, "tile", TEST_HASH, 64, 64, 64, 1, &out, &found,
-                              &other, err, sizeof err),
-                 OG_OK, "%s", err);
-    cr_assert_eq(found, 0);
-    cr_assert_eq(other, 0);
+    /* Another driver id, vendor or device is another device: nothing is borrowed. */
+    for (int i = 0; i < 3; i++) {
+        og_device_info dev = test_device(1);
+        *(i == 0 ? &dev.driver_id : i == 1 ? &dev.vendor_id : &dev.device_id) += 1;
+        s = select_on(db, &dev, 64, 64, 64);
+        cr_expect_eq(s.found, 0, "case %d", i);
+        cr_expect_eq(s.other_driver, 0, "case %d", i);
+        cr_expect_eq(s.dev.driver_version, 0u, "case %d: the device is cleared", i);
+    }
     og_db_close(db);
+}
+
+/* The Mesa upgrade: lavapipe keeps driverVersion 1, so only driverInfo and
+ * the pipeline cache UUID tell the builds apart. */
+Test(db, same_driver_version_other_driver_info_is_another_driver)
+{
+    char path[512];
+    tmp_path(path, sizeof path, "t.db");
+    og_db *db = open_db(path, 1);
+    og_device_info mesa22 = build_device(1, MESA_22_INFO, MESA_22_UUID);
+    og_device_info mesa24 = build_device(1, MESA_24_INFO, MESA_24_UUID);
+    int64_t id22 = build_device_id(db, &mesa22);
+    og_record rec = test_record(64, 64, 64, 1, 11.0);
+    insert(db, id22, &rec);
+
+    selection s = select_on(db, &mesa24, 64, 64, 64);
+    cr_assert_eq(s.found, 1, "another build's record is used");
+    cr_expect_eq(s.other_driver, 1, "and flagged");
+    cr_expect_str_eq(s.dev.driver_info, MESA_22_INFO);
+    cr_expect_str_eq(s.dev.pipeline_cache_uuid, MESA_22_UUID);
+
+    /* Either part of the build alone makes another driver. */
+    og_device_info info_only = build_device(1, MESA_24_INFO, MESA_22_UUID);
+    og_device_info uuid_only = build_device(1, MESA_22_INFO, MESA_24_UUID);
+    og_device_info unknown = build_device(1, "", "");
+    cr_expect_eq(select_on(db, &info_only, 64, 64, 64).other_driver, 1);
+    cr_expect_eq(select_on(db, &uuid_only, 64, 64, 64).other_driver, 1);
+    cr_expect_eq(select_on(db, &unknown, 64, 64, 64).other_driver, 1);
+
+    /* The new build is a device row of its own, and its records come first. */
+    int64_t id24 = build_device_id(db, &mesa24);
+    cr_assert_neq(id24, id22);
+    cr_expect_eq(build_device_id(db, &mesa22), id22, "the same key finds the same row");
+    og_record mine = test_record(128, 64, 64, 1, 3.0);
+    insert(db, id24, &mine);
+    s = select_on(db, &mesa24, 64, 64, 64);
+    cr_expect_eq(s.found, 2);
+    cr_expect_eq(s.other_driver, 0);
+    cr_expect_str_eq(s.dev.driver_info, MESA_24_INFO);
+    s = select_on(db, &mesa22, 64, 64, 64);
+    cr_expect_eq(s.found, 1);
+    cr_expect_eq(s.other_driver, 0);
+    cr_expect_eq(s.rec.gflops, 11.0);
+    og_db_close(db);
+}
+
+Test(db, malformed_pipeline_cache_uuid_is_refused)
+{
+    char path[512], err[512] = "";
+    tmp_path(path, sizeof path, "t.db");
+    og_db *db = open_db(path, 1);
+    static const char *const bad[] = {"32322E332E36616161616161616161FF", "3232", "zz"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        og_device_info dev = build_device(1, MESA_22_INFO, bad[i]);
+        int64_t id = -1;
+        cr_expect_eq(og_db_device(db, &dev, &id, err, sizeof err), OG_ERROR_INVALID_ARGUMENT, "%s",
+                     bad[i]);
+        cr_expect_eq(id, 0);
+        cr_expect_not_null(strstr(err, "pipeline cache UUID"), "%s", err);
+    }
+    og_db_close(db);
+    /* Nor does the schema take one from a hand-edited file. */
+    sqlite3 *conn = NULL;
+    cr_assert_eq(sqlite3_open(path, &conn), SQLITE_OK);
+    cr_expect_neq(sqlite3_exec(conn,
+                               "INSERT INTO devices (vendor_id, device_id, driver_id,"
+                               " driver_version, name, driver_name, driver_info,"
+                               " pipeline_cache_uuid) VALUES (1, 2, 3, 4, 'x', 'y', 'z', 'ABC')",
+                               NULL, NULL, NULL),
+                  SQLITE_OK);
+    sqlite3_close(conn);
 }
 
 Test(db, missing_file_read_only_is_not_found)
@@ -887,6 +1016,129 @@ Test(db, version_3_files_are_read_and_upgraded_with_spread_0_and_no_memory)
     cr_expect_eq(og_db_each(db, first_record, &first, err, sizeof err), OG_ERROR_DATABASE);
     cr_expect_not_null(strstr(err, "spread"), "message \"%s\"", err);
     og_db_close(db);
+}
+
+/* A file of schema version 4: spread and memory, devices without driver
+ * info or pipeline cache UUID (the key of four numbers). */
+static const char schema_v4[] =
+    "CREATE TABLE devices (id INTEGER PRIMARY KEY, vendor_id INTEGER NOT NULL,"
+    " device_id INTEGER NOT NULL, driver_id INTEGER NOT NULL, driver_version INTEGER NOT NULL,"
+    " name TEXT NOT NULL, driver_name TEXT NOT NULL,"
+    " UNIQUE (vendor_id, device_id, driver_id, driver_version));"
+    "CREATE TABLE records (id INTEGER PRIMARY KEY, device INTEGER NOT NULL REFERENCES devices(id),"
+    " op TEXT NOT NULL,"
+    " dtype TEXT NOT NULL CHECK (dtype IN ('f32', 'f16', 'bf16', 'i8', 'u8')),"
+    " mode TEXT NOT NULL CHECK (mode IN ('fast', 'deterministic')),"
+    " trans_a INTEGER NOT NULL CHECK (trans_a IN (0, 1)),"
+    " trans_b INTEGER NOT NULL CHECK (trans_b IN (0, 1)), m INTEGER NOT NULL,"
+    " n INTEGER NOT NULL, k INTEGER NOT NULL, batch INTEGER NOT NULL,"
+    " template_name TEXT NOT NULL,"
+    " template_hash TEXT NOT NULL CHECK (length(template_hash) = 16), params TEXT NOT NULL,"
+    " median_us REAL NOT NULL, gflops REAL NOT NULL, samples INTEGER NOT NULL,"
+    " max_error REAL NOT NULL, accepted INTEGER NOT NULL CHECK (accepted IN (0, 1)),"
+    " reason TEXT NOT NULL, created INTEGER NOT NULL, source TEXT NOT NULL,"
+    " spread REAL NOT NULL DEFAULT 0, memory TEXT NOT NULL DEFAULT '' CHECK (memory IN ('',"
+    " 'device-local', 'device-local-mapped', 'host-visible')));"
+    "CREATE INDEX records_select ON records"
+    " (device, op, dtype, mode, trans_a, trans_b, template_name, template_hash, accepted);"
+    "INSERT INTO devices VALUES (3, 65541, 0, 13, 1, 'llvmpipe (test)',"
+    " 'llvmpipe Mesa 22.3.6 (LLVM 15.0.6)');"
+    "INSERT INTO records VALUES (5, 3, 'gemm', 'f16', 'fast', 0, 1, 64, 64, 64, 1, 'tile',"
+    " 'fedcba9876543210', 'v4 record', 12.5, 3.5, 9, 1e-6, 1, '', 1700000000, '', 0.5,"
+    " 'device-local');"
+    "PRAGMA user_version = 4;";
+
+static int walk_device(void *user, const og_device_info *dev, const og_record *rec)
+{
+    (void)rec;
+    *(og_device_info *)user = *dev;
+    return 1;
+}
+
+/* The v4 file's device reads with unknown driver info and UUID on every
+ * path: a build that knows its own is another driver, one that knows
+ * neither is the same. */
+static void expect_v4_device(og_db *db)
+{
+    char err[512] = "";
+    og_device_info mesa22 = build_device(1, MESA_22_INFO, MESA_22_UUID);
+    selection s = select_on(db, &mesa22, 64, 64, 64);
+    cr_expect_eq(s.found, 1);
+    cr_expect_str_eq(s.rec.params, "v4 record");
+    cr_expect_eq(s.other_driver, 1);
+    cr_expect_str_eq(s.dev.driver_info, "");
+    cr_expect_str_eq(s.dev.pipeline_cache_uuid, "");
+    og_device_info unknown = build_device(1, "", "");
+    cr_expect_eq(select_on(db, &unknown, 64, 64, 64).other_driver, 0);
+    og_device_info dev;
+    memset(&dev, 0x55, sizeof dev);
+    cr_assert_eq(og_db_walk(db, walk_device, &dev, err, sizeof err), OG_OK, "%s", err);
+    cr_expect_eq(dev.driver_version, 1u);
+    cr_expect_str_eq(dev.driver_info, "");
+    cr_expect_str_eq(dev.pipeline_cache_uuid, "");
+    cr_expect_str_eq(dev.driver_name, "llvmpipe Mesa 22.3.6 (LLVM 15.0.6)");
+}
+
+Test(db, version_4_files_are_read_and_upgraded_with_unknown_driver_builds)
+{
+    char path[512], err[512] = "";
+    tmp_path(path, sizeof path, "v4.db");
+    raw_exec(path, schema_v4);
+    /* Read-only: read as it is, nothing changes; the device of four numbers
+     * is found only as the build of unknown info and UUID. */
+    og_db *db = open_db(path, 0);
+    expect_v4_device(db);
+    og_device_info unknown = build_device(1, "", ""),
+                   mesa22 = build_device(1, MESA_22_INFO, MESA_22_UUID);
+    int64_t id = -1;
+    cr_expect_eq(og_db_device(db, &unknown, &id, err, sizeof err), OG_OK, "%s", err);
+    cr_expect_eq(id, 3);
+    cr_expect_eq(og_db_device(db, &mesa22, &id, err, sizeof err), OG_ERROR_NOT_FOUND);
+    og_db_close(db);
+
+    /* Writable: upgraded in place, the device and the record keep their ids,
+     * and the build that knows its info and UUID gets a row of its own. */
+    db = open_db(path, 1);
+    expect_v4_device(db);
+    cr_expect_eq(build_device_id(db, &unknown), 3);
+    int64_t id22 = build_device_id(db, &mesa22);
+    cr_expect_neq(id22, 3);
+    og_record rec = test_record(64, 64, 64, 1, 9.0);
+    insert(db, id22, &rec);
+    selection s = select_on(db, &mesa22, 64, 64, 64);
+    cr_expect_eq(s.other_driver, 0);
+    cr_expect_eq(s.rec.gflops, 9.0);
+    og_db_close(db);
+
+    sqlite3 *conn = NULL;
+    cr_assert_eq(sqlite3_open(path, &conn), SQLITE_OK);
+    sqlite3_stmt *stmt = NULL;
+    cr_assert_eq(sqlite3_prepare_v2(conn,
+                                    "SELECT (SELECT user_version FROM pragma_user_version),"
+                                    " (SELECT device || '|' || params || '|' || memory"
+                                    "  FROM records WHERE id = 5),"
+                                    " (SELECT count(*) FROM devices WHERE driver_info = ''"
+                                    "  AND pipeline_cache_uuid = '' AND id = 3)",
+                                    -1, &stmt, NULL),
+                 SQLITE_OK, "%s", sqlite3_errmsg(conn));
+    cr_assert_eq(sqlite3_step(stmt), SQLITE_ROW);
+    cr_expect_eq(sqlite3_column_int(stmt, 0), OG_DB_SCHEMA_VERSION);
+    cr_expect_str_eq((const char *)sqlite3_column_text(stmt, 1), "3|v4 record|device-local");
+    cr_expect_eq(sqlite3_column_int(stmt, 2), 1);
+    sqlite3_finalize(stmt);
+    /* The records still refer to the devices: a record of no device is refused. */
+    cr_expect_eq(sqlite3_exec(conn, "PRAGMA foreign_keys = ON", NULL, NULL, NULL), SQLITE_OK);
+    cr_expect_neq(
+        sqlite3_exec(conn, "UPDATE records SET device = 99 WHERE id = 5", NULL, NULL, NULL),
+        SQLITE_OK);
+    /* The sqlite3 shell can still run a device of a version 4 dump (driver
+     * info and UUID by default). */
+    cr_expect_eq(sqlite3_exec(conn,
+                              "INSERT INTO devices (vendor_id, device_id, driver_id,"
+                              " driver_version, name, driver_name) VALUES (1, 2, 3, 4, 'x', 'y')",
+                              NULL, NULL, NULL),
+                 SQLITE_OK, "%s", sqlite3_errmsg(conn));
+    sqlite3_close(conn);
 }
 
 Test(db, merge_record_keeps_the_best_of_a_key)

@@ -692,11 +692,12 @@ Test(int8gemm_tuning, tune_store_select)
         cr_expect_eq(c.params.variant, i == 0 ? OG_VARIANT_INT8_SKINNY : OG_VARIANT_INT8_TILE);
         og_record_key key = {.op = "int8gemm", .dtype = OG_INT8, .mode = OG_MODE_FAST};
         og_record rec;
+        og_device_info rec_dev;
         int found, other;
         const char *name = og_params_template(&c.params);
         cr_assert_eq(og_db_select(handle, &ctx->info, &key, name, og_template_hash(name),
-                                  shapes[i][0], shapes[i][1], shapes[i][2], 1, &rec, &found, &other,
-                                  err, sizeof err),
+                                  shapes[i][0], shapes[i][1], shapes[i][2], 1, &rec, &rec_dev,
+                                  &found, &other, err, sizeof err),
                      OG_OK, "%s", err);
         char params[OG_PARAMS_MAX];
         og_params_format(&c.params, params, sizeof params);

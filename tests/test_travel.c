@@ -74,10 +74,19 @@ static og_record tile_record(int64_t m, double gflops, int accepted)
 static og_device_info sample_device(int i)
 {
     switch (i) {
-    case 0:
-        return make_device(0x10005, 0, 1, "llvmpipe (LLVM 15.0.6, 256 bits)");
-    case 1:
-        return make_device(0x1002, 0x73bf, UINT32_MAX, "Radeon 'RX' 6800 -- \xc3\xbc\nrev 2");
+    case 0: {
+        og_device_info d = make_device(0x10005, 0, 1, "llvmpipe (LLVM 15.0.6, 256 bits)");
+        snprintf(d.driver_info, sizeof d.driver_info, "Mesa 22.3.6 (LLVM 15.0.6)");
+        snprintf(d.pipeline_cache_uuid, sizeof d.pipeline_cache_uuid,
+                 "32322e332e36616161616161616161ff");
+        return d;
+    }
+    case 1: {
+        og_device_info d =
+            make_device(0x1002, 0x73bf, UINT32_MAX, "Radeon 'RX' 6800 -- \xc3\xbc\nrev 2");
+        snprintf(d.driver_info, sizeof d.driver_info, "Adrenalin '23.1' -- x"); /* no UUID */
+        return d;
+    }
     case 2:
         return make_device(0x10de, 0x2684, 7, "");
     default:
@@ -297,6 +306,8 @@ static void expect_same(const listing *a, const listing *b)
         cr_expect_eq(x->dev.driver_version, y->dev.driver_version, "entry %zu", i);
         cr_expect_str_eq(x->dev.name, y->dev.name, "entry %zu", i);
         cr_expect_str_eq(x->dev.driver_name, y->dev.driver_name, "entry %zu", i);
+        cr_expect_str_eq(x->dev.driver_info, y->dev.driver_info, "entry %zu", i);
+        cr_expect_str_eq(x->dev.pipeline_cache_uuid, y->dev.pipeline_cache_uuid, "entry %zu", i);
         const og_record *r = &x->rec, *s = &y->rec;
         cr_expect_str_eq(r->key.op, s->key.op, "entry %zu", i);
         cr_expect_eq(r->key.dtype, s->key.dtype, "entry %zu", i);
@@ -373,7 +384,14 @@ Test(travel, export_import_round_trip_is_lossless)
     /* No row ids: records name their device by its key. */
     cr_expect_not_null(strstr(text_a, "(SELECT id FROM devices WHERE vendor_id = 4098 AND"
                                       " device_id = 29631 AND driver_id = 1 AND"
-                                      " driver_version = 4294967295)"),
+                                      " driver_version = 4294967295 AND driver_info ="
+                                      " 'Adrenalin ''23.1'' -- x' AND pipeline_cache_uuid = '')"),
+                       "%s", text_a);
+    cr_expect_not_null(strstr(text_a, " driver_name, driver_info, pipeline_cache_uuid) VALUES"
+                                      " (65541, 0, 1, 1, 'llvmpipe (LLVM 15.0.6, 256 bits)',"
+                                      " 'driver of llvmpipe (LLVM 15.0.6, 256 bits)',"
+                                      " 'Mesa 22.3.6 (LLVM 15.0.6)',"
+                                      " '32322e332e36616161616161616161ff');"),
                        "%s", text_a);
     cr_expect_null(strstr(text_a, "INSERT INTO records (id"), "%s", text_a);
     cr_expect_not_null(strstr(text_a, "'vendor''s ''pretuned'' db'"), "%s", text_a);
@@ -463,6 +481,32 @@ static void hand_record_v4(char *buf, size_t len, const char *spread, const char
              og_template_hash(OG_TEMPLATE_TILE), spread, memory);
 }
 
+/* A device and a record line as og_export writes them now: the device of
+ * hand_device, but of the driver build with the given driver info and
+ * pipeline cache UUID literals, and a record of it with the given gflops. */
+static void hand_device_v5(char *buf, size_t len, const char *info, const char *uuid)
+{
+    snprintf(buf, len,
+             "INSERT INTO devices (vendor_id, device_id, driver_id, driver_version, name,"
+             " driver_name, driver_info, pipeline_cache_uuid) VALUES (4098, 29631, 1, 8388608,"
+             " 'GPU', 'radv', %s, %s);\n",
+             info, uuid);
+}
+
+static void hand_record_v5(char *buf, size_t len, const char *info, const char *uuid,
+                           const char *gflops)
+{
+    snprintf(buf, len,
+             "INSERT INTO records (device, op, dtype, mode, trans_a, trans_b, m, n, k, batch,"
+             " template_name, template_hash, params, median_us, gflops, samples, max_error,"
+             " accepted, reason, created, source, spread, memory) VALUES ((SELECT id FROM devices"
+             " WHERE vendor_id = 4098 AND device_id = 29631 AND driver_id = 1 AND"
+             " driver_version = 8388608 AND driver_info = %s AND pipeline_cache_uuid = %s),"
+             " 'gemm', 'f32', 'fast', 0, 0, 64, 64, 64, 1, 'gemm_tile', '%016" PRIx64
+             "', " GOOD_PARAMS ", 100, %s, 3, 0, 1, '', 1700000000, '', 0.5, 'device-local');\n",
+             info, uuid, og_template_hash(OG_TEMPLATE_TILE), gflops);
+}
+
 /* buf, formatted: a dump of the hostile cases. */
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
@@ -520,6 +564,39 @@ Test(travel, dumps_without_spread_and_memory_import)
     cr_expect_eq(l.e[2].rec.gflops, 8.5);
     cr_expect_eq(l.e[2].rec.spread, 0.125);
     cr_expect_str_eq(l.e[2].rec.memory, OG_DB_MEMORY_HOST_VISIBLE);
+    free(l.e);
+}
+
+/* A dump of schema version 4 or before (devices without driver info and
+ * pipeline cache UUID, records naming their device by four numbers)
+ * imports with both unknown; beside it in the same dump, a device of the
+ * same four numbers with a known driver build is another device, and the
+ * records of each find their own. */
+Test(travel, dumps_without_driver_builds_import)
+{
+    char dump[512], db[512], old[2048], dev5[1024], rec5[2048], text[8192], err[1024] = "";
+    tmp_path(dump, sizeof dump, "builds.sql");
+    tmp_path(db, sizeof db, "builds.db");
+    hand_record(old, sizeof old, "7.5", GOOD_PARAMS);
+    hand_device_v5(dev5, sizeof dev5, "'Mesa 24.2.8'", "'32342e322e38616161616161616161ff'");
+    hand_record_v5(rec5, sizeof rec5, "'Mesa 24.2.8'", "'32342e322e38616161616161616161ff'", "9.5");
+    snprintf(text, sizeof text, "BEGIN;\n%s%s%s%sCOMMIT;\n", hand_device, old, dev5, rec5);
+    write_text(dump, text);
+    og_travel_counts counts;
+    cr_assert_eq(og_import(dump, db, &counts, err, sizeof err), OG_OK, "%s", err);
+    cr_expect_eq(counts.devices, 2);
+    cr_expect_eq(counts.records, 2);
+    listing l = walk(db);
+    cr_assert_eq(l.n, 4);
+    /* In key order: the unknown build ("") first. */
+    cr_expect(l.e[0].is_device);
+    cr_expect_str_eq(l.e[0].dev.driver_info, "");
+    cr_expect_str_eq(l.e[0].dev.pipeline_cache_uuid, "");
+    cr_expect_eq(l.e[1].rec.gflops, 7.5);
+    cr_expect(l.e[2].is_device);
+    cr_expect_str_eq(l.e[2].dev.driver_info, "Mesa 24.2.8");
+    cr_expect_str_eq(l.e[2].dev.pipeline_cache_uuid, "32342e322e38616161616161616161ff");
+    cr_expect_eq(l.e[3].rec.gflops, 9.5);
     free(l.e);
 }
 
@@ -582,7 +659,8 @@ Test(travel, hostile_dumps_are_refused_without_change)
     memset(huge + head, 'A', huge_len);
     snprintf(huge + head + huge_len, 1024 - (size_t)head, "', 'x');\nCOMMIT;\n");
 
-    char buf[19][4096];
+    char buf[20][4096], other_build[2048];
+    hand_record_v5(other_build, sizeof other_build, "'Mesa 24'", "''", "7.5");
     const struct {
         const char *text, *expect; /* the dump, and what the message names */
     } cases[] = {
@@ -611,7 +689,15 @@ Test(travel, hostile_dumps_are_refused_without_change)
          "line 3: device 4098:29631:1:8388608 again"},
         {"BEGIN;\nINSERT INTO devices (vendor_id, device_id, driver_id, driver_version, name,"
          " driver_name, id) VALUES (1, 2, 3, 4, 'a', 'b', 5);\nCOMMIT;\n",
-         "line 2: expected ')', found ','"},
+         "line 2: expected 'driver_info', found 'id'"},
+        {"BEGIN;\nINSERT INTO devices (vendor_id, device_id, driver_id, driver_version, name,"
+         " driver_name, driver_info, pipeline_cache_uuid) VALUES (1, 2, 3, 4, 'a', 'b', 'c',"
+         " '32322E332E36616161616161616161FF');\nCOMMIT;\n",
+         "line 2: pipeline_cache_uuid: '32322E332E36616161616161616161FF' is not 32 lowercase"
+         " hex digits"},
+        {compose(buf[19], "BEGIN;\n%s%sCOMMIT;\n", hand_device, other_build),
+         "line 3: record of device 4098:29631:1:8388608 (driver info 'Mesa 24', pipeline cache"
+         " UUID '') before its INSERT INTO devices"},
         {"BEGIN;\nINSERT INTO devices (vendor_id, device_id, driver_id, driver_version, name,"
          " driver_name) VALUES (-1, 2, 3, 4, 'a', 'b');\nCOMMIT;\n",
          "line 2: vendor_id: -1 is not in 0..4294967295"},
@@ -1053,4 +1139,51 @@ Test(travel, pretuned_databases_after_the_user_cache, .timeout = 120)
     free(saved_cache);
     free(saved_db);
     free(saved_dir);
+}
+
+/* ogtune select --json names the driver build a record was measured on and
+ * the rule that let it in: "same" for this device's own build, "other" for
+ * another build of its driver (here the Mesa upgrade: the same driver
+ * version, another driver info); a record of another device is never used,
+ * so the choice is the default and has no driver. */
+Test(travel, select_json_reports_the_records_driver, .timeout = 120)
+{
+    og_context *ctx = NULL;
+    cr_assert_eq(og_context_create(NULL, &ctx), OG_OK, "%s", og_last_error());
+    og_device_info mine = ctx->info;
+    close_context(ctx);
+    og_device_info upgraded = mine, other_device = mine;
+    snprintf(upgraded.driver_info, sizeof upgraded.driver_info, "Mesa 99.0.0 (LLVM 42.0.0)");
+    other_device.device_id += 1;
+
+    static const struct {
+        const char *name;
+        int which; /* 0 mine, 1 upgraded, 2 other_device */
+    } cases[] = {{"same.db", 0}, {"upgraded.db", 1}, {"other-device.db", 2}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const og_device_info *dev = cases[i].which == 0   ? &mine
+                                    : cases[i].which == 1 ? &upgraded
+                                                          : &other_device;
+        char db[512], args[1024], want[1024];
+        tmp_path(db, sizeof db, cases[i].name);
+        plant(db, dev, 3);
+        snprintf(args, sizeof args,
+                 "select --shape 256x256x256 --dtype f32 --json --db '%s' 2>/dev/null", db);
+        char *out = NULL;
+        cr_assert_eq(ogtune(args, &out), 0, "%s", args);
+        if (cases[i].which == 2) {
+            cr_expect_not_null(strstr(out, "\"source\":\"default\""), "%s:\n%s", cases[i].name,
+                               out);
+            cr_expect_null(strstr(out, "\"driver\":"), "%s:\n%s", cases[i].name, out);
+        } else {
+            snprintf(want, sizeof want,
+                     "\"driver\":{\"rule\":\"%s\",\"version\":%u,\"info\":\"%s\","
+                     "\"pipeline_cache_uuid\":\"%s\"}",
+                     cases[i].which == 0 ? "same" : "other", dev->driver_version, dev->driver_info,
+                     dev->pipeline_cache_uuid);
+            cr_expect_not_null(strstr(out, "\"source\":\"db\""), "%s:\n%s", cases[i].name, out);
+            cr_expect_not_null(strstr(out, want), "%s: no %s in\n%s", cases[i].name, want, out);
+        }
+        free(out);
+    }
 }

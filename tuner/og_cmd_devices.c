@@ -92,6 +92,9 @@ int og_cmd_devices(const og_cli *o)
             og_json_string(stdout, d->name);
             printf(",\"driver\":");
             og_json_string(stdout, d->driver_name);
+            printf(",\"driver_info\":");
+            og_json_string(stdout, d->driver_info);
+            printf(",\"pipeline_cache_uuid\":\"%s\"", d->pipeline_cache_uuid);
             printf(",\"vendor_id\":%u,\"device_id\":%u,\"driver_id\":%u,\"driver_version\":%u,"
                    "\"subgroup_size\":%u,\"max_invocations\":%u,\"max_shared_bytes\":%u,"
                    "\"max_storage_range\":%llu,\"queue_family\":%u,\"timestamp_bits\":%u,"
@@ -103,11 +106,13 @@ int og_cmd_devices(const og_cli *o)
             print_memory_json(ctx);
             printf("}");
         } else {
-            printf("%d: %s (%s)\n   vendor 0x%04x device 0x%04x driver id %u version %u\n"
+            printf("%d: %s (%s %s)\n   vendor 0x%04x device 0x%04x driver id %u version %u\n"
+                   "   pipeline cache UUID %s\n"
                    "   subgroup %u, %u invocations, %u bytes shared, storage range %llu\n"
                    "   queue family %u, timestamps %s (%u valid bits)\n",
-                   i, d->name, d->driver_name, d->vendor_id, d->device_id, d->driver_id,
-                   d->driver_version, l->subgroup_size, l->max_invocations, l->max_shared_bytes,
+                   i, d->name, d->driver_name, d->driver_info, d->vendor_id, d->device_id,
+                   d->driver_id, d->driver_version, d->pipeline_cache_uuid, l->subgroup_size,
+                   l->max_invocations, l->max_shared_bytes,
                    (unsigned long long)l->max_storage_range, ctx->queue_family,
                    ctx->timestamp_bits ? "yes" : "no", ctx->timestamp_bits);
             print_memory_text(ctx);

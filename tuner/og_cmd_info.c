@@ -109,6 +109,15 @@ static void print_choice_json(FILE *f, og_context *ctx, og_dtype t, og_mode mode
                 c->source == OG_SOURCE_DB ? "exact" : "nearest", (long long)c->m, (long long)c->n,
                 (long long)c->k, (long long)c->batch, c->gflops);
         og_json_string(f, c->db_path);
+        /* The driver the record was measured on, and the rule that let it in
+         * (og_db_select): "same" driver build, or "other" build of this
+         * device's driver (used, with a warning). */
+        fprintf(f, ",\"driver\":{\"rule\":\"%s\",\"version\":%u,\"info\":",
+                c->other_driver ? "other" : "same", c->driver_version);
+        og_json_string(f, c->driver_info);
+        fputs(",\"pipeline_cache_uuid\":", f);
+        og_json_string(f, c->pipeline_cache_uuid);
+        fputc('}', f);
     }
     /* The float GEMM's matrix variants: which ran, and why the others did not. */
     for (int i = 0; !og_dtype_is_int8(t) && i < OG_MATRIX_VARIANTS; i++) {
@@ -197,8 +206,9 @@ int og_cmd_select(const og_cli *o)
             if (c.params.variant == OG_VARIANT_TILE)
                 og_split_ranges(c.params.split, shapes[0].m, shapes[0].n, shapes[0].k,
                                 shapes[0].batch, OG_SCRATCH_BYTES / 4, &ranges, &range_len);
-            printf("%s %s (%s%s)", og_params_template(&c.params), params, source_name(c.source),
-                   c.source == OG_SOURCE_DB_NEAREST ? ", nearest tuned shape" : "");
+            printf("%s %s (%s%s%s)", og_params_template(&c.params), params, source_name(c.source),
+                   c.source == OG_SOURCE_DB_NEAREST ? ", nearest tuned shape" : "",
+                   c.other_driver ? ", tuned on another build of this driver" : "");
             if (ranges > 1)
                 printf("; split-k: %u k ranges of %u", ranges, range_len);
             putchar('\n');

@@ -62,7 +62,8 @@ static void put_device(FILE *f, const og_device_info *d)
     const og_dump_value v[OG_DUMP_DEVICE_VALUES] = {
         {'i', d->vendor_id, 0, NULL}, {'i', d->device_id, 0, NULL},
         {'i', d->driver_id, 0, NULL}, {'i', d->driver_version, 0, NULL},
-        {'t', 0, 0, d->name},         {'t', 0, 0, d->driver_name}};
+        {'t', 0, 0, d->name},         {'t', 0, 0, d->driver_name},
+        {'t', 0, 0, d->driver_info},  {'t', 0, 0, d->pipeline_cache_uuid}};
     fputc('\n', f); /* a blank line before each device's block */
     put_statement(f, OG_DUMP_DEVICE_SQL, v);
 }
@@ -76,6 +77,8 @@ static void put_record(FILE *f, const og_device_info *d, const og_record *r)
         {'i', d->device_id, 0, NULL},
         {'i', d->driver_id, 0, NULL},
         {'i', d->driver_version, 0, NULL},
+        {'t', 0, 0, d->driver_info},
+        {'t', 0, 0, d->pipeline_cache_uuid},
         {'t', 0, 0, r->key.op},
         {'t', 0, 0, og_dtype_name(r->key.dtype)},
         {'t', 0, 0, r->key.mode == OG_MODE_DETERMINISTIC ? "deterministic" : "fast"},

@@ -48,9 +48,10 @@ typedef struct og_lexer {
     long line;
 } og_lexer;
 
-/* A device of the dump: its key, and its row in the database (0 while checking). */
+/* A device of the dump: its key (og_db_same_driver), and its row in the
+ * database (0 while checking). */
 typedef struct og_known_device {
-    uint32_t key[4];
+    og_device_info key;
     int64_t id;
 } og_known_device;
 
@@ -338,47 +339,96 @@ static int take_text(og_reader *r, const og_token *t, const char *field, char *o
     return 0;
 }
 
-/* The device key of vals[0..4). */
-static int take_device_key(og_reader *r, uint32_t key[4])
+/* The device key of vals[0..4) and the driver build of vals[info] and
+ * vals[uuid] (both "" when the statement has none, info < 0) into dev,
+ * whose other fields are cleared. */
+static int take_device_key(og_reader *r, int info, int uuid, og_device_info *dev)
 {
     static const char *const fields[4] = {"vendor_id", "device_id", "driver_id", "driver_version"};
+    uint32_t key[4];
     for (int i = 0; i < 4; i++) {
         int64_t v;
         if (take_int(r, &r->vals[i], fields[i], 0, UINT32_MAX, &v) != 0)
             return -1;
         key[i] = (uint32_t)v;
     }
+    memset(dev, 0, sizeof *dev);
+    dev->vendor_id = key[0];
+    dev->device_id = key[1];
+    dev->driver_id = key[2];
+    dev->driver_version = key[3];
+    if (info < 0)
+        return 0;
+    if (take_text(r, &r->vals[info], "driver_info", dev->driver_info, sizeof dev->driver_info) !=
+            0 ||
+        take_text(r, &r->vals[uuid], "pipeline_cache_uuid", dev->pipeline_cache_uuid,
+                  sizeof dev->pipeline_cache_uuid) != 0)
+        return -1;
+    if (!og_db_uuid_known(dev->pipeline_cache_uuid))
+        return refuse(r, r->vals[uuid].line,
+                      "pipeline_cache_uuid: '%s' is not 32 lowercase hex digits",
+                      dev->pipeline_cache_uuid);
     return 0;
 }
 
-static og_known_device *find_device(og_reader *r, const uint32_t key[4])
+/* A device key as messages show it: the four numbers, then the driver
+ * build where the dump gives one. */
+static const char *key_text(const og_device_info *d, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "%" PRIu32 ":%" PRIu32 ":%" PRIu32 ":%" PRIu32, d->vendor_id,
+                     d->device_id, d->driver_id, d->driver_version);
+    if (n > 0 && (size_t)n < len && (d->driver_info[0] || d->pipeline_cache_uuid[0]))
+        snprintf(buf + n, len - (size_t)n, " (driver info '%.64s', pipeline cache UUID '%s')",
+                 d->driver_info, d->pipeline_cache_uuid);
+    return buf;
+}
+
+static og_known_device *find_device(og_reader *r, const og_device_info *key)
 {
     for (size_t i = 0; i < r->ndevices; i++)
-        if (memcmp(r->devices[i].key, key, sizeof r->devices[i].key) == 0)
+        if (og_db_same_driver(&r->devices[i].key, key))
             return &r->devices[i];
     return NULL;
 }
 
+/* Matches the dump's next token against the first of with (then the rest
+ * of with) or of without (then the rest of without): the two forms a
+ * statement takes from here. *took: whether it was with. */
+static int match_either(og_reader *r, const char *with, const char *without, int *took)
+{
+    og_lexer a = {.s = with, .line = 1}, b = {.s = without, .line = 1};
+    og_token want_a, want_b, got;
+    char buf[64];
+    if (lex(r, &a, &want_a) != 0 || lex(r, &b, &want_b) != 0 || lex(r, &r->lx, &got) != 0)
+        return -1;
+    *took = same_token(&got, &want_a);
+    if (*took)
+        return match(r, with, 1);
+    if (same_token(&got, &want_b))
+        return match(r, without, 1);
+    return refuse(r, got.line, "expected '%s' or '%s', found %s", want_a.text, want_b.text,
+                  shown(&got, buf, sizeof buf));
+}
+
+/* A device in either form: with driver info and pipeline cache UUID
+ * (schema version 5), or without (older dumps: both unknown). */
 static int read_device(og_reader *r)
 {
     long line = r->lx.line;
+    int added;
     r->nvals = 0;
-    if (match(r, OG_DUMP_DEVICE_SQL, 3) != 0)
+    if (match(r, OG_DUMP_DEVICE_HEAD, 3) != 0 ||
+        match_either(r, OG_DUMP_DEVICE_ADDED OG_DUMP_DEVICE_BODY ", ?, ?);",
+                     OG_DUMP_DEVICE_BODY ");", &added) != 0)
         return -1;
     og_device_info *d = &r->dev;
-    uint32_t key[4];
-    memset(d, 0, sizeof *d);
-    if (take_device_key(r, key) != 0 ||
+    if (take_device_key(r, added ? 6 : -1, 7, d) != 0 ||
         take_text(r, &r->vals[4], "name", d->name, sizeof d->name) != 0 ||
         take_text(r, &r->vals[5], "driver_name", d->driver_name, sizeof d->driver_name) != 0)
         return -1;
-    if (find_device(r, key) != NULL)
-        return refuse(r, line, "device %" PRIu32 ":%" PRIu32 ":%" PRIu32 ":%" PRIu32 " again",
-                      key[0], key[1], key[2], key[3]);
-    d->vendor_id = key[0];
-    d->device_id = key[1];
-    d->driver_id = key[2];
-    d->driver_version = key[3];
+    char shown_key[192];
+    if (find_device(r, d) != NULL)
+        return refuse(r, line, "device %s again", key_text(d, shown_key, sizeof shown_key));
     if (r->ndevices == r->cap) {
         size_t cap = r->cap ? 2 * r->cap : 8;
         og_known_device *grown = realloc(r->devices, cap * sizeof *grown);
@@ -390,7 +440,7 @@ static int read_device(og_reader *r)
         r->cap = cap;
     }
     og_known_device *known = &r->devices[r->ndevices];
-    memcpy(known->key, key, sizeof key);
+    known->key = *d;
     known->id = 0;
     if (r->db != NULL && og_db_device(r->db, d, &known->id, r->msg, sizeof r->msg) != OG_OK) {
         r->st = OG_ERROR_DATABASE;
@@ -446,25 +496,29 @@ static int take_hash(og_reader *r, const og_token *t, uint64_t *out)
     return 0;
 }
 
-/* The statement of a record up to its values, in either format: ',' after
- * source starts the columns of schema version 4, ')' ends those of a dump of
- * version 3. *added: whether the values include spread and memory. */
+/* A record in any of its forms: with or without the columns of schema
+ * version 4 (spread and memory: *added) and with or without the device's
+ * driver info and pipeline cache UUID in its key (schema version 5). The
+ * values are left in the order of OG_DUMP_RECORD_SQL, a key without driver
+ * info and UUID getting two empty strings (unknown). */
 static int match_record(og_reader *r, int *added)
 {
-    static const og_token comma = {.kind = OG_TOKEN_PUNCT, .len = 1, .text = ","};
-    static const og_token close = {.kind = OG_TOKEN_PUNCT, .len = 1, .text = ")"};
-    og_token t;
-    char buf[64];
+    static const og_token unknown = {.kind = OG_TOKEN_STRING};
+    int device_added;
     r->nvals = 0;
-    if (match(r, OG_DUMP_RECORD_HEAD, 3) != 0 || lex(r, &r->lx, &t) != 0)
+    if (match(r, OG_DUMP_RECORD_HEAD, 3) != 0 ||
+        match_either(r, OG_DUMP_RECORD_ADDED OG_DUMP_RECORD_DEVICE, OG_DUMP_RECORD_DEVICE, added) !=
+            0 ||
+        match_either(r, OG_DUMP_RECORD_DEVICE_ADDED OG_DUMP_RECORD_BODY, OG_DUMP_RECORD_BODY,
+                     &device_added) != 0 ||
+        match(r, *added ? ", ?, ?);" : ");", 0) != 0)
         return -1;
-    *added = same_token(&t, &comma);
-    /* The rest of OG_DUMP_RECORD_SQL or OG_DUMP_RECORD_SQL_V3, t its first token. */
-    if (*added)
-        return match(r, OG_DUMP_RECORD_ADDED OG_DUMP_RECORD_BODY ", ?, ?);", 1);
-    if (same_token(&t, &close))
-        return match(r, OG_DUMP_RECORD_BODY ");", 1);
-    return refuse(r, t.line, "expected ',' or ')', found %s", shown(&t, buf, sizeof buf));
+    if (!device_added) {
+        memmove(&r->vals[6], &r->vals[4], (r->nvals - 4) * sizeof r->vals[0]);
+        r->vals[4] = r->vals[5] = unknown;
+        r->nvals += 2;
+    }
+    return 0;
 }
 
 static int read_record(og_reader *r)
@@ -474,12 +528,12 @@ static int read_record(og_reader *r)
     if (match_record(r, &added) != 0)
         return -1;
     og_record *rec = &r->rec;
-    const og_token *v = r->vals;
-    uint32_t key[4];
+    const og_token *v = r->vals + 2; /* the values after the device's key */
+    og_device_info *key = &r->dev;
     int dtype = 0, mode = 0;
     int64_t ta, tb, samples, accepted;
     memset(rec, 0, sizeof *rec);
-    if (take_device_key(r, key) != 0 ||
+    if (take_device_key(r, 4, 5, key) != 0 ||
         take_text(r, &v[4], "op", rec->key.op, sizeof rec->key.op) != 0 ||
         take_name(r, &v[5], "dtype", dtype_name, OG_UINT8 + 1, &dtype) != 0 ||
         take_name(r, &v[6], "mode", mode_name, OG_MODE_DETERMINISTIC + 1, &mode) != 0 ||
@@ -515,11 +569,10 @@ static int read_record(og_reader *r)
     if (og_record_check(rec, why, sizeof why) != 0)
         return refuse(r, line, "record: %s", why);
     const og_known_device *known = find_device(r, key);
+    char shown_key[192];
     if (known == NULL)
-        return refuse(r, line,
-                      "record of device %" PRIu32 ":%" PRIu32 ":%" PRIu32 ":%" PRIu32
-                      " before its INSERT INTO devices",
-                      key[0], key[1], key[2], key[3]);
+        return refuse(r, line, "record of device %s before its INSERT INTO devices",
+                      key_text(key, shown_key, sizeof shown_key));
     if (r->db != NULL && og_db_insert(r->db, known->id, rec, r->msg, sizeof r->msg) != OG_OK) {
         r->st = OG_ERROR_DATABASE;
         return -1;

@@ -8,8 +8,11 @@
  * schema; ogtune import never executes it, but reads exactly what og_export
  * writes: comments (--), BEGIN;, one block per device (OG_DUMP_DEVICE_SQL,
  * then OG_DUMP_RECORD_SQL for each of its records, in og_db_walk's order),
- * COMMIT;. It reads the records of older dumps (OG_DUMP_RECORD_SQL_V3,
- * without spread and memory) too. Values are literals only: integers, reals
+ * COMMIT;. It reads older dumps too: devices without driver info and
+ * pipeline cache UUID (schema 4 and before: both "", unknown), records
+ * that name their device without them (the device of unknown driver info
+ * and UUID) and records without spread and memory (schema 3: 0 and "").
+ * Values are literals only: integers, reals
  * (%.17g in the C locale, so every double reads back to the same bits;
  * 1e999 and -1e999 for the infinities) and strings in single quotes, a
  * quote doubled. Records name their device by its key, never by a row id:
@@ -23,30 +26,36 @@
 
 #include "og_db.h"
 
-/* The statements of a dump, '?' standing for a value. */
-#define OG_DUMP_DEVICE_SQL                                                                         \
-    "INSERT INTO devices (vendor_id, device_id, driver_id, driver_version, name, driver_name)"     \
-    " VALUES (?, ?, ?, ?, ?, ?);"
-#define OG_DUMP_DEVICE_VALUES 6
+/* The statements of a dump, '?' standing for a value. A device: the
+ * columns of schema version 4, those added in version 5 (driver info and
+ * pipeline cache UUID), then the values in that order. */
+#define OG_DUMP_DEVICE_HEAD                                                                        \
+    "INSERT INTO devices (vendor_id, device_id, driver_id, driver_version, name, driver_name"
+#define OG_DUMP_DEVICE_ADDED ", driver_info, pipeline_cache_uuid"
+#define OG_DUMP_DEVICE_BODY ") VALUES (?, ?, ?, ?, ?, ?"
+#define OG_DUMP_DEVICE_SQL OG_DUMP_DEVICE_HEAD OG_DUMP_DEVICE_ADDED OG_DUMP_DEVICE_BODY ", ?, ?);"
+#define OG_DUMP_DEVICE_VALUES 8
 
 /* A record: the columns up to source (every dump has them), the columns of
  * schema version 4 (spread and memory), then the values: the device's key
- * and those up to source, then the added ones. */
+ * (the numbers, then from schema version 5 its driver info and pipeline
+ * cache UUID), those up to source, then the added ones. */
 #define OG_DUMP_RECORD_HEAD                                                                        \
     "INSERT INTO records (device, op, dtype, mode, trans_a, trans_b, m, n, k, batch,"              \
     " template_name, template_hash, params, median_us, gflops, samples, max_error, accepted,"      \
     " reason, created, source"
 #define OG_DUMP_RECORD_ADDED ", spread, memory"
-#define OG_DUMP_RECORD_BODY                                                                        \
+#define OG_DUMP_RECORD_DEVICE                                                                      \
     ") VALUES ((SELECT id FROM devices WHERE vendor_id = ? AND device_id = ? AND driver_id = ?"    \
-    " AND driver_version = ?), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
-/* What og_export writes (OG_DUMP_RECORD_VALUES values), and what the dumps
- * of schema version 3 hold (OG_DUMP_RECORD_VALUES_V3 values: spread 0 and
- * memory "" on import). */
-#define OG_DUMP_RECORD_SQL OG_DUMP_RECORD_HEAD OG_DUMP_RECORD_ADDED OG_DUMP_RECORD_BODY ", ?, ?);"
-#define OG_DUMP_RECORD_SQL_V3 OG_DUMP_RECORD_HEAD OG_DUMP_RECORD_BODY ");"
-#define OG_DUMP_RECORD_VALUES 26
-#define OG_DUMP_RECORD_VALUES_V3 24
+    " AND driver_version = ?"
+#define OG_DUMP_RECORD_DEVICE_ADDED " AND driver_info = ? AND pipeline_cache_uuid = ?"
+#define OG_DUMP_RECORD_BODY "), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+/* What og_export writes (OG_DUMP_RECORD_VALUES values); older dumps lack
+ * the added columns, the added device key or both. */
+#define OG_DUMP_RECORD_SQL                                                                         \
+    OG_DUMP_RECORD_HEAD OG_DUMP_RECORD_ADDED OG_DUMP_RECORD_DEVICE OG_DUMP_RECORD_DEVICE_ADDED     \
+        OG_DUMP_RECORD_BODY ", ?, ?);"
+#define OG_DUMP_RECORD_VALUES 28
 
 /* Whether a record was measured with another version of its template than
  * this build's (og_template_hash): selection never reads it. */

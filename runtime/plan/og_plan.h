@@ -159,6 +159,14 @@ typedef struct og_choice {
     int64_t m, n, k, batch;                    /* the tuned shape the record came from */
     double gflops;                             /* its measured GFLOP/s (0 for the default) */
     char db_path[512];                         /* which database ("" for the default) */
+    /* The driver the record was measured on ("" for the default): its
+     * version, info and pipeline cache UUID as its database keeps them
+     * ("" unknown), and whether it is another build of this device's driver
+     * than the context's (og_db_select's rule; used, with a warning). */
+    uint32_t driver_version;
+    char driver_info[256];
+    char pipeline_cache_uuid[33];
+    int other_driver;
     og_matrix_note matrix[OG_MATRIX_VARIANTS]; /* the matrix variants considered */
 } og_choice;
 

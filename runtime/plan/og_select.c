@@ -93,10 +93,11 @@ static void search_databases(og_context *ctx, const og_record_key *key, int64_t 
     int have_nearest = 0;
     for (size_t i = 0; i < ctx->n_dbs; i++) {
         og_record rec;
+        og_device_info rec_dev;
         int found = 0, other_driver = 0;
         char err[1024];
         if (og_db_select(ctx->dbs[i].db, &ctx->info, key, template_name, hash, m, n, k, batch, &rec,
-                         &found, &other_driver, err, sizeof err) != OG_OK) {
+                         &rec_dev, &found, &other_driver, err, sizeof err) != OG_OK) {
             fprintf(stderr, "onegpu: warning: %s; using the built-in defaults\n", err);
             continue;
         }
@@ -118,8 +119,11 @@ static void search_databases(og_context *ctx, const og_record_key *key, int64_t 
         }
         if (other_driver)
             fprintf(stderr,
-                    "onegpu: warning: using a tuning record of another driver version of %s\n",
-                    ctx->info.name);
+                    "onegpu: warning: using a tuning record of another driver build of %s"
+                    " (measured on driver version %u, info '%s'; this is %u, '%s')\n",
+                    ctx->info.name, rec_dev.driver_version,
+                    rec_dev.driver_info[0] ? rec_dev.driver_info : "unknown",
+                    ctx->info.driver_version, ctx->info.driver_info);
         out->params = p;
         out->source = found == 1 ? OG_SOURCE_DB : OG_SOURCE_DB_NEAREST;
         out->m = rec.m;
@@ -128,6 +132,11 @@ static void search_databases(og_context *ctx, const og_record_key *key, int64_t 
         out->batch = rec.batch;
         out->gflops = rec.gflops;
         snprintf(out->db_path, sizeof out->db_path, "%s", ctx->dbs[i].path);
+        out->driver_version = rec_dev.driver_version;
+        snprintf(out->driver_info, sizeof out->driver_info, "%s", rec_dev.driver_info);
+        snprintf(out->pipeline_cache_uuid, sizeof out->pipeline_cache_uuid, "%s",
+                 rec_dev.pipeline_cache_uuid);
+        out->other_driver = other_driver;
         if (found == 1)
             return;
         have_nearest = 1;

@@ -198,14 +198,12 @@ void og_properties_read(og_context *ctx)
     lim->max_loop_iterations = driver.driverID == VK_DRIVER_ID_MESA_LLVMPIPE ? 65535u : 0u;
     info->driver_version = ctx->props.driverVersion;
     snprintf(info->name, sizeof info->name, "%s", ctx->props.deviceName);
-    /* driverName and driverInfo are 256 bytes each; keep what fits. */
-    size_t used = strnlen(driver.driverName, sizeof info->driver_name - 1);
-    memcpy(info->driver_name, driver.driverName, used);
-    info->driver_name[used] = '\0';
-    if (driver.driverInfo[0] && used + 2 < sizeof info->driver_name) {
-        info->driver_name[used] = ' ';
-        snprintf(info->driver_name + used + 1, sizeof info->driver_name - used - 1, "%.*s",
-                 (int)(sizeof info->driver_name - used - 2), driver.driverInfo);
-    }
+    /* driverName and driverInfo are 256 bytes each, NUL-terminated. */
+    snprintf(info->driver_name, sizeof info->driver_name, "%.*s",
+             (int)sizeof driver.driverName, driver.driverName);
+    snprintf(info->driver_info, sizeof info->driver_info, "%.*s",
+             (int)sizeof driver.driverInfo, driver.driverInfo);
+    for (unsigned i = 0; i < VK_UUID_SIZE; i++)
+        snprintf(info->pipeline_cache_uuid + 2 * i, 3, "%02x", ctx->props.pipelineCacheUUID[i]);
 }
 

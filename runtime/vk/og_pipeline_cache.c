@@ -32,13 +32,12 @@
 /* The file of ctx's device and driver; 0 when the caches are off. */
 static int cache_file(const og_context *ctx, char *path, size_t len)
 {
-    char dir[900], uuid[2 * VK_UUID_SIZE + 1];
+    char dir[900];
     if (!og_cache_dir(dir, sizeof dir))
         return 0;
-    for (unsigned i = 0; i < VK_UUID_SIZE; i++)
-        snprintf(uuid + 2 * i, 3, "%02x", ctx->props.pipelineCacheUUID[i]);
-    int n = snprintf(path, len, "%s/pipelines-%08x-%08x-%08x-%s.bin", dir, ctx->props.vendorID,
-                     ctx->props.deviceID, ctx->props.driverVersion, uuid);
+    /* The UUID as the tuning database keeps it (og_device_info). */
+    int n = snprintf(path, len, "%s/pipelines-%08x-%08x-%08x-%s.bin", dir, ctx->info.vendor_id,
+                     ctx->info.device_id, ctx->info.driver_version, ctx->info.pipeline_cache_uuid);
     return n > 0 && (size_t)n < len;
 }
 
