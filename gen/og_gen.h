@@ -128,6 +128,9 @@ typedef struct og_limits {
     uint32_t max_count[3];       /* maxComputeWorkGroupCount */
     uint32_t max_shared_bytes;   /* maxComputeSharedMemorySize */
     uint64_t max_storage_range;  /* maxStorageBufferRange, bytes */
+    /* Where a storage binding may start: minStorageBufferOffsetAlignment,
+     * at least 16 so vector loads stay aligned; 0: at the buffer's start. */
+    uint32_t bind_align;
     uint32_t max_push_bytes;     /* maxPushConstantsSize */
     uint32_t subgroup_size;      /* VkPhysicalDeviceSubgroupProperties */
     uint32_t max_texel_elements; /* maxTexelBufferElements; 0: no R32, R32G32 and R32G32B32A32

@@ -170,3 +170,68 @@ Test(large_operands, refusals_name_the_operand_and_the_reason, .timeout = 300)
     og_buffer_destroy(c);
     close_context(ctx);
 }
+
+/* Every operand of one buffer past maxStorageBufferRange from its start, as
+ * an application's memory pool lays them out: each binding starts near its
+ * operand, so the call runs through bindings (not addresses) and is exact
+ * (small integers, so every order gives the same sums). */
+Test(large_operands, operands_at_offsets_past_the_range, .timeout = 300)
+{
+    og_context *ctx = open_context();
+    uint64_t range = ctx->limits.max_storage_range;
+    if (range > (1ull << 30))
+        cr_skip_test("maxStorageBufferRange %" PRIu64 " is too large to pass here", range);
+    const int64_t m = 33, n = 47, k = 29;
+    /* Element offsets past the range, none a multiple of 4 (bindings start
+     * aligned down, the kernels take the rest). */
+    const int64_t first = (int64_t)(range / 4) + 5;
+    const int64_t off_a = first, off_b = off_a + m * k + 3, off_c = off_b + k * n + 1,
+                  off_bias = off_c + m * n + 2;
+    uint64_t bytes = (uint64_t)(off_bias + n) * 4;
+    og_buffer *pool;
+    cr_assert_eq(og_buffer_create(ctx, bytes, &pool), OG_OK, "%s", og_context_last_error(ctx));
+    float *a = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)(k * n));
+    float *c = malloc(sizeof(float) * (size_t)(m * n)), bias[47];
+    cr_assert(a && b && c);
+    for (int64_t i = 0; i < m * k; i++)
+        a[i] = (float)(i % 7 - 3);
+    for (int64_t i = 0; i < k * n; i++)
+        b[i] = (float)(i % 5 - 2);
+    for (int64_t j = 0; j < n; j++)
+        bias[j] = (float)j;
+    for (int64_t i = 0; i < m * n; i++)
+        c[i] = 1.0f;
+    cr_assert_eq(og_buffer_write(pool, (uint64_t)off_a * 4, a, sizeof(float) * (size_t)(m * k)), OG_OK);
+    cr_assert_eq(og_buffer_write(pool, (uint64_t)off_b * 4, b, sizeof(float) * (size_t)(k * n)), OG_OK);
+    cr_assert_eq(og_buffer_write(pool, (uint64_t)off_c * 4, c, sizeof(float) * (size_t)(m * n)), OG_OK);
+    cr_assert_eq(og_buffer_write(pool, (uint64_t)off_bias * 4, bias, sizeof bias), OG_OK);
+    og_gemm *g;
+    cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &g), OG_OK);
+    og_gemm_args args = {.m = m, .n = n, .k = k, .alpha = 2, .beta = 3, .a = pool, .b = pool,
+                         .c = pool, .bias = pool, .lda = k, .ldb = n, .ldc = n, .a_offset = off_a,
+                         .b_offset = off_b, .c_offset = off_c, .bias_offset = off_bias};
+    char line[512];
+    cr_assert_eq(og_gemm_describe(g, &args, line, sizeof line), OG_OK);
+    cr_expect(!strstr(line, "src=addr"), "operands within their own bindings: %s", line);
+    cr_assert_eq(og_gemm_run(g, &args), OG_OK, "%s", og_context_last_error(ctx));
+    cr_assert_eq(og_buffer_read(pool, (uint64_t)off_c * 4, c, sizeof(float) * (size_t)(m * n)), OG_OK);
+    size_t wrong = 0;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double s = 0;
+            for (int64_t p = 0; p < k; p++)
+                s += (double)a[i * k + p] * (double)b[p * n + j];
+            float want = (float)(2 * s + 3 + (double)bias[j]);
+            wrong += c[i * n + j] != want;
+        }
+    cr_expect_eq(wrong, 0, "%zu elements of C differ", wrong);
+    float tail;
+    cr_assert_eq(og_buffer_read(pool, (uint64_t)(off_c + m * n) * 4, &tail, sizeof tail), OG_OK);
+    cr_expect_eq(tail, 0.0f, "nothing past C is written");
+    og_gemm_destroy(g);
+    og_buffer_destroy(pool);
+    free(a);
+    free(b);
+    free(c);
+    close_context(ctx);
+}

@@ -340,11 +340,14 @@ Test(validation, base_call_writes_c)
     close_context(ctx);
 }
 
-/* An operand reaching past maxStorageBufferRange, which one descriptor
- * cannot bind: C is refused as unsupported; A and B, which the kernels read
- * by device address where the device has bufferDeviceAddress, are then
- * refused only because their buffers are too small (unsupported without
- * it). Found through an offset, so no such buffer is needed. */
+/* An operand whose own extent reaches past maxStorageBufferRange, which
+ * one descriptor cannot bind (a leading dimension of the range's elements):
+ * C is refused as unsupported; A and B, which the kernels read by device
+ * address where the device has bufferDeviceAddress, are then refused only
+ * because their buffers are too small (unsupported without it). An offset of
+ * that size alone passes the range: each operand's binding starts near its
+ * first element, so only the buffer's size refuses it. No such buffer is
+ * needed. */
 Test(validation, beyond_storage_range)
 {
     og_context *ctx = open_context();
@@ -355,29 +358,37 @@ Test(validation, beyond_storage_range)
     }
     recorder r = recorder_make(ctx);
     og_gemm_args base = base_args();
+    base.batch = 1;
     size_t elems[3];
     og_gemm_extents(&base, &elems[0], &elems[1], &elems[2]);
     static const char dims[] = "ABC";
-    for (int i = 0; i < 3; i++) {
-        og_gemm *g = NULL;
-        cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &g), OG_OK);
-        operands o = operands_make(ctx, OG_F32, elems, 30 + (uint64_t)i);
-        og_gemm_args args = base;
-        args.a = o.buf[0];
-        args.b = o.buf[1];
-        args.c = o.buf[2];
-        int64_t *offset = i == 0 ? &args.a_offset : i == 1 ? &args.b_offset : &args.c_offset;
-        *offset = (int64_t)range_elems;
-        char dim[2] = {dims[i], 0};
-        char what[64];
-        snprintf(what, sizeof what, "%s offset %" PRIu64, dim, range_elems);
-        int by_address = i < 2 && ctx->limits.buffer_address;
-        expect_refused(g, &r, &args, &o,
-                       by_address ? OG_ERROR_INVALID_ARGUMENT : OG_ERROR_UNSUPPORTED, dim, what);
-        cr_assert_not_null(strstr(og_context_last_error(ctx),
-                                  by_address ? "but its buffer holds" : "maxStorageBufferRange"));
-        operands_free(&o);
-        og_gemm_destroy(g);
+    for (int by_offset = 0; by_offset <= 1; by_offset++) {
+        for (int i = 0; i < 3; i++) {
+            og_gemm *g = NULL;
+            cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &g), OG_OK);
+            operands o = operands_make(ctx, OG_F32, elems, 30 + (uint64_t)i);
+            og_gemm_args args = base;
+            args.a = o.buf[0];
+            args.b = o.buf[1];
+            args.c = o.buf[2];
+            int64_t *field = by_offset ? (i == 0 ? &args.a_offset
+                                          : i == 1 ? &args.b_offset
+                                                   : &args.c_offset)
+                                       : (i == 0 ? &args.lda : i == 1 ? &args.ldb : &args.ldc);
+            *field = (int64_t)range_elems;
+            char dim[2] = {dims[i], 0};
+            char what[64];
+            snprintf(what, sizeof what, "%s %s %" PRIu64, dim, by_offset ? "offset" : "ld",
+                     range_elems);
+            int past = !by_offset && !(i < 2 && ctx->limits.buffer_address);
+            expect_refused(g, &r, &args, &o, past ? OG_ERROR_UNSUPPORTED : OG_ERROR_INVALID_ARGUMENT,
+                           dim, what);
+            cr_assert_not_null(strstr(og_context_last_error(ctx),
+                                      past ? "maxStorageBufferRange" : "but its buffer holds"),
+                               "%s: %s", what, og_context_last_error(ctx));
+            operands_free(&o);
+            og_gemm_destroy(g);
+        }
     }
     recorder_free(&r);
     close_context(ctx);

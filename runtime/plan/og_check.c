@@ -36,6 +36,11 @@ static uint64_t extent(int64_t off, int64_t batch, int64_t stride, int64_t rows,
     return sum;
 }
 
+uint64_t og_binding_start(const og_limits *lim, uint64_t first)
+{
+    return lim->bind_align ? first / lim->bind_align * lim->bind_align : 0;
+}
+
 /* Why operand name cannot be read past maxStorageBufferRange: device
  * addresses read A and B where the device and the buffer have them. */
 static const char *why_bound(const og_limits *lim, const char *name, const og_buffer *buf)
@@ -67,15 +72,17 @@ static og_status check_operand(const og_limits *lim, char *err, const char *op, 
     if (end == UINT64_MAX || end > UINT32_MAX)
         return bad(err, "%s: %s spans more than 2^32 elements (offset, stride and ld too large)",
                    op, name);
-    uint64_t need = end * elem_bytes;
-    const char *bound = need > lim->max_storage_range ? why_bound(lim, name, buf) : NULL;
+    uint64_t need = end * elem_bytes, first = buf->skew + (uint64_t)off * elem_bytes;
+    /* The operand's binding starts near its first element (og_binding_start). */
+    uint64_t bound_bytes = need - og_binding_start(lim, first);
+    const char *bound = bound_bytes > lim->max_storage_range ? why_bound(lim, name, buf) : NULL;
     if (bound)
         return og_failf(err, OG_ERROR_UNSUPPORTED,
                        "%s: %s needs %" PRIu64 " bytes in one binding, more than the device's "
                        "maxStorageBufferRange of %" PRIu64 ", and %s",
-                       op, name, need, lim->max_storage_range, bound);
-    uint64_t span = need - buf->skew - (uint64_t)off * elem_bytes;
-    if (need > lim->max_storage_range && span > OG_ADDRESS_SPAN - 16)
+                       op, name, bound_bytes, lim->max_storage_range, bound);
+    uint64_t span = need - first;
+    if (bound_bytes > lim->max_storage_range && span > OG_ADDRESS_SPAN - 16)
         return og_failf(err, OG_ERROR_UNSUPPORTED,
                        "%s: %s spans %" PRIu64 " bytes from its offset; read by device address, "
                        "an operand may span less than 2^33 bytes (2^31 words)",
@@ -119,11 +126,12 @@ static og_status check_columns(const og_limits *lim, char *err, const char *op, 
     uint64_t need = buf->skew + 4 * ((uint64_t)offset + (uint64_t)n);
     if (need / 4 > UINT32_MAX)
         return bad(err, "%s: %s offset (%" PRId64 ") exceeds 32-bit indexing", op, name, offset);
-    if (need > lim->max_storage_range)
+    uint64_t bound_bytes = need - og_binding_start(lim, buf->skew + 4 * (uint64_t)offset);
+    if (bound_bytes > lim->max_storage_range)
         return og_failf(err, OG_ERROR_UNSUPPORTED,
                        "%s: %s needs %" PRIu64 " bytes in one binding, more than the device's "
                        "maxStorageBufferRange of %" PRIu64,
-                       op, name, need, lim->max_storage_range);
+                       op, name, bound_bytes, lim->max_storage_range);
     if (need > buf->skew + buf->size)
         return bad(err,
                    "%s: %s needs %" PRIu64 " elements (offset %" PRId64 " + N %" PRId64

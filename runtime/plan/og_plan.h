@@ -89,6 +89,13 @@ int og_gemm_has_product(const og_gemm_args *args);
 /* Whether an Int8Gemm product may run the skinny kernel: M <= 16, B not transposed. */
 int og_int8_skinny_eligible(int64_t m, int trans_b);
 
+/* The byte where an operand's storage binding starts, for an operand whose
+ * first element is `first` bytes past its buffer's base: first aligned down
+ * to lim->bind_align (0 when that is 0). Each operand is bound from there,
+ * so only its own extent counts against maxStorageBufferRange; its element
+ * offsets count from there (og_record.c). */
+uint64_t og_binding_start(const og_limits *lim, uint64_t first);
+
 /* Which operand of a checked call ("A", then "B"; NULL for neither) ends
  * past maxStorageBufferRange from the start of its binding, so that only a
  * device address reads it. ta and tb: the element types of A and B. */

@@ -86,10 +86,12 @@ static int texels_reach(const og_limits *lim, const og_buffer *a, const og_buffe
 }
 
 /* Bytes from the start of an operand's binding to its last element's end. */
-static uint64_t operand_bytes(og_dtype t, const og_buffer *buf, int64_t off, int64_t batch,
-                              int64_t stride, int64_t rows, int64_t ld, int64_t cols)
+static uint64_t operand_bytes(const og_limits *lim, og_dtype t, const og_buffer *buf, int64_t off,
+                              int64_t batch, int64_t stride, int64_t rows, int64_t ld, int64_t cols)
 {
-    return operand_end(off, batch, stride, rows, ld, cols) * og_dtype_bytes(t) + buf->skew;
+    uint64_t e = og_dtype_bytes(t);
+    return operand_end(off, batch, stride, rows, ld, cols) * e + buf->skew -
+           og_binding_start(lim, buf->skew + (uint64_t)off * e);
 }
 
 const char *og_operand_past_binding(const og_limits *lim, og_dtype ta, og_dtype tb,
@@ -98,10 +100,10 @@ const char *og_operand_past_binding(const og_limits *lim, og_dtype ta, og_dtype 
     if (g->m == 0 || g->n == 0 || g->k == 0)
         return NULL;
     int64_t batch = g->batch ? g->batch : 1;
-    if (operand_bytes(ta, g->a, g->a_offset, batch, g->stride_a, g->trans_a ? g->k : g->m, g->lda,
+    if (operand_bytes(lim, ta, g->a, g->a_offset, batch, g->stride_a, g->trans_a ? g->k : g->m, g->lda,
                       g->trans_a ? g->m : g->k) > lim->max_storage_range)
         return "A";
-    if (operand_bytes(tb, g->b, g->b_offset, batch, g->stride_b, g->trans_b ? g->n : g->k, g->ldb,
+    if (operand_bytes(lim, tb, g->b, g->b_offset, batch, g->stride_b, g->trans_b ? g->n : g->k, g->ldb,
                       g->trans_b ? g->k : g->n) > lim->max_storage_range)
         return "B";
     return NULL;

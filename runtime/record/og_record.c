@@ -2,20 +2,6 @@
  * dispatches and the barriers of the synchronisation contract (og_record.h). */
 #include "og_record.h"
 
-/* The descriptor set of step s, made (or found) with its buffers. */
-static og_status step_set(og_context *ctx, const og_step *s, og_buffer *const operands[OG_OPERANDS],
-                          VkDescriptorSet *out)
-{
-    og_set_key key = {.src = s->src, .vec_words = s->src == OG_SRC_TEXEL ? s->vec_words : 1};
-    og_buffer *bufs[5];
-    for (int i = 0; i < 5; i++) {
-        og_buffer *b = s->bind[i] == OG_OPERAND_NONE ? NULL : operands[s->bind[i]];
-        bufs[i] = b ? b : ctx->placeholder;
-        key.serial[i] = bufs[i]->serial;
-    }
-    return og_set_get(ctx, &key, bufs, out);
-}
-
 /* Moves element offset *off of an operand at device address `address`
  * (elements of elem bytes) into a 16-byte-aligned address, so a kernel's
  * 32-bit indices count from near the operand; *off keeps the rest. */
@@ -28,19 +14,68 @@ static void fold_address(uint64_t address, uint64_t elem, uint32_t *off, uint32_
     addr[1] = (uint32_t)(aligned >> 32);
 }
 
-/* Step s's push constants, with A's and B's addresses where it reads them
- * by address. */
-static og_push step_push(const og_step *s, og_buffer *const operands[OG_OPERANDS])
+/* The push-constant offset of what operand op holds in step s, with the
+ * bytes of its elements and the offset of the whole call; NULL for the
+ * operands read from their start (scratch, exponents, placeholders). */
+static uint32_t *offset_of(og_push *push, const og_push *call, const og_step *s, og_operand op,
+                           uint64_t *elem, uint32_t *call_off)
 {
-    og_push push = s->push;
-    int reads_operands = s->key.kernel == OG_KERNEL_GEMM || s->key.kernel == OG_KERNEL_PLANES;
-    if (reads_operands && s->key.p.src == OG_SRC_ADDR) {
-        fold_address(operands[OG_OPERAND_A]->address, og_dtype_bytes(s->key.dtype), &push.off_a,
-                     push.addr_a);
-        fold_address(operands[OG_OPERAND_B]->address, og_dtype_bytes(og_kernel_b_type(&s->key)),
-                     &push.off_b, push.addr_b);
+    *elem = 4;
+    switch (op) {
+    case OG_OPERAND_A:
+        *elem = og_dtype_bytes(s->key.dtype);
+        *call_off = call->off_a;
+        return &push->off_a;
+    case OG_OPERAND_B:
+        *elem = og_dtype_bytes(og_kernel_b_type(&s->key));
+        *call_off = call->off_b;
+        return &push->off_b;
+    case OG_OPERAND_C:
+        *call_off = call->off_c;
+        return &push->off_c;
+    case OG_OPERAND_BIAS:
+        *call_off = call->bias_off;
+        return &push->bias_off;
+    case OG_OPERAND_SCALES:
+        *call_off = call->scale_off;
+        return &push->scale_off;
+    default:
+        return NULL;
     }
-    return push;
+}
+
+/* Step s's descriptor set key and buffers, and its push constants: each
+ * storage binding starts where the whole call's operand starts, aligned
+ * down (og_binding_start), and the step's offsets count from there; A and
+ * B read by device address get their addresses instead (texel views start
+ * at the buffer's base). */
+static void step_bindings(og_context *ctx, const og_plan *pl, const og_step *s,
+                          og_buffer *const operands[OG_OPERANDS], og_set_key *key,
+                          og_buffer *bufs[5], og_push *push)
+{
+    *key = (og_set_key){.src = s->src, .vec_words = s->src == OG_SRC_TEXEL ? s->vec_words : 1};
+    *push = s->push;
+    int reads_operands = s->key.kernel == OG_KERNEL_GEMM || s->key.kernel == OG_KERNEL_PLANES;
+    int by_address = reads_operands && s->key.p.src == OG_SRC_ADDR;
+    for (int i = 0; i < 5; i++) {
+        og_operand op = s->bind[i];
+        og_buffer *b = op == OG_OPERAND_NONE ? NULL : operands[op];
+        bufs[i] = b ? b : ctx->placeholder;
+        key->serial[i] = bufs[i]->serial;
+        uint64_t elem;
+        uint32_t call_off;
+        uint32_t *off = b ? offset_of(push, &pl->push, s, op, &elem, &call_off) : NULL;
+        int a_or_b = op == OG_OPERAND_A || op == OG_OPERAND_B;
+        if (!off || (a_or_b && s->src == OG_SRC_TEXEL))
+            continue;
+        if (a_or_b && by_address) {
+            fold_address(b->address, elem, off, op == OG_OPERAND_A ? push->addr_a : push->addr_b);
+            continue;
+        }
+        uint64_t start = og_binding_start(&ctx->limits, (uint64_t)call_off * elem);
+        key->offset[i] = start;
+        *off -= (uint32_t)(start / elem);
+    }
 }
 
 static void barrier_before(og_context *ctx, VkCommandBuffer cmd)
@@ -70,16 +105,19 @@ static og_status walk(og_context *ctx, VkCommandBuffer cmd, const og_plan *pl,
         og_plan_piece(pl, i, &piece);
         for (int j = 0; j < piece.n_steps && st == OG_OK; j++) {
             const og_step *s = &piece.step[j];
+            og_set_key key;
+            og_buffer *bufs[5];
+            og_push push;
+            step_bindings(ctx, pl, s, operands, &key, bufs, &push);
             VkPipeline pipeline;
             VkDescriptorSet set;
             if ((st = og_pipeline_get(ctx, &s->key, &pipeline)) != OG_OK ||
-                (st = step_set(ctx, s, operands, &set)) != OG_OK || !record)
+                (st = og_set_get(ctx, &key, bufs, &set)) != OG_OK || !record)
                 continue;
             VkPipelineLayout layout = ctx->pipeline_layout[s->src];
             ctx->vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
             ctx->vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set,
                                             0, NULL);
-            og_push push = step_push(s, operands);
             ctx->vk.vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push,
                                        &push);
             ctx->vk.vkCmdDispatch(cmd, s->grid[0], s->grid[1], s->grid[2]);

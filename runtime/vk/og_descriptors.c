@@ -168,8 +168,8 @@ static void write_set(og_context *ctx, const og_set_key *key, og_buffer *const b
     int texel_layout = key->src == OG_SRC_TEXEL;
     const uint32_t *which = texel_layout ? texel_bindings : storage_bindings;
     uint32_t n_writes = texel_layout ? 7 : 5;
-    /* A binding covers the buffer up to maxStorageBufferRange; the checks
-     * refuse calls that reach beyond it. */
+    /* A binding covers the buffer from its offset up to maxStorageBufferRange;
+     * the checks refuse calls that reach beyond it. */
     uint64_t max_range = ctx->limits.max_storage_range & ~(uint64_t)3;
     VkDescriptorBufferInfo infos[7];
     VkWriteDescriptorSet writes[7];
@@ -178,10 +178,12 @@ static void write_set(og_context *ctx, const og_set_key *key, og_buffer *const b
         int texel = texel_layout && binding != 2 && binding < 5;
         /* bufs[] holds bindings 0, 1, 2, 3, 5; texel bindings 3 and 4 are
          * views of A and B, and 6 is what storage layouts bind at 3. */
-        const og_buffer *b = bufs[binding == 5 ? 4 : binding == 6 ? 3 : binding];
+        uint32_t slot = binding == 5 ? 4 : binding == 6 ? 3 : binding;
+        const og_buffer *b = bufs[slot];
+        uint64_t offset = key->offset[slot], left = b->allocated - offset;
         if (!texel)
-            infos[w] = (VkDescriptorBufferInfo){
-                b->buffer, b->base, b->allocated < max_range ? b->allocated : max_range};
+            infos[w] = (VkDescriptorBufferInfo){b->buffer, b->base + offset,
+                                                left < max_range ? left : max_range};
         writes[w] = (VkWriteDescriptorSet){
             .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
             .dstSet = set,

@@ -175,6 +175,9 @@ void og_properties_read(og_context *ctx)
     lim->max_invocations = l->maxComputeWorkGroupInvocations;
     lim->max_shared_bytes = l->maxComputeSharedMemorySize;
     lim->max_storage_range = l->maxStorageBufferRange;
+    lim->bind_align = l->minStorageBufferOffsetAlignment > 16
+                          ? (uint32_t)l->minStorageBufferOffsetAlignment
+                          : 16u;
     lim->max_push_bytes = l->maxPushConstantsSize;
     lim->subgroup_size = subgroup.subgroupSize;
     for (int i = 0; i < 3; i++) {

@@ -96,6 +96,7 @@ typedef struct og_pipeline {
  * 2, 3 and 5 and how A and B are bound. */
 typedef struct og_set_key {
     uint64_t serial[5];
+    uint64_t offset[5]; /* bytes past each buffer's base where its storage binding starts */
     uint32_t src;       /* og_src */
     uint32_t vec_words; /* texel layouts: words of A's and B's vector views (1, 2 or 4) */
 } og_set_key;
