@@ -439,9 +439,11 @@ void og_gemm_destroy(og_gemm *g);
  * SHADER_DEVICE_ADDRESS usage): the call then reads A and B by address
  * (parameter src=addr, chosen per call; og_gemm_describe says so) in the
  * portable tile, its split-k planes and few rows, and in Int8Gemm's kernels.
- * The address takes each operand's offset, so an operand spans less than
- * 2^33 bytes from its offset, and up to 2^32 elements from its buffer's start
- * (offsets, strides and leading dimensions are 32-bit element counts).
+ * Every operand is bound (or addressed) from its first element, aligned
+ * down to minStorageBufferOffsetAlignment (at least 16 bytes), so offsets
+ * may pass 2^32 elements (computed in 64 bits on the host); from there an
+ * operand spans up to 2^32 elements (M, N, K, leading dimensions and batch
+ * strides are 32-bit counts), and at most 2^33 bytes when read by address.
  * Recovered float32 and the cooperative-matrix kernel read through bindings
  * only and refuse such calls.
  * Errors: OG_ERROR_INVALID_ARGUMENT naming the dimension, with nothing

@@ -246,6 +246,59 @@ Test(plan, pieces_cover_the_grid_under_lowered_limits)
     cr_expect(strstr(err, "N = 320") != NULL, "%s", err);
 }
 
+/* Operands in a pool past 2^32 elements (a 40 GiB buffer, as the plan sees
+ * it): each binding starts at its operand's first byte aligned down to 64
+ * (the device's binding alignment), the push constants carry the rest, and
+ * the pieces' offsets count from there; an A past maxStorageBufferRange is
+ * read by address from the same start. Worked out by hand: A at element
+ * 2^33 + 5 starts at byte 2^35 with 5 left; C at 2^32 + 7 at 2^34 with 7. */
+Test(plan, offsets_past_2_32_elements_start_the_bindings)
+{
+    og_limits lim = limits(2, 65535);
+    lim.bind_align = 64;
+    og_gemm_config cfg = config();
+    og_params p = og_params_default();
+    p.split = 1;
+    call c;
+    make_call(&c, 300, 64, 64, 1);
+    c.a = c.b = c.c = fake_buffer(40ull << 30);
+    c.args.a_offset = (1ll << 33) + 5;
+    c.args.b_offset = (1ll << 33) + 300 * 64 + 64; /* byte 2^35 + 77056: a multiple of 64 */
+    c.args.c_offset = (1ll << 32) + 7;
+    og_plan pl;
+    char err[OG_ERROR_MAX];
+    cr_assert_eq(plan_call(&cfg, &lim, &c, &p, &pl, err), OG_OK, "%s", err);
+    cr_expect_eq(pl.start[OG_OPERAND_A], 1ull << 35);
+    cr_expect_eq(pl.start[OG_OPERAND_B], (1ull << 35) + 77056);
+    cr_expect_eq(pl.start[OG_OPERAND_C], 1ull << 34);
+    cr_expect_eq(pl.key.p.src, OG_SRC_STORAGE, "each operand's own extent fits its binding");
+    cr_expect_eq(pl.pieces, 3, "128 rows a piece (y count 2 of 64-row tiles)");
+    for (uint64_t i = 0; i < pl.pieces; i++) {
+        og_piece piece;
+        og_plan_piece(&pl, i, &piece);
+        uint32_t r0 = (uint32_t)i * 128;
+        cr_expect_eq(piece.step[0].push.off_a, 5 + r0 * 64, "piece %lu", (unsigned long)i);
+        cr_expect_eq(piece.step[0].push.off_b, 0, "piece %lu", (unsigned long)i);
+        cr_expect_eq(piece.step[0].push.off_c, 7 + r0 * 64, "piece %lu", (unsigned long)i);
+    }
+    /* A of 300 x 2^19 floats (600 MiB, past the 128 MiB range): by address. */
+    lim.buffer_address = 1;
+    c.a.address = 1ull << 40;
+    c.args.k = c.args.lda = 1 << 19;
+    c.args.ldb = 64;
+    c.args.b_offset = 0;
+    c.b = fake_buffer((uint64_t)(1 << 19) * 64 * 4);
+    cr_assert_eq(plan_call(&cfg, &lim, &c, &p, &pl, err), OG_OK, "%s", err);
+    cr_expect_eq(pl.key.p.src, OG_SRC_ADDR);
+    cr_expect_eq(pl.start[OG_OPERAND_A], 1ull << 35);
+    /* An operand spanning more than 2^32 elements from its start: refused. */
+    og_push push;
+    c.args.k = 64;
+    c.args.lda = 1ll << 24; /* 299 rows of 2^24: past 2^32 elements */
+    cr_expect_eq(og_gemm_check(&cfg, &lim, err, &c.args, &push), OG_ERROR_INVALID_ARGUMENT);
+    cr_expect(strstr(err, "gemm: A spans more than 2^32 elements"), "%s", err);
+}
+
 /* Nothing to record: M = 0, or K = 0 (or alpha = 0) with beta = 1 and no
  * epilogue. */
 Test(plan, empty_calls_plan_no_piece)

@@ -209,9 +209,11 @@ static const vcase cases[] = {
     {"N", 0, 0, {SET(n, TWO_32)}, 0, 0},
     {"K", 0, 0, {SET(k, TWO_32)}, 0, 0},
     {"batch", 0, 0, {SET(batch, TWO_32)}, 0, 0},
-    {"a_offset", 0, 0, {SET(a_offset, TWO_32)}, 0, 0},
-    {"b_offset", 0, 0, {SET(b_offset, INT64_MAX)}, 0, 0},
-    {"c_offset", 0, 0, {SET(c_offset, TWO_32)}, 0, 0},
+    /* Offsets are 64-bit (bindings and addresses start near the operand):
+     * 2^32 is refused for the buffer's size, INT64_MAX as too large. */
+    {"A", 0, 0, {SET(a_offset, TWO_32)}, 0, 0},
+    {"B", 0, 0, {SET(b_offset, INT64_MAX)}, 0, 0},
+    {"C", 0, 0, {SET(c_offset, TWO_32)}, 0, 0},
     {"stride_a", 0, 0, {SET(stride_a, TWO_32)}, 0, 0},
     {"stride_b", 0, 0, {SET(stride_b, TWO_32 + 1)}, 0, 0},
     {"stride_c", 0, 0, {SET(stride_c, TWO_32)}, 0, 0},

@@ -36,9 +36,25 @@ static uint64_t extent(int64_t off, int64_t batch, int64_t stride, int64_t rows,
     return sum;
 }
 
-uint64_t og_binding_start(const og_limits *lim, uint64_t first)
+void og_binding_starts(const og_limits *lim, const og_gemm_args *g, uint64_t a_bytes,
+                       uint64_t b_bytes, const og_buffer *scales, int64_t scale_offset,
+                       uint64_t start[OG_OPERANDS])
 {
-    return lim->bind_align ? first / lim->bind_align * lim->bind_align : 0;
+    memset(start, 0, sizeof(uint64_t) * OG_OPERANDS);
+    const struct {
+        og_operand op;
+        const og_buffer *buf;
+        int64_t offset;
+        uint64_t bytes;
+    } operands[] = {{OG_OPERAND_A, g->a, g->a_offset, a_bytes},
+                    {OG_OPERAND_B, g->b, g->b_offset, b_bytes},
+                    {OG_OPERAND_C, g->c, g->c_offset, 4},
+                    {OG_OPERAND_BIAS, g->bias, g->bias_offset, 4},
+                    {OG_OPERAND_SCALES, scales, scale_offset, 4}};
+    for (size_t i = 0; i < sizeof operands / sizeof operands[0]; i++)
+        if (operands[i].buf)
+            start[operands[i].op] = og_binding_start(
+                lim, operands[i].buf->skew + (uint64_t)operands[i].offset * operands[i].bytes);
 }
 
 /* Why operand name cannot be read past maxStorageBufferRange: device
@@ -54,9 +70,21 @@ static const char *why_bound(const og_limits *lim, const char *name, const og_bu
     return NULL;
 }
 
-/* The words a kernel indexes from an operand's device address (the
- * address takes the offset; SPIR-V's access-chain indices are signed). */
+/* The bytes a kernel indexes from an operand's device address (32-bit
+ * words; SPIR-V's access-chain indices are signed). */
 #define OG_ADDRESS_SPAN ((uint64_t)1 << 33)
+
+uint64_t og_binding_start(const og_limits *lim, uint64_t first)
+{
+    return lim->bind_align ? first / lim->bind_align * lim->bind_align : 0;
+}
+
+uint32_t og_binding_offset(const og_limits *lim, const og_buffer *buf, int64_t offset,
+                           uint64_t elem_bytes)
+{
+    uint64_t first = buf->skew + (uint64_t)offset * elem_bytes;
+    return (uint32_t)((first - og_binding_start(lim, first)) / elem_bytes);
+}
 
 static og_status check_operand(const og_limits *lim, char *err, const char *op, const char *name,
                                const og_buffer *buf, uint64_t elem_bytes, int64_t off,
@@ -65,35 +93,41 @@ static og_status check_operand(const og_limits *lim, char *err, const char *op, 
 {
     if (!buf)
         return bad(err, "%s: %s is NULL", op, name);
-    /* A wrapped buffer's operand starts skew bytes into its binding. */
-    uint64_t end = extent(off, batch, stride, rows, ld, cols);
-    if (end != UINT64_MAX)
-        end += buf->skew / elem_bytes;
-    if (end == UINT64_MAX || end > UINT32_MAX)
-        return bad(err, "%s: %s spans more than 2^32 elements (offset, stride and ld too large)",
-                   op, name);
-    uint64_t need = end * elem_bytes, first = buf->skew + (uint64_t)off * elem_bytes;
-    /* The operand's binding starts near its first element (og_binding_start). */
-    uint64_t bound_bytes = need - og_binding_start(lim, first);
+    /* A wrapped buffer's operand starts skew bytes into its buffer. The
+     * offset may pass 2^32 elements (the binding or the address starts near
+     * the operand); the kernels index the operand's own extent in 32 bits. */
+    uint64_t end = extent(off, batch, stride, rows, ld, cols), need;
+    if (end == UINT64_MAX || end - (uint64_t)off > UINT32_MAX)
+        return bad(err, "%s: %s spans more than 2^32 elements (stride and ld too large)", op,
+                   name);
+    if (__builtin_mul_overflow(end, elem_bytes, &need) ||
+        __builtin_add_overflow(need, buf->skew, &need))
+        return bad(err, "%s: %s offset (%" PRId64 ") is too large", op, name, off);
+    /* The operand's binding (or address) starts near its first element,
+     * og_binding_start; the kernels index from there in 32 bits. */
+    uint64_t bound_bytes = need - og_binding_start(lim, buf->skew + (uint64_t)off * elem_bytes);
+    if (bound_bytes / elem_bytes > UINT32_MAX)
+        return og_failf(err, OG_ERROR_UNSUPPORTED,
+                       "%s: %s spans more than 2^32 elements from where the device can bind it "
+                       "(offset %" PRId64 ")",
+                       op, name, off);
     const char *bound = bound_bytes > lim->max_storage_range ? why_bound(lim, name, buf) : NULL;
     if (bound)
         return og_failf(err, OG_ERROR_UNSUPPORTED,
                        "%s: %s needs %" PRIu64 " bytes in one binding, more than the device's "
                        "maxStorageBufferRange of %" PRIu64 ", and %s",
                        op, name, bound_bytes, lim->max_storage_range, bound);
-    uint64_t span = need - first;
-    if (bound_bytes > lim->max_storage_range && span > OG_ADDRESS_SPAN - 16)
+    if (bound_bytes > lim->max_storage_range && bound_bytes > OG_ADDRESS_SPAN)
         return og_failf(err, OG_ERROR_UNSUPPORTED,
-                       "%s: %s spans %" PRIu64 " bytes from its offset; read by device address, "
-                       "an operand may span less than 2^33 bytes (2^31 words)",
-                       op, name, span);
+                       "%s: %s spans %" PRIu64 " bytes; read by device address, an operand may "
+                       "span at most 2^33 bytes (2^31 words)",
+                       op, name, bound_bytes);
     if (need > buf->skew + buf->size)
         return bad(err,
                    "%s: %s needs %" PRIu64 " elements (offset %" PRId64 ", %" PRId64 " x %" PRId64
                    " with ld %" PRId64 ", batch %" PRId64 " with stride %" PRId64
                    "), but its buffer holds %" PRIu64,
-                   op, name, end - buf->skew / elem_bytes, off, rows, cols, ld, batch, stride,
-                   buf->size / elem_bytes);
+                   op, name, end, off, rows, cols, ld, batch, stride, buf->size / elem_bytes);
     return OG_OK;
 }
 
@@ -103,13 +137,14 @@ typedef struct og_field {
     int64_t v;
 } og_field;
 
-/* Every field is non-negative and fits the kernels' 32-bit indexing. */
+/* Every field is non-negative and, but for the offsets (which bindings
+ * and addresses absorb), fits the kernels' 32-bit indexing. */
 static og_status check_fields(char *err, const char *op, const og_field *f, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         if (f[i].v < 0)
             return bad(err, "%s: %s (%" PRId64 ") is negative", op, f[i].name, f[i].v);
-        if ((uint64_t)f[i].v > UINT32_MAX)
+        if ((uint64_t)f[i].v > UINT32_MAX && !strstr(f[i].name, "offset"))
             return bad(err, "%s: %s (%" PRId64 ") exceeds 32-bit indexing", op, f[i].name, f[i].v);
     }
     return OG_OK;
@@ -120,13 +155,14 @@ static og_status check_fields(char *err, const char *op, const og_field *f, size
 static og_status check_columns(const og_limits *lim, char *err, const char *op, const char *name,
                                const og_buffer *buf, int64_t offset, int64_t n)
 {
-    if (offset < 0 || (uint64_t)offset > UINT32_MAX)
-        return bad(err, "%s: %s offset (%" PRId64 ") is negative or exceeds 32-bit indexing", op,
-                   name, offset);
+    if (offset < 0 || (uint64_t)offset > UINT64_MAX / 8)
+        return bad(err, "%s: %s offset (%" PRId64 ") is negative or too large", op, name, offset);
     uint64_t need = buf->skew + 4 * ((uint64_t)offset + (uint64_t)n);
-    if (need / 4 > UINT32_MAX)
-        return bad(err, "%s: %s offset (%" PRId64 ") exceeds 32-bit indexing", op, name, offset);
     uint64_t bound_bytes = need - og_binding_start(lim, buf->skew + 4 * (uint64_t)offset);
+    if (bound_bytes / 4 > UINT32_MAX)
+        return bad(err, "%s: %s offset (%" PRId64 ") exceeds 32-bit indexing from where the "
+                        "device can bind it",
+                   op, name, offset);
     if (bound_bytes > lim->max_storage_range)
         return og_failf(err, OG_ERROR_UNSUPPORTED,
                        "%s: %s needs %" PRIu64 " bytes in one binding, more than the device's "
@@ -242,9 +278,6 @@ static og_status check_product(const og_limits *lim, char *err, const char *op, 
                       .lda = (uint32_t)g->lda,
                       .ldb = (uint32_t)g->ldb,
                       .ldc = (uint32_t)g->ldc,
-                      .off_a = (uint32_t)g->a_offset,
-                      .off_b = (uint32_t)g->b_offset,
-                      .off_c = (uint32_t)g->c_offset,
                       .stride_a = (uint32_t)g->stride_a,
                       .stride_b = (uint32_t)g->stride_b,
                       .stride_c = (uint32_t)g->stride_c,
@@ -252,17 +285,16 @@ static og_status check_product(const og_limits *lim, char *err, const char *op, 
                       .beta = g->beta,
                       .batch = (uint32_t)batch,
                       .ranges = 1,
-                      .bias_off = (uint32_t)g->bias_offset,
                       .epi = epilogue_bits(g)};
-    /* Element offsets count from the start of each binding: a wrapped
-     * buffer's operand lies skew bytes into it (within 32 bits: checked above). */
+    /* Element offsets count from the start of each operand's binding
+     * (og_binding_offset; a wrapped buffer's operand lies skew bytes into it). */
     if (g->k > 0) {
-        push->off_a += (uint32_t)(g->a->skew / a_bytes);
-        push->off_b += (uint32_t)(g->b->skew / b_bytes);
+        push->off_a = og_binding_offset(lim, g->a, g->a_offset, a_bytes);
+        push->off_b = og_binding_offset(lim, g->b, g->b_offset, b_bytes);
     }
-    push->off_c += (uint32_t)(g->c->skew / 4);
+    push->off_c = og_binding_offset(lim, g->c, g->c_offset, 4);
     if (g->bias)
-        push->bias_off += (uint32_t)(g->bias->skew / 4);
+        push->bias_off = og_binding_offset(lim, g->bias, g->bias_offset, 4);
     return OG_OK;
 }
 
@@ -342,8 +374,8 @@ og_status og_int8gemm_check(const og_limits *lim, char *err, const og_int8gemm_a
     push->beta = g->scale_b;
     push->zero_a = g->zero_a;
     push->zero_b = g->zero_b;
-    push->scale_off = (uint32_t)g->col_scale_offset +
-                      (g->col_scales ? (uint32_t)(g->col_scales->skew / 4) : 0u);
+    if (g->col_scales)
+        push->scale_off = og_binding_offset(lim, g->col_scales, g->col_scale_offset, 4);
     push->epi |= (float_out ? OG_EPI_FLOAT_OUT : 0u) | (g->col_scales ? OG_EPI_COLUMN_SCALES : 0u) |
                  (g->output == OG_INT8_OUTPUT_INT32_ADD ? OG_EPI_ACCUMULATE : 0u);
     return OG_OK;
@@ -378,15 +410,13 @@ og_status og_elementwise_check(const og_limits *lim, char *err, const og_gemm_ar
     *push = (og_push){.m = (uint32_t)g->m,
                       .n = (uint32_t)g->n,
                       .ldc = (uint32_t)g->ldc,
-                      .off_c = (uint32_t)g->c_offset,
                       .stride_c = (uint32_t)g->stride_c,
                       .batch = (uint32_t)batch,
                       .ranges = 1,
-                      .bias_off = (uint32_t)g->bias_offset,
                       .epi = epilogue_bits(g)};
-    push->off_c += (uint32_t)(g->c->skew / 4);
+    push->off_c = og_binding_offset(lim, g->c, g->c_offset, 4);
     if (g->bias)
-        push->bias_off += (uint32_t)(g->bias->skew / 4);
+        push->bias_off = og_binding_offset(lim, g->bias, g->bias_offset, 4);
     return OG_OK;
 }
 

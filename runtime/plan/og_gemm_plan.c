@@ -57,6 +57,8 @@ og_status og_gemm_plan(const og_gemm_config *cfg, const og_limits *lim, char *er
                        og_plan *out)
 {
     og_plan_start(out, OG_PLAN_GEMM, lim, cfg->dialect, push);
+    og_binding_starts(lim, args, og_dtype_bytes(cfg->a_type), og_dtype_bytes(cfg->b_type), NULL, 0,
+                      out->start);
     /* Nothing to compute: M or N is 0, or alpha or K is 0 with beta = 1 and
      * no epilogue (C stays bit for bit, as BLAS returns at once). */
     int product = og_gemm_has_product(args);
@@ -150,6 +152,7 @@ og_status og_elementwise_plan(const og_limits *lim, char *err, og_dialect dialec
                               og_plan *out)
 {
     og_plan_start(out, OG_PLAN_ELEMENTWISE, lim, dialect, push);
+    og_binding_starts(lim, args, 4, 4, NULL, 0, out->start);
     if (op != OG_ELEMENTWISE_BIAS && op != OG_ELEMENTWISE_ACTIVATION)
         return og_failf(err, OG_ERROR_INVALID_ARGUMENT,
                         "elementwise: operation %d is not bias add or activation", (int)op);

@@ -10,6 +10,10 @@ og_status og_int8gemm_plan(const og_limits *lim, char *err, og_dialect dialect,
                            og_plan *out)
 {
     og_plan_start(out, OG_PLAN_INT8GEMM, lim, dialect, push);
+    og_gemm_args shape = og_int8gemm_layout(args);
+    shape.bias = args->bias;
+    shape.bias_offset = args->bias_offset;
+    og_binding_starts(lim, &shape, 1, 1, args->col_scales, args->col_scale_offset, out->start);
     if (args->m == 0 || args->n == 0)
         return OG_OK;
     int skinny = p->variant == OG_VARIANT_INT8_SKINNY;

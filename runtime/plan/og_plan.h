@@ -89,13 +89,6 @@ int og_gemm_has_product(const og_gemm_args *args);
 /* Whether an Int8Gemm product may run the skinny kernel: M <= 16, B not transposed. */
 int og_int8_skinny_eligible(int64_t m, int trans_b);
 
-/* The byte where an operand's storage binding starts, for an operand whose
- * first element is `first` bytes past its buffer's base: first aligned down
- * to lim->bind_align (0 when that is 0). Each operand is bound from there,
- * so only its own extent counts against maxStorageBufferRange; its element
- * offsets count from there (og_record.c). */
-uint64_t og_binding_start(const og_limits *lim, uint64_t first);
-
 /* Which operand of a checked call ("A", then "B"; NULL for neither) ends
  * past maxStorageBufferRange from the start of its binding, so that only a
  * device address reads it. ta and tb: the element types of A and B. */
@@ -248,9 +241,32 @@ typedef struct og_plan {
     uint32_t vec_words;
     og_dialect dialect;
     uint32_t max_count[3];        /* the device's maxComputeWorkGroupCount */
+    uint64_t start[OG_OPERANDS];  /* bytes past each operand's buffer base where its binding
+                                     or address starts (og_binding_starts) */
     uint64_t scratch_bytes;       /* the split-k scratch the recording needs (0: none) */
     uint64_t exponent_bytes;      /* the exponents scratch it needs (0: none) */
 } og_plan;
+
+/* The byte where an operand's storage binding (or device address) starts,
+ * for an operand whose first element is `first` bytes past its buffer's
+ * base: first aligned down to lim->bind_align (0 when that is 0). Each
+ * operand is bound from there, so only its own extent counts against
+ * maxStorageBufferRange, and offsets past 2^32 elements are absorbed there. */
+uint64_t og_binding_start(const og_limits *lim, uint64_t first);
+
+/* The element offset, from its binding's start, of an operand at element
+ * `offset` of buf (elements of elem_bytes; the buffer's skew included):
+ * what the push constants carry. Called on checked arguments only. */
+uint32_t og_binding_offset(const og_limits *lim, const og_buffer *buf, int64_t offset,
+                           uint64_t elem_bytes);
+
+/* Bytes past each buffer's base where each operand's binding starts
+ * (og_binding_start), for og_plan.start: A, B, C, the bias and Int8Gemm's
+ * column scales of a checked call (scales: NULL, or the scales buffer at
+ * element scale_offset). */
+void og_binding_starts(const og_limits *lim, const og_gemm_args *g, uint64_t a_bytes,
+                       uint64_t b_bytes, const og_buffer *scales, int64_t scale_offset,
+                       uint64_t start[OG_OPERANDS]);
 
 /* Plans a checked GEMM call (push from og_gemm_check) with parameters p:
  * split-k ranges, kernel, grid and pieces under the device's counts.

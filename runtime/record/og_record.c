@@ -2,53 +2,23 @@
  * dispatches and the barriers of the synchronisation contract (og_record.h). */
 #include "og_record.h"
 
-/* Moves element offset *off of an operand at device address `address`
- * (elements of elem bytes) into a 16-byte-aligned address, so a kernel's
- * 32-bit indices count from near the operand; *off keeps the rest. */
-static void fold_address(uint64_t address, uint64_t elem, uint32_t *off, uint32_t addr[2])
+/* The push-constant element offset of A or B in step s, and the bytes of
+ * its elements. */
+static uint32_t *operand_offset(og_push *push, const og_step *s, og_operand op, uint64_t *elem)
 {
-    uint64_t at = address + (uint64_t)*off * elem;
-    uint64_t aligned = at & ~(uint64_t)15;
-    *off = (uint32_t)((at - aligned) / elem);
-    addr[0] = (uint32_t)aligned;
-    addr[1] = (uint32_t)(aligned >> 32);
-}
-
-/* The push-constant offset of what operand op holds in step s, with the
- * bytes of its elements and the offset of the whole call; NULL for the
- * operands read from their start (scratch, exponents, placeholders). */
-static uint32_t *offset_of(og_push *push, const og_push *call, const og_step *s, og_operand op,
-                           uint64_t *elem, uint32_t *call_off)
-{
-    *elem = 4;
-    switch (op) {
-    case OG_OPERAND_A:
+    if (op == OG_OPERAND_A) {
         *elem = og_dtype_bytes(s->key.dtype);
-        *call_off = call->off_a;
         return &push->off_a;
-    case OG_OPERAND_B:
-        *elem = og_dtype_bytes(og_kernel_b_type(&s->key));
-        *call_off = call->off_b;
-        return &push->off_b;
-    case OG_OPERAND_C:
-        *call_off = call->off_c;
-        return &push->off_c;
-    case OG_OPERAND_BIAS:
-        *call_off = call->bias_off;
-        return &push->bias_off;
-    case OG_OPERAND_SCALES:
-        *call_off = call->scale_off;
-        return &push->scale_off;
-    default:
-        return NULL;
     }
+    *elem = og_dtype_bytes(og_kernel_b_type(&s->key));
+    return &push->off_b;
 }
 
 /* Step s's descriptor set key and buffers, and its push constants: each
- * storage binding starts where the whole call's operand starts, aligned
- * down (og_binding_start), and the step's offsets count from there; A and
- * B read by device address get their addresses instead (texel views start
- * at the buffer's base). */
+ * storage binding starts where the plan says (pl->start, near the
+ * operand's first element; the push offsets count from there). A and B
+ * read by device address take their addresses from the same place; texel
+ * views start at the buffer's base, so their offsets count from there. */
 static void step_bindings(og_context *ctx, const og_plan *pl, const og_step *s,
                           og_buffer *const operands[OG_OPERANDS], og_set_key *key,
                           og_buffer *bufs[5], og_push *push)
@@ -62,19 +32,22 @@ static void step_bindings(og_context *ctx, const og_plan *pl, const og_step *s,
         og_buffer *b = op == OG_OPERAND_NONE ? NULL : operands[op];
         bufs[i] = b ? b : ctx->placeholder;
         key->serial[i] = bufs[i]->serial;
-        uint64_t elem;
-        uint32_t call_off;
-        uint32_t *off = b ? offset_of(push, &pl->push, s, op, &elem, &call_off) : NULL;
-        int a_or_b = op == OG_OPERAND_A || op == OG_OPERAND_B;
-        if (!off || (a_or_b && s->src == OG_SRC_TEXEL))
+        if (!b)
             continue;
-        if (a_or_b && by_address) {
-            fold_address(b->address, elem, off, op == OG_OPERAND_A ? push->addr_a : push->addr_b);
-            continue;
+        uint64_t start = pl->start[op], elem;
+        if (op != OG_OPERAND_A && op != OG_OPERAND_B) {
+            key->offset[i] = start;
+        } else if (by_address) {
+            uint64_t address = b->address + start;
+            uint32_t *addr = op == OG_OPERAND_A ? push->addr_a : push->addr_b;
+            addr[0] = (uint32_t)address;
+            addr[1] = (uint32_t)(address >> 32);
+        } else if (s->src == OG_SRC_TEXEL) {
+            uint32_t *off = operand_offset(push, s, op, &elem);
+            *off += (uint32_t)(start / elem);
+        } else {
+            key->offset[i] = start;
         }
-        uint64_t start = og_binding_start(&ctx->limits, (uint64_t)call_off * elem);
-        key->offset[i] = start;
-        *off -= (uint32_t)(start / elem);
     }
 }
 
