@@ -124,9 +124,13 @@ static void print_choice_json(FILE *f, og_context *ctx, og_dtype t, og_mode mode
         const og_matrix_note *n = &c->matrix[i];
         char mp[OG_PARAMS_MAX];
         og_params_format(&n->params, mp, sizeof mp);
-        fprintf(f, "%s{\"variant\":\"%s\",\"subgroups\":%d,\"params\":\"%s\",\"chosen\":%s",
+        fprintf(f,
+                "%s{\"variant\":\"%s\",\"extension\":\"%s\",\"subgroups\":%d,"
+                "\"subgroup_size\":%d,\"params\":\"%s\",\"chosen\":%s",
                 i == 0 ? ",\"matrix_variants\":[" : ",", og_params_template(&n->params),
-                n->params.sgx * n->params.sgy, mp, n->chosen ? "true" : "false");
+                n->params.mat == OG_MATRIX_KHR ? "VK_KHR_cooperative_matrix"
+                                               : "VK_NV_cooperative_matrix",
+                n->params.sgx * n->params.sgy, n->params.sub, mp, n->chosen ? "true" : "false");
         if (!n->chosen) {
             fputs(",\"reason\":", f);
             og_json_string(f, n->why);
@@ -215,7 +219,8 @@ int og_cmd_select(const og_cli *o)
             /* The reasons matter for float16, the type the matrix kernels take. */
             for (int i = 0; dtypes[0] == OG_F16 && i < OG_MATRIX_VARIANTS; i++)
                 if (!c.matrix[i].chosen)
-                    printf("  not the %d-subgroup cooperative-matrix kernel: %s\n",
+                    printf("  not the %s %d-subgroup cooperative-matrix kernel: %s\n",
+                           c.matrix[i].params.mat == OG_MATRIX_KHR ? "KHR" : "NV",
                            c.matrix[i].params.sgx * c.matrix[i].params.sgy, c.matrix[i].why);
         }
         rc = 0;

@@ -17,6 +17,7 @@ typedef struct og_cli {
     const char *mode;   /* --mode fast|deterministic */
     const char *emit;   /* --emit glsl|hlsl|spirv|spv|msl */
     const char *matrix; /* --matrix nv|khr (gen: the matrix kernel's extension) */
+    const char *precision; /* --precision native|recovered (bench, float32) */
     const char *params; /* --params "bm=..,..." */
     const char *op;     /* --op gemm|int8gemm */
     const char *out;    /* --out FILE (export) or DIR (report) */

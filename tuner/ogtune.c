@@ -25,6 +25,8 @@ static const char usage[] =
     "  bench [--shapes ...]         GFLOP/s of the 64x64 tile alone and of the selected\n"
     "       [--params P]            kernels, or of P (default: the design's table shapes);\n"
     "                               with --op int8gemm, GOP/s of Int8Gemm (selected, or P)\n"
+    "       [--precision recovered] float32 recovered from float16 products (its kernel\n"
+    "                               against the recovered 64x64 tile)\n"
     "                               and GB/s of B next to float32 GFLOP/s (default:\n"
     "                               decoder steps, 512 and 1024 cubed)\n"
     "  bench --first-call           milliseconds of a new process's first GEMM (256-cubed\n"
@@ -102,6 +104,8 @@ static int parse(int argc, char **argv, og_cli *o)
             slot = &o->params;
         else if (strcmp(a, "--matrix") == 0)
             slot = &o->matrix;
+        else if (strcmp(a, "--precision") == 0)
+            slot = &o->precision;
         else if (strcmp(a, "--op") == 0)
             slot = &o->op;
         else if (strcmp(a, "--strategy") == 0)
