@@ -103,7 +103,7 @@ bench() {
   local peak=$1
   shift
   ogtune bench "$@" | awk -v peak="$peak" '
-    $3 == "GF/s" && $5 == "GF/s" { printf "%s   [%.2f%% of %d TFLOP/s; tile %.2f%%]\n", $0, $4 / (peak * 10), peak, $2 / (peak * 10); next }
+    $4 == "GF/s" && $6 == "GF/s" { printf "%s   [%.2f%% of %d TFLOP/s; tile %.2f%%]\n", $0, $5 / (peak * 10), peak, $3 / (peak * 10); next }
     { print }' || echo "(FAILED: exit $?)"
 }
 echo

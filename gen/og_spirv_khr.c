@@ -173,8 +173,7 @@ static int scan(rewrite *r)
             if (len != 6 || w[1] >= r->bound)
                 return fail(r, "malformed OpTypeCooperativeMatrixNV", op, i);
             r->kind[w[1]] = KIND_MATRIX;
-        } else if (op == OP_TYPE_POINTER && len == 4 && w[1] < r->bound &&
-                   matrix_typed(r, w[3])) {
+        } else if (op == OP_TYPE_POINTER && len == 4 && w[1] < r->bound && matrix_typed(r, w[3])) {
             if (r->kind[w[3]] != KIND_MATRIX)
                 return fail(r, "a pointer to a pointer to a cooperative matrix", op, i);
             r->kind[w[1]] = KIND_POINTER;
@@ -183,8 +182,8 @@ static int scan(rewrite *r)
                    op == OP_TYPE_FUNCTION) {
             for (uint32_t k = 2; k < len; k++)
                 if (matrix_typed(r, w[k]))
-                    return fail(r, "a cooperative matrix inside a composite or function type",
-                                op, i);
+                    return fail(r, "a cooperative matrix inside a composite or function type", op,
+                                i);
         } else if ((op == OP_ACCESS_CHAIN || op == OP_IN_BOUNDS_ACCESS_CHAIN) && len >= 4 &&
                    w[3] < r->bound && r->kind[w[3]] == KIND_VALUE) {
             return fail(r, "an access chain into a cooperative matrix", op, i);
@@ -201,8 +200,7 @@ static int scan(rewrite *r)
             uint32_t need = op == LOAD_NV ? 6 : 5, major = w[need - 1];
             if (len < need || major >= r->bound ||
                 (r->kind[major] != KIND_TRUE && r->kind[major] != KIND_FALSE))
-                return fail(r, "a Column Major operand that is not OpConstantTrue or False", op,
-                            i);
+                return fail(r, "a Column Major operand that is not OpConstantTrue or False", op, i);
         }
         if (op == MULADD_NV && len != 6)
             return fail(r, "malformed OpCooperativeMatrixMulAddNV", op, i);
@@ -234,8 +232,7 @@ static void note_uses(rewrite *r)
         } else if (value && op == OP_PHI) {
             for (uint32_t k = 3; k < len; k += 2)
                 join(r, w[2], w[k]);
-        } else if (value && op != OP_LOAD && op != LOAD_NV && op != 59 && op != 44 &&
-                   op != 80) {
+        } else if (value && op != OP_LOAD && op != LOAD_NV && op != 59 && op != 44 && op != 80) {
             /* Copies, selections, conversions and arithmetic keep the use. */
             for (uint32_t k = 3; k < len; k++)
                 join(r, w[2], w[k]);
@@ -284,9 +281,9 @@ static int assign_types(rewrite *r, uint32_t *next)
             if (r->kind[id] != (pass == 0 ? KIND_MATRIX : KIND_POINTER))
                 continue;
             if (r->uses[id] == 0)
-                r->uses[id] = pass == 0 ? USE_ACC
-                                        : (uint8_t)(r->uses[r->pointee[id]] &
-                                                    -(int)r->uses[r->pointee[id]]);
+                r->uses[id] =
+                    pass == 0 ? USE_ACC
+                              : (uint8_t)(r->uses[r->pointee[id]] & -(int)r->uses[r->pointee[id]]);
             int first = 1;
             for (int u = 0; u < 3; u++) {
                 if (!(r->uses[id] & (1u << u)))

@@ -118,8 +118,7 @@ static inline int og_khr_check(const uint32_t *words, size_t count, char *why, s
             for (size_t j = 5; j < i;) {
                 const uint32_t *o = words + j;
                 if ((o[0] & 0xffffu) == 4456 && o[2] == w[2] && val[o[3]] == val[w[3]] &&
-                    val[o[4]] == val[w[4]] && val[o[5]] == val[w[5]] &&
-                    val[o[6]] == val[w[6]]) {
+                    val[o[4]] == val[w[4]] && val[o[5]] == val[w[5]] && val[o[6]] == val[w[6]]) {
                     snprintf(why, len, "types %%%u and %%%u are the same", o[1], w[1]);
                     goto done;
                 }
@@ -141,8 +140,7 @@ static inline int og_khr_check(const uint32_t *words, size_t count, char *why, s
                 goto done;
             }
             if (op == 4457 && kind[w[1]] != 3) {
-                snprintf(why, len, "load at word %zu: result type %%%u is not a KHR type", i,
-                         w[1]);
+                snprintf(why, len, "load at word %zu: result type %%%u is not a KHR type", i, w[1]);
                 goto done;
             }
             if (op == 4457)
@@ -186,8 +184,9 @@ static inline int og_khr_check(const uint32_t *words, size_t count, char *why, s
         goto done;
     }
     if (!model_cap || !model || (before15 && !model_ext)) {
-        snprintf(why, len, "the Vulkan memory model is not declared (capability, OpMemoryModel, "
-                           "extension before SPIR-V 1.5)");
+        snprintf(why, len,
+                 "the Vulkan memory model is not declared (capability, OpMemoryModel, "
+                 "extension before SPIR-V 1.5)");
         goto done;
     }
     rc = 0;
