@@ -14,11 +14,20 @@
 #       prints the device, the memory it measures in ("# measuring in:", from
 #       the "memory_placement" of `ogtune devices --json`; OG_STAGING is
 #       unset, so buffers are device-local) and the choice and its reasons,
-#       runs the correctness tests of the matrix variants, and times
-#       float16 GEMM with the 8- and 4-subgroup kernels against the portable
-#       64x64 tile at 1024, 2048 and 4096 cubed and the reference design's
-#       BERT shapes. Output goes to stdout and, when $OUT is set, to
-#       $OUT/device_check_matrix.log. About 5 minutes on an H200.
+#       runs the correctness tests of the matrix variants (NV and KHR, as
+#       the device lists them), then times against the portable 64x64 tile,
+#       each kernel verified against the float64 reference first (ogtune
+#       bench): float16 with the NV and the KHR 8-subgroup kernels, staged
+#       and direct, and recovered float32 (--precision recovered) with both,
+#       at 1024, 2048 and 4096 cubed, then the reference design's BERT
+#       shapes; each line ends with the fraction of the H200's dense peak
+#       (float16 990 TFLOP/s; recovered float32 against the 67 TFLOP/s
+#       float32 peak it must beat to be worth it). A device without matrix
+#       variants (lavapipe) stops after saying why; an extension the device
+#       does not list is skipped with the reason. Sections start only while
+#       less than DEVICE_CHECK_BUDGET seconds (default 420) have passed, so
+#       the run stays under 8 minutes. Output goes to stdout and, when $OUT
+#       is set, to $OUT/device_check_matrix.log.
 #       DEVICE_CHECK_QUICK=1 stops after the driver and device section (a
 #       rehearsal, e.g. here on lavapipe).
 #
@@ -59,26 +68,68 @@ else
   echo "# measuring in: (ogtune devices does not report it)"
 fi
 echo
-echo "## the float16 choice at 1024 cubed, and why"
-ogtune select --dtype f16 --shape 1024x1024x1024 --json
+echo "## the float16 choice at 1024 cubed, and why (every matrix variant, NV and KHR)"
+choice=$(ogtune select --dtype f16 --shape 1024x1024x1024 --json) || true
+echo "$choice"
 if [ "${DEVICE_CHECK_QUICK:-}" = 1 ]; then
   echo "# DEVICE_CHECK_QUICK=1: stopping after the driver and device section"
   exit 0
 fi
+# Which extensions the device takes: a variant of it qualifies or merely
+# qualifies second ("qualifies first"), from the explained choice.
+takes() {
+  echo "$choice" | tr '{' '\n' | grep "\"extension\":\"$1\"" |
+    grep -q -e '"chosen":true' -e 'qualifies first'
+}
+exts=()
+for e in NV KHR; do
+  if takes "VK_${e}_cooperative_matrix"; then exts+=("$e"); else
+    echo "# VK_${e}_cooperative_matrix: no variant qualifies here (reasons above), skipped"
+  fi
+done
+if [ ${#exts[@]} = 0 ]; then
+  echo "# no cooperative-matrix variant qualifies on this device: the matrix checks are skipped"
+  exit 0
+fi
+budget=${DEVICE_CHECK_BUDGET:-420}
+in_budget() {
+  if [ "$SECONDS" -ge "$budget" ]; then
+    echo "# skipped (${SECONDS}s of the ${budget}s budget used): $1"
+    return 1
+  fi
+}
+# ogtune bench, each line followed by its fraction of the dense peak (TFLOP/s).
+bench() {
+  local peak=$1
+  shift
+  ogtune bench "$@" | awk -v peak="$peak" '
+    $4 == "GF/s" && $6 == "GF/s" { printf "%s   [%.2f%% of %d TFLOP/s; tile %.2f%%]\n", $0, $5 / (peak * 10), peak, $3 / (peak * 10); next }
+    { print }' || echo "(FAILED: exit $?)"
+}
 echo
 echo "## correctness of every matrix variant (quick space) against the float64 reference"
 "${run[@]}" build/tests/test_matrix --filter 'matrix/kernels*' --verbose || echo "(FAILED: exit $?)"
-echo
+cubes=1024x1024x1024,2048x2048x2048,4096x4096x4096
 bert=128x768x768,128x2304x768,128x3072x768,128x768x3072,1024x768x3072
-for shapes in 1024x1024x1024,2048x2048x2048,4096x4096x4096 "$bert"; do
-  for sg in "sgx=4,sgy=2" "sgx=2,sgy=2"; do
-    params="variant=coopmat,bm=64,bn=64,bk=16,$sg,pad=8,load=staged"
-    echo "## float16: $params against the 64x64 portable tile"
-    ogtune bench --dtype f16 --shapes "$shapes" --params "$params" || echo "(FAILED: exit $?)"
-    echo "## the same with direct fragment loads"
-    ogtune bench --dtype f16 --shapes "$shapes" --params "${params/load=staged/load=direct}" ||
-      echo "(FAILED: exit $?)"
+base="variant=coopmat,bm=64,bn=64,bk=16,sgx=4,sgy=2,pad=8"
+for shapes in "$cubes" "$bert"; do
+  for e in "${exts[@]}"; do
+    mat=$([ "$e" = KHR ] && echo ",mat=khr" || true)
+    # The subgroup size the device runs this extension's kernels with (32, or 64).
+    sub=$(echo "$choice" | tr '{' '\n' | grep "\"extension\":\"VK_${e}_cooperative_matrix\"" |
+      grep -o '"subgroup_size":[0-9]*' | head -1 | cut -d: -f2)
+    [ "${sub:-32}" = 32 ] || mat="$mat,sub=$sub"
+    for load in staged direct; do
+      in_budget "float16 $e $load $shapes" || continue
+      echo "## float16, $e matrices: $base,load=$load$mat against the 64x64 portable tile"
+      bench 990 --dtype f16 --shapes "$shapes" --params "$base,load=$load$mat"
+    done
+    in_budget "recovered float32 $e $shapes" || continue
+    echo "## recovered float32 (three float16 products), $e matrices, against the recovered 64x64 tile"
+    bench 67 --dtype f32 --precision recovered --shapes "$shapes" --params "$base,load=staged$mat"
   done
 done
 echo
-echo "H200 float16 dense peak (NVIDIA's figure): 989 TFLOP/s; divide the GFLOP/s above by it."
+echo "H200 dense peaks (NVIDIA's figures): float16 989.5 TFLOP/s, float32 67 TFLOP/s; recovered"
+echo "float32 is worth it where its GFLOP/s beat 67 000."
+echo "# done in ${SECONDS}s"

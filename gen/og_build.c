@@ -17,6 +17,16 @@ og_status og_build_kernel(const og_kernel_key *key, const og_limits *lim, uint32
     if (st == OG_OK)
         st = og_compile(src, key->dialect, 0, words, count, err, errlen);
     free(src);
+    /* KHR matrices: the compiled NV module rewritten (Debian 12's glslang
+     * knows only GL_NV_cooperative_matrix). */
+    if (st == OG_OK && key->p.variant == OG_VARIANT_COOPMAT && key->p.mat == OG_MATRIX_KHR) {
+        uint32_t *khr = NULL;
+        size_t khr_count = 0;
+        st = og_spirv_khr(*words, *count, &khr, &khr_count, err, errlen);
+        free(*words);
+        *words = khr;
+        *count = khr_count;
+    }
     if (st == OG_OK)
         st = og_reflect(*words, *count, refl, err, errlen);
     /* The features and memory its SPIR-V declares it needs, from the module

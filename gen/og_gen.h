@@ -33,6 +33,11 @@ typedef enum og_variant {
     OG_VARIANT_COOPMAT = 4
 } og_variant;
 
+/* The cooperative-matrix extension a kernel is written for: the module
+ * glslang compiles (VK_NV_cooperative_matrix), or its rewrite into
+ * SPV_KHR_cooperative_matrix (og_spirv_khr) for VK_KHR_cooperative_matrix. */
+typedef enum og_matrix_ext { OG_MATRIX_NV = 0, OG_MATRIX_KHR = 1 } og_matrix_ext;
+
 /* Split-k ranges (og_params.split): the documented rule, or a fixed count. */
 #define OG_SPLIT_RULE 0
 
@@ -61,9 +66,11 @@ typedef struct og_params {
      * (VK_KHR_shader_integer_dot_product), 0 with 32-bit integer products
      * (the direct-load tile: exact float32 products, see its template). */
     int dot;
-    /* Cooperative matrix (with bm, bn, bk, pad and load): subgroups of 32
-     * along N and M; each owns (bm/sgy) x (bn/sgx) of C as 16x16 accumulators. */
+    /* Cooperative matrix (with bm, bn, bk, pad and load): subgroups along N
+     * and M; each owns (bm/sgy) x (bn/sgx) of C as 16x16 accumulators. */
     int sgx, sgy;
+    og_matrix_ext mat; /* which extension's matrices the module speaks */
+    int sub;           /* invocations per subgroup the kernel divides its tile by: 32 or 64 */
 } og_params;
 
 /* The kernels behind one GEMM call. */
@@ -99,7 +106,8 @@ typedef struct og_kernel_key {
  * beside an FP8 A (dtype_b 0 is OG_F32), else A's type. */
 og_dtype og_kernel_b_type(const og_kernel_key *key);
 
-/* A cooperative-matrix shape a device lists (VkCooperativeMatrixPropertiesNV). */
+/* A cooperative-matrix shape a device lists (VkCooperativeMatrixPropertiesNV
+ * or VkCooperativeMatrixPropertiesKHR). */
 typedef struct og_matrix_shape {
     uint32_t m, n, k;
     int a_f16, b_f16; /* A and B are float16 */
@@ -113,6 +121,12 @@ typedef struct og_matrix_shape {
 typedef struct og_matrix_caps {
     uint32_t n_shapes; /* 0 without VK_NV_cooperative_matrix */
     og_matrix_shape shapes[OG_MATRIX_SHAPES_MAX];
+    /* VK_KHR_cooperative_matrix's shapes (0 without the extension or its
+     * cooperativeMatrix feature), and whether its
+     * cooperativeMatrixSupportedStages include compute. */
+    uint32_t n_khr_shapes;
+    og_matrix_shape khr_shapes[OG_MATRIX_SHAPES_MAX];
+    int khr_compute;
     uint32_t subgroup_min, subgroup_max; /* subgroup sizes compute shaders can run with */
     int size_control;   /* the size can be pinned (VK_EXT_subgroup_size_control, compute) */
     int full_subgroups; /* computeFullSubgroups */
@@ -155,7 +169,8 @@ enum {
     OG_NEEDS_MEMORY_MODEL = 4u, /* VulkanMemoryModel */
     OG_NEEDS_COOPMAT = 8u,      /* CooperativeMatrixNV */
     OG_NEEDS_INTEGER_DOT = 16u, /* DotProduct, DotProductInput4x8BitPacked */
-    OG_NEEDS_ADDRESS = 32u      /* PhysicalStorageBufferAddresses: bufferDeviceAddress */
+    OG_NEEDS_ADDRESS = 32u,     /* PhysicalStorageBufferAddresses: bufferDeviceAddress */
+    OG_NEEDS_COOPMAT_KHR = 64u  /* CooperativeMatrixKHR */
 };
 
 /* What SPIR-V reflection reports of a compiled kernel. */
@@ -182,8 +197,9 @@ uint32_t og_limits_lack(const og_limits *lim, uint32_t needs, char *why, size_t 
 #define OG_TEMPLATE_INT8_SKINNY "int8gemm_skinny"
 #define OG_TEMPLATE_COOPMAT "gemm_coopmat"
 #define OG_TEMPLATE_EXPONENTS "gemm_exponents"
-/* The subgroup size the cooperative-matrix kernels are written for. */
+/* The subgroup sizes the cooperative-matrix kernels can divide a tile by. */
 #define OG_COOPMAT_SUBGROUP 32
+#define OG_COOPMAT_SUBGROUP_WIDE 64
 /* Local size of the reduce and elementwise kernels. */
 #define OG_ELEMENTWISE_THREADS 64
 #define OG_PARAMS_MAX 160 /* bytes of a formatted parameter string */
@@ -215,8 +231,14 @@ og_params og_params_int8_skinny(void);
 
 /* The reference design's cooperative-matrix tiles: 64x64x16 with 8 subgroups
  * (2x4, each 32x16 of C as two 16x16 accumulators) or 4 (2x2, each 32x32 as
- * four), staged through padded workgroup memory. */
+ * four), staged through padded workgroup memory; NV matrices, subgroups of 32. */
 og_params og_params_coopmat(int subgroups);
+
+/* The subgroup size a device runs the matrix kernels with, from its
+ * capabilities (never its vendor): 32 where it can run 32 (fixed, or
+ * pinned with subgroup size control), else 64 likewise (RADV runs wave64),
+ * else 0. */
+int og_matrix_subgroup(const og_limits *lim);
 
 /* Template file of a variant. */
 const char *og_params_template(const og_params *p);
@@ -227,7 +249,8 @@ const char *og_params_template(const og_params *p);
  * "variant=int8tile,bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,dot=0" (staged; direct
  * loads add ",load=direct,vec=4") and
  * "variant=int8skinny,rows=4,cols=32,slices=16,dot=0"; cooperative matrix:
- * "variant=coopmat,bm=64,bn=64,bk=16,sgx=4,sgy=2,pad=8,load=staged". */
+ * "variant=coopmat,bm=64,bn=64,bk=16,sgx=4,sgy=2,pad=8,load=staged", followed by
+ * ",mat=khr" for KHR matrices and ",sub=64" for subgroups of 64 (absent: NV, 32). */
 void og_params_format(const og_params *p, char *buf, size_t len);
 
 /* Parses what og_params_format writes (keys in any order, all present but
@@ -307,6 +330,21 @@ og_status og_reflect(const uint32_t *words, size_t count, og_reflection *out, ch
  * modules with cooperative matrices, which Debian 12's SPIRV-Cross cannot
  * parse (the tests hold it against SPIRV-Cross on the other kernels). */
 void og_reflect_raw(const uint32_t *words, size_t count, og_reflection *out);
+
+/* Rewrites a module compiled with SPV_NV_cooperative_matrix into the
+ * SPV_KHR_cooperative_matrix form (gen/og_spirv_khr.c; opcodes and operands
+ * from the two extensions' texts in the SPIR-V registry): the capability
+ * and extension, one OpTypeCooperativeMatrixKHR per use (MatrixA, MatrixB,
+ * MatrixAccumulator; an NV type serving A and B becomes two), loads and
+ * stores with a constant MemoryLayout before the stride, MulAdd and Length.
+ * The result is deterministic (the same words for the same module). *khr is
+ * malloc'ed, *khr_count in words. Errors: OG_ERROR_COMPILE naming what it
+ * refuses (no CooperativeMatrixNV capability; matrices inside composites,
+ * function signatures or access chains; a Column Major operand that is not
+ * a constant; one value used as two different operands; Length of a type
+ * split by use), OG_ERROR_OUT_OF_MEMORY. */
+og_status og_spirv_khr(const uint32_t *nv, size_t count, uint32_t **khr, size_t *khr_count,
+                       char *err, size_t errlen);
 
 /* Translates SPIR-V to Metal Shading Language through SPIRV-Cross; *msl is malloc'ed. */
 og_status og_export_msl(const uint32_t *words, size_t count, char **msl, char *err, size_t errlen);

@@ -129,11 +129,11 @@ uint64_t og_kernel_loop_iterations(const og_kernel_key *key, uint64_t k_len)
         return steps(k_len, p->bk) * (kw + 2u) + 1u + (uint64_t)(p->tm * p->tn) + 1u;
     }
     case OG_VARIANT_COOPMAT: { /* k steps: the staging loops and the 16-deep products */
-        uint64_t threads = (uint64_t)OG_COOPMAT_SUBGROUP * (uint64_t)(p->sgx * p->sgy);
+        uint64_t threads = (uint64_t)p->sub * (uint64_t)(p->sgx * p->sgy);
         uint64_t loads = steps((uint64_t)(p->bm * p->bk), (int)threads) +
                          steps((uint64_t)(p->bk * p->bn), (int)threads);
         return steps(k_len, p->bk) * (1u + 2u * ((uint64_t)(p->bk / 16) + 1u) + loads + 2u) + 1u +
-               256u / 32u + 1u;
+               256u / (uint64_t)p->sub + 1u;
     }
     default: /* the tile: k steps (direct loads: an unchecked loop of the whole
               * steps, then a checked one for the tail), then the register tile */
@@ -151,7 +151,7 @@ void og_kernel_local_size(const og_kernel_key *key, uint32_t size[3])
         /* vec=4: four columns (or few rows' four slices) an invocation. */
         size[0] = (uint32_t)(key->p.cols * key->p.slices / (key->p.vec == 4 ? 4 : 1));
     } else if (key->p.variant == OG_VARIANT_COOPMAT) {
-        size[0] = (uint32_t)(OG_COOPMAT_SUBGROUP * key->p.sgx * key->p.sgy);
+        size[0] = (uint32_t)(key->p.sub * key->p.sgx * key->p.sgy);
     } else {
         size[0] = (uint32_t)key->p.wgx;
         size[1] = (uint32_t)key->p.wgy;

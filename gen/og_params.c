@@ -63,7 +63,9 @@ og_params og_params_coopmat(int subgroups)
                    .sgx = subgroups == 4 ? 2 : 4,
                    .sgy = 2,
                    .pad = 8,
-                   .load = OG_LOAD_STAGED};
+                   .load = OG_LOAD_STAGED,
+                   .mat = OG_MATRIX_NV,
+                   .sub = OG_COOPMAT_SUBGROUP};
     return p;
 }
 
@@ -115,9 +117,16 @@ void og_params_format(const og_params *p, char *buf, size_t len)
         return;
     }
     if (p->variant == OG_VARIANT_COOPMAT) {
-        snprintf(buf, len, "variant=coopmat,bm=%d,bn=%d,bk=%d,sgx=%d,sgy=%d,pad=%d,load=%s", p->bm,
-                 p->bn, p->bk, p->sgx, p->sgy, p->pad,
-                 p->load == OG_LOAD_DIRECT ? "direct" : "staged");
+        /* NV matrices in subgroups of 32 keep the text they had before KHR
+         * matrices existed, so the records measured then keep their keys. */
+        int used =
+            snprintf(buf, len, "variant=coopmat,bm=%d,bn=%d,bk=%d,sgx=%d,sgy=%d,pad=%d,load=%s",
+                     p->bm, p->bn, p->bk, p->sgx, p->sgy, p->pad,
+                     p->load == OG_LOAD_DIRECT ? "direct" : "staged");
+        if (p->mat == OG_MATRIX_KHR && used >= 0 && (size_t)used < len)
+            used += snprintf(buf + used, len - (size_t)used, ",mat=khr");
+        if (p->sub != OG_COOPMAT_SUBGROUP && used >= 0 && (size_t)used < len)
+            snprintf(buf + used, len - (size_t)used, ",sub=%d", p->sub);
         return;
     }
     if (p->variant == OG_VARIANT_INT8_SKINNY) {
@@ -159,7 +168,7 @@ static int *int_field(og_params *p, const char *key, unsigned *position)
         {"vec", offsetof(og_params, vec)},       {"cols", offsetof(og_params, cols)},
         {"slices", offsetof(og_params, slices)}, {"rows", offsetof(og_params, rows)},
         {"dot", offsetof(og_params, dot)},       {"sgx", offsetof(og_params, sgx)},
-        {"sgy", offsetof(og_params, sgy)},
+        {"sgy", offsetof(og_params, sgy)},       {"sub", offsetof(og_params, sub)},
     };
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         if (strcmp(fields[i].key, key) == 0) {
@@ -238,13 +247,18 @@ int og_params_parse(const char *text, og_params *out, char *why, size_t len)
             /* variant_named has set p.variant */
         } else if (strcmp(item, "src") == 0 && src_named(value, &p.src)) {
             seen |= 1u << 30;
+        } else if (strcmp(item, "mat") == 0 &&
+                   (strcmp(value, "nv") == 0 || strcmp(value, "khr") == 0)) {
+            p.mat = strcmp(value, "khr") == 0 ? OG_MATRIX_KHR : OG_MATRIX_NV;
+            seen |= 1u << 29;
         } else {
             snprintf(why, len, "params: unknown item %s=%s", item, value);
             return -1;
         }
     }
     /* Bits 0 and 1 are load and acc, 2..10 the tile's integers, 11 and 12
-     * cols and slices, 13 rows, 14 dot, 15 and 16 sgx and sgy, 30 src. */
+     * cols and slices, 13 rows, 14 dot, 15 and 16 sgx and sgy, 17 sub, 29
+     * mat, 30 src. */
     static const struct {
         unsigned keys;
         const char *what;
@@ -272,6 +286,13 @@ int og_params_parse(const char *text, og_params *out, char *why, size_t len)
     unsigned optional = (seen & extra) == extra ? extra : 0u;
     if (p.variant != OG_VARIANT_TILE && p.variant != OG_VARIANT_COOPMAT)
         optional |= seen & (1u << 30);
+    /* The matrix kernels may name their extension and subgroup size (NV
+     * and 32 when absent). */
+    if (p.variant == OG_VARIANT_COOPMAT) {
+        optional |= seen & (1u << 29 | 1u << 17);
+        if (!(seen & (1u << 17)))
+            p.sub = OG_COOPMAT_SUBGROUP;
+    }
     if (seen != (wanted[p.variant].keys | optional) || (unsplit && p.split != OG_SPLIT_RULE)) {
         snprintf(why, len, "params: '%s' needs exactly %s", text, wanted[p.variant].what);
         return -1;
@@ -438,13 +459,51 @@ static int skinny_check(const og_params *p, const og_limits *lim, char *why, siz
 
 /* Whether the device lists a 16x16x16 shape of float16 A and B with float32
  * accumulators at subgroup scope. */
-static int has_f16_16x16x16(const og_matrix_caps *m)
+static int has_f16_16x16x16(const og_matrix_shape *shapes, uint32_t n)
 {
-    for (uint32_t i = 0; i < m->n_shapes && i < OG_MATRIX_SHAPES_MAX; i++) {
-        const og_matrix_shape *s = &m->shapes[i];
+    for (uint32_t i = 0; i < n && i < OG_MATRIX_SHAPES_MAX; i++) {
+        const og_matrix_shape *s = &shapes[i];
         if (s->m == 16 && s->n == 16 && s->k == 16 && s->a_f16 && s->b_f16 && s->acc_f32 &&
             s->subgroup)
             return 1;
+    }
+    return 0;
+}
+
+int og_matrix_subgroup(const og_limits *lim)
+{
+    const og_matrix_caps *m = &lim->matrix;
+    static const int sizes[] = {OG_COOPMAT_SUBGROUP, OG_COOPMAT_SUBGROUP_WIDE};
+    for (size_t i = 0; i < 2; i++) {
+        uint32_t s = (uint32_t)sizes[i];
+        if (m->size_control ? m->subgroup_min <= s && s <= m->subgroup_max
+                            : lim->subgroup_size == s)
+            return sizes[i];
+    }
+    return 0;
+}
+
+/* What the extension a matrix kernel speaks needs of the device. */
+static int matrix_ext_check(const og_params *p, const og_matrix_caps *m, char *why, size_t len)
+{
+    if (p->mat == OG_MATRIX_NV && !has_f16_16x16x16(m->shapes, m->n_shapes)) {
+        snprintf(why, len,
+                 "the device lists no 16x16x16 float16 combination for "
+                 "VK_NV_cooperative_matrix%s",
+                 m->n_shapes ? "" : " (it lists no NV shapes)");
+        return -1;
+    }
+    if (p->mat == OG_MATRIX_KHR && !has_f16_16x16x16(m->khr_shapes, m->n_khr_shapes)) {
+        snprintf(why, len,
+                 "the device lists no 16x16x16 float16 combination for "
+                 "VK_KHR_cooperative_matrix%s",
+                 m->n_khr_shapes ? "" : " (it lists no KHR shapes)");
+        return -1;
+    }
+    if (p->mat == OG_MATRIX_KHR && !m->khr_compute) {
+        snprintf(why, len,
+                 "VK_KHR_cooperative_matrix's cooperativeMatrixSupportedStages lack compute");
+        return -1;
     }
     return 0;
 }
@@ -472,23 +531,27 @@ static int coopmat_check(const og_params *p, const og_limits *lim, char *why, si
                  p->sgx, p->sgy, p->bn, p->bm);
         return -1;
     }
+    if ((p->mat != OG_MATRIX_NV && p->mat != OG_MATRIX_KHR) ||
+        (p->sub != OG_COOPMAT_SUBGROUP && p->sub != OG_COOPMAT_SUBGROUP_WIDE)) {
+        snprintf(why, len, "params: cooperative-matrix mat=%d sub=%d: NV or KHR, subgroups of 32 or 64",
+                 (int)p->mat, p->sub);
+        return -1;
+    }
     if (!lim)
         return 0;
     const og_matrix_caps *m = &lim->matrix;
-    if (!has_f16_16x16x16(m)) {
-        snprintf(why, len, "the device lists no 16x16x16 float16 combination");
+    if (matrix_ext_check(p, m, why, len) != 0)
         return -1;
-    }
-    int can32 = m->size_control ? m->subgroup_min <= OG_COOPMAT_SUBGROUP &&
-                                      OG_COOPMAT_SUBGROUP <= m->subgroup_max
-                                : lim->subgroup_size == OG_COOPMAT_SUBGROUP;
-    if (!can32) {
+    uint32_t s = (uint32_t)p->sub;
+    int can = m->size_control ? m->subgroup_min <= s && s <= m->subgroup_max
+                              : lim->subgroup_size == s;
+    if (!can) {
         if (m->size_control && m->subgroup_min != m->subgroup_max)
-            snprintf(why, len, "the device runs subgroups of %u to %u, none of 32", m->subgroup_min,
-                     m->subgroup_max);
+            snprintf(why, len, "the device runs subgroups of %u to %u, none of %u",
+                     m->subgroup_min, m->subgroup_max, s);
         else
-            snprintf(why, len, "the device runs subgroups of %u only, the kernel needs 32",
-                     lim->subgroup_size);
+            snprintf(why, len, "the device runs subgroups of %u only, the kernel needs %u",
+                     m->size_control ? m->subgroup_min : lim->subgroup_size, s);
         return -1;
     }
     if (!m->full_subgroups) {
@@ -504,7 +567,7 @@ static int coopmat_check(const og_params *p, const og_limits *lim, char *why, si
         snprintf(why, len, "direct fragment loads need storageBuffer16BitAccess");
         return -1;
     }
-    return limits_check(p, lim, (uint32_t)(OG_COOPMAT_SUBGROUP * sg), 1, why, len);
+    return limits_check(p, lim, (uint32_t)(p->sub * sg), 1, why, len);
 }
 
 /* The tile's shape: BM x BN of 8..128, BK 16 or 32, register tile of 1..16,
@@ -624,13 +687,15 @@ uint32_t og_limits_lack(const og_limits *lim, uint32_t needs, char *why, size_t 
                  {OG_NEEDS_MEMORY_MODEL, "vulkanMemoryModel"},
                  {OG_NEEDS_COOPMAT, "VK_NV_cooperative_matrix"},
                  {OG_NEEDS_INTEGER_DOT, "shaderIntegerDotProduct"},
-                 {OG_NEEDS_ADDRESS, "bufferDeviceAddress"}};
+                 {OG_NEEDS_ADDRESS, "bufferDeviceAddress"},
+                 {OG_NEEDS_COOPMAT_KHR, "VK_KHR_cooperative_matrix"}};
     const og_matrix_caps *m = &lim->matrix;
     uint32_t have =
         (m->float16 ? OG_NEEDS_FLOAT16 : 0u) | (m->storage16 ? OG_NEEDS_STORAGE16 : 0u) |
         (m->memory_model ? OG_NEEDS_MEMORY_MODEL : 0u) | (m->n_shapes ? OG_NEEDS_COOPMAT : 0u) |
         (lim->integer_dot ? OG_NEEDS_INTEGER_DOT : 0u) |
-        (lim->buffer_address ? OG_NEEDS_ADDRESS : 0u);
+        (lim->buffer_address ? OG_NEEDS_ADDRESS : 0u) |
+        (m->n_khr_shapes ? OG_NEEDS_COOPMAT_KHR : 0u);
     uint32_t lack = needs & ~have;
     size_t used = 0;
     if (lack && len)

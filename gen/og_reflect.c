@@ -32,7 +32,8 @@ enum {
     SPV_EXECUTION_MODE_LOCAL_SIZE = 17,
     SPV_DECORATION_BINDING = 33,
     SPV_DECORATION_OFFSET = 35,
-    SPV_CAPABILITY_COOPERATIVE_MATRIX_NV = 5357
+    SPV_CAPABILITY_COOPERATIVE_MATRIX_NV = 5357,
+    SPV_CAPABILITY_COOPERATIVE_MATRIX_KHR = 6022
 };
 
 /* The instruction defining id: a type (OpType*, result id in word 1) or,
@@ -149,6 +150,7 @@ uint32_t og_spirv_needs(const uint32_t *words, size_t count)
                      : cap == 4433                                 ? OG_NEEDS_STORAGE16
                      : cap == 5345                                 ? OG_NEEDS_MEMORY_MODEL
                      : cap == SPV_CAPABILITY_COOPERATIVE_MATRIX_NV ? OG_NEEDS_COOPMAT
+                     : cap == SPV_CAPABILITY_COOPERATIVE_MATRIX_KHR ? OG_NEEDS_COOPMAT_KHR
                      : cap == 6018 || cap == 6019                  ? OG_NEEDS_INTEGER_DOT
                      : cap == 5347                                 ? OG_NEEDS_ADDRESS
                                                                    : 0u;
@@ -228,7 +230,7 @@ og_status og_reflect(const uint32_t *words, size_t count, og_reflection *out, ch
         return OG_ERROR_COMPILE;
     }
     uint32_t needs = og_spirv_needs(words, count);
-    if (needs & OG_NEEDS_COOPMAT) {
+    if (needs & (OG_NEEDS_COOPMAT | OG_NEEDS_COOPMAT_KHR)) {
         og_reflect_raw(words, count, out);
         out->needs = needs;
         return OG_OK;

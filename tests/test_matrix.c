@@ -139,10 +139,12 @@ static void expect_choice(const og_limits *lim, og_dtype t, og_mode mode, int wa
     int got = og_matrix_choose(lim, t, mode, notes);
     cr_expect_eq(got, want, "chose %d, not %d (8: '%s'; 4: '%s')", got, want, notes[0].why,
                  notes[1].why);
-    const char *why[2] = {why8, why4};
+    /* The NV variants; the KHR ones (2 and 3) are test_matrix_khr's. */
+    const char *why[OG_MATRIX_VARIANTS] = {why8, why4, NULL, NULL};
     for (int i = 0; i < OG_MATRIX_VARIANTS; i++) {
         cr_expect_eq(notes[i].chosen, i == want);
-        cr_expect_eq(notes[i].params.sgx * notes[i].params.sgy, i == 0 ? 8 : 4);
+        cr_expect_eq(notes[i].params.sgx * notes[i].params.sgy, i % 2 == 0 ? 8 : 4);
+        cr_expect_eq(notes[i].params.mat, i < 2 ? OG_MATRIX_NV : OG_MATRIX_KHR);
         if (why[i])
             cr_expect_not_null(strstr(notes[i].why, why[i]), "variant %d: '%s' lacks '%s'", i,
                                notes[i].why, why[i]);
@@ -152,23 +154,31 @@ static void expect_choice(const og_limits *lim, og_dtype t, og_mode mode, int wa
 Test(matrix, eligibility_from_capabilities)
 {
     og_limits lim = qualified();
-    expect_choice(&lim, OG_F16, OG_MODE_FAST, 0, NULL, "the 8-subgroup variant qualifies first");
+    expect_choice(&lim, OG_F16, OG_MODE_FAST, 0, NULL, "the NV 8-subgroup variant qualifies first");
     expect_choice(&lim, OG_F16, OG_MODE_DETERMINISTIC, -1, "Deterministic mode",
                   "Deterministic mode");
     expect_choice(&lim, OG_BF16, OG_MODE_FAST, -1, "bfloat16", "bfloat16");
     expect_choice(&lim, OG_F32, OG_MODE_FAST, -1, "f32 takes the portable kernel", NULL);
 
-    /* Subgroups of 64 only (wave64 with no wave32 option). */
+    /* Subgroups of 64 only (wave64 with no wave32 option): the tile is
+     * divided among subgroups of 64. */
     og_limits wave64 = qualified();
     wave64.subgroup_size = 64;
     wave64.matrix.size_control = 0;
     wave64.matrix.subgroup_min = wave64.matrix.subgroup_max = 64;
-    expect_choice(&wave64, OG_F16, OG_MODE_FAST, -1, "subgroups of 64 only",
-                  "subgroups of 64 only");
+    expect_choice(&wave64, OG_F16, OG_MODE_FAST, 0, NULL, "qualifies first");
+    cr_expect_eq(og_matrix_variant(&wave64, 0).sub, 64);
     og_limits range = qualified();
     range.matrix.subgroup_min = range.matrix.subgroup_max = 64;
     range.matrix.subgroup_max = 128;
-    expect_choice(&range, OG_F16, OG_MODE_FAST, -1, "subgroups of 64 to 128, none of 32", NULL);
+    expect_choice(&range, OG_F16, OG_MODE_FAST, 0, NULL, NULL);
+    cr_expect_eq(og_matrix_variant(&range, 0).sub, 64);
+    /* Subgroups of 16 only (no size the kernel divides its tile by). */
+    og_limits sixteen = qualified();
+    sixteen.subgroup_size = 16;
+    sixteen.matrix.size_control = 0;
+    expect_choice(&sixteen, OG_F16, OG_MODE_FAST, -1, "subgroups of 16 only, the kernel needs 32",
+                  "subgroups of 16 only");
 
     /* Fewer than 256 invocations: the four-subgroup shape. */
     og_limits small = qualified();
@@ -256,7 +266,9 @@ Test(matrix, lavapipe_falls_back_with_the_reason)
     cr_expect_eq(c.params.variant, OG_VARIANT_TILE);
     for (int i = 0; i < OG_MATRIX_VARIANTS; i++) {
         cr_expect_eq(c.matrix[i].chosen, 0);
-        cr_expect_str_eq(c.matrix[i].why, "the device lists no 16x16x16 float16 combination");
+        cr_expect_not_null(
+            strstr(c.matrix[i].why, "the device lists no 16x16x16 float16 combination for VK_"),
+            "%s", c.matrix[i].why);
     }
     /* Forced: an unsupported error naming the reason, nothing written. */
     og_problem *pr;
@@ -287,12 +299,12 @@ Test(matrix, ogtune_select_explains)
     int lavapipe = ctx->limits.matrix.n_shapes == 0;
     close_context(ctx);
     cr_expect_not_null(strstr(out, "\"matrix_variants\":[{\"variant\":\"gemm_coopmat\","
-                                   "\"subgroups\":8"),
+                                   "\"extension\":\"VK_NV_cooperative_matrix\",\"subgroups\":8"),
                        "%s", out);
     if (lavapipe)
-        cr_expect_not_null(
-            strstr(out, "\"reason\":\"the device lists no 16x16x16 float16 combination\""), "%s",
-            out);
+        cr_expect_not_null(strstr(out, "\"reason\":\"the device lists no 16x16x16 float16 "
+                                       "combination for VK_NV_cooperative_matrix"),
+                           "%s", out);
     free(out);
 }
 

@@ -54,6 +54,11 @@ int og_cmd_bench(const og_cli *o)
         og_context_destroy(ctx);
         return rc;
     }
+    if (o->precision && strcmp(o->precision, "native") != 0 &&
+        strcmp(o->precision, "recovered") != 0) {
+        og_cli_fail("ogtune bench: --precision takes native or recovered\n");
+        return 2;
+    }
     og_params given;
     if (og_cli_bench_inputs(o, table_shapes, &shapes, &ns, &given) != 0)
         return 2;
@@ -74,9 +79,17 @@ int og_cmd_bench(const og_cli *o)
         printf("%-5s %-22s %12s %12s %8s  %s\n", "dtype", "shape", "64x64 tile", "selected",
                "ratio", "selected kernels (source)");
     }
+    /* --precision recovered: float32 recovered from float16 products, its
+     * kernel (the selected or given one) against the recovered 64x64 tile. */
+    int recovered = o->precision && strcmp(o->precision, "recovered") == 0;
     for (size_t d = 0; d < nd && rc == 0; d++) {
         og_gemm *g;
-        if (og_gemm_create(ctx, dtypes[d], OG_MODE_FAST, &g) != OG_OK) {
+        og_gemm_desc desc = {.a_type = dtypes[d],
+                             .b_type = dtypes[d],
+                             .mode = OG_MODE_FAST,
+                             .precision = recovered ? OG_PRECISION_RECOVERED : OG_PRECISION_NATIVE};
+        if (og_gemm_create_desc(ctx, &desc, &g) != OG_OK) {
+            og_cli_fail("ogtune bench: %s\n", og_context_last_error(ctx));
             rc = 1;
             break;
         }
@@ -97,6 +110,8 @@ int og_cmd_bench(const og_cli *o)
             }
             st = og_select(ctx, dtypes[d], OG_MODE_FAST, o->trans_a, o->trans_b, s->m, s->n, s->k,
                            s->batch, &c);
+            if (st == OG_OK && recovered)
+                c.params = og_params_recovered(&ctx->limits, ctx->dialect, OG_MODE_FAST);
             if (st == OG_OK && o->params) /* a given kernel instead of the selected one */
                 c.params = given;
             if (st == OG_OK) /* the kernel must be right before it is timed */
@@ -130,7 +145,8 @@ int og_cmd_bench(const og_cli *o)
                     snprintf(shape, sizeof shape, "%lldx%lldx%lldx%lld", (long long)s->m,
                              (long long)s->n, (long long)s->k, (long long)s->batch);
                     printf("%-5s %-22s %7.2f GF/s %7.2f GF/s %7.2fx  %s\n",
-                           og_dtype_name(dtypes[d]), shape, gd, gs, gs / gd, params);
+                           recovered ? "f32r" : og_dtype_name(dtypes[d]), shape, gd, gs, gs / gd,
+                           params);
                 }
                 fflush(stdout);
             }

@@ -124,9 +124,13 @@ static void print_choice_json(FILE *f, og_context *ctx, og_dtype t, og_mode mode
         const og_matrix_note *n = &c->matrix[i];
         char mp[OG_PARAMS_MAX];
         og_params_format(&n->params, mp, sizeof mp);
-        fprintf(f, "%s{\"variant\":\"%s\",\"subgroups\":%d,\"params\":\"%s\",\"chosen\":%s",
+        fprintf(f,
+                "%s{\"variant\":\"%s\",\"extension\":\"%s\",\"subgroups\":%d,"
+                "\"subgroup_size\":%d,\"params\":\"%s\",\"chosen\":%s",
                 i == 0 ? ",\"matrix_variants\":[" : ",", og_params_template(&n->params),
-                n->params.sgx * n->params.sgy, mp, n->chosen ? "true" : "false");
+                n->params.mat == OG_MATRIX_KHR ? "VK_KHR_cooperative_matrix"
+                                               : "VK_NV_cooperative_matrix",
+                n->params.sgx * n->params.sgy, n->params.sub, mp, n->chosen ? "true" : "false");
         if (!n->chosen) {
             fputs(",\"reason\":", f);
             og_json_string(f, n->why);
@@ -215,7 +219,8 @@ int og_cmd_select(const og_cli *o)
             /* The reasons matter for float16, the type the matrix kernels take. */
             for (int i = 0; dtypes[0] == OG_F16 && i < OG_MATRIX_VARIANTS; i++)
                 if (!c.matrix[i].chosen)
-                    printf("  not the %d-subgroup cooperative-matrix kernel: %s\n",
+                    printf("  not the %s %d-subgroup cooperative-matrix kernel: %s\n",
+                           c.matrix[i].params.mat == OG_MATRIX_KHR ? "KHR" : "NV",
                            c.matrix[i].params.sgx * c.matrix[i].params.sgy, c.matrix[i].why);
         }
         rc = 0;
@@ -305,6 +310,16 @@ int og_cmd_show(const og_cli *o)
     return st == OG_OK ? 0 : 1;
 }
 
+/* Writes a module's binary words to standard output (--emit spv). */
+static og_status write_words(const uint32_t *words, size_t count, char *err, size_t len)
+{
+    if (fwrite(words, sizeof *words, count, stdout) != count || fflush(stdout) != 0) {
+        snprintf(err, len, "writing the module to standard output failed");
+        return OG_ERROR_INVALID_ARGUMENT;
+    }
+    return OG_OK;
+}
+
 int og_cmd_gen(const og_cli *o)
 {
     og_kernel_key key = {.p = og_params_default(), .trans_a = o->trans_a, .trans_b = o->trans_b};
@@ -312,9 +327,14 @@ int og_cmd_gen(const og_cli *o)
     og_dtype dtypes[3];
     size_t nd;
     const char *emit = o->emit ? o->emit : "glsl";
+    int spv = strcmp(emit, "spv") == 0;
     int asm_out = strcmp(emit, "spirv") == 0, msl = strcmp(emit, "msl") == 0;
-    if (!asm_out && !msl && strcmp(emit, "glsl") != 0 && strcmp(emit, "hlsl") != 0) {
-        og_cli_fail("ogtune gen: --emit takes glsl, hlsl, spirv or msl\n");
+    if (!asm_out && !msl && !spv && strcmp(emit, "glsl") != 0 && strcmp(emit, "hlsl") != 0) {
+        og_cli_fail("ogtune gen: --emit takes glsl, hlsl, spirv, spv or msl\n");
+        return 2;
+    }
+    if (o->matrix && strcmp(o->matrix, "nv") != 0 && strcmp(o->matrix, "khr") != 0) {
+        og_cli_fail("ogtune gen: --matrix takes nv or khr\n");
         return 2;
     }
     if (og_cli_dtypes(o, dtypes, &nd) != 0 || nd != 1)
@@ -329,16 +349,47 @@ int og_cmd_gen(const og_cli *o)
         og_cli_fail("ogtune gen: %s\n", err);
         return 2;
     }
-    char *src = NULL, *text = NULL;
+    if (o->matrix && key.p.variant != OG_VARIANT_COOPMAT) {
+        og_cli_fail("ogtune gen: --matrix needs a cooperative-matrix kernel (--params "
+                    "variant=coopmat,...)\n");
+        return 2;
+    }
+    if (o->matrix)
+        key.p.mat = strcmp(o->matrix, "khr") == 0 ? OG_MATRIX_KHR : OG_MATRIX_NV;
+    int khr = key.p.variant == OG_VARIANT_COOPMAT && key.p.mat == OG_MATRIX_KHR;
+    if (khr && msl) {
+        og_cli_fail("ogtune gen: cooperative matrices have no MSL form\n");
+        return 2;
+    }
+    char *src = NULL, *text = NULL, *printed = NULL;
     uint32_t *words = NULL;
-    size_t count;
+    size_t count, printed_len = 0;
     og_status st = og_gen_source(&key, &src, err, sizeof err);
-    if (st == OG_OK && (asm_out || msl))
-        st = og_compile(src, key.dialect, asm_out, &words, &count, err, sizeof err);
+    /* The KHR form is the compiled NV module rewritten (og_build_kernel's
+     * route), printed by ogtune. */
+    if (st == OG_OK && (asm_out || msl || spv))
+        st = og_compile(src, key.dialect, asm_out && !khr, &words, &count, err, sizeof err);
+    if (st == OG_OK && khr && (asm_out || spv)) {
+        uint32_t *nv = words;
+        st = og_spirv_khr(nv, count, &words, &count, err, sizeof err);
+        free(nv);
+    }
     if (st == OG_OK && msl)
         st = og_export_msl(words, count, &text, err, sizeof err);
-    if (st == OG_OK) {
-        const char *out = msl ? text : asm_out ? (const char *)words : src;
+    if (st == OG_OK && khr && asm_out) {
+        FILE *mem = open_memstream(&printed, &printed_len);
+        if (!mem) {
+            snprintf(err, sizeof err, "out of memory");
+            st = OG_ERROR_OUT_OF_MEMORY;
+        } else {
+            og_spirv_print(mem, words, count);
+            fclose(mem);
+        }
+    }
+    if (st == OG_OK && spv) {
+        st = write_words(words, count, err, sizeof err);
+    } else if (st == OG_OK) {
+        const char *out = msl ? text : printed ? printed : asm_out ? (const char *)words : src;
         if (o->json) {
             printf("{\"emit\":\"%s\",\"template\":\"%s\",\"text\":", emit,
                    og_kernel_template(&key));
@@ -347,11 +398,12 @@ int og_cmd_gen(const og_cli *o)
         } else {
             fputs(out, stdout);
         }
-    } else {
-        og_cli_fail("ogtune gen: %s\n", err);
     }
+    if (st != OG_OK)
+        og_cli_fail("ogtune gen: %s\n", err);
     free(src);
     free(words);
     free(text);
+    free(printed);
     return st == OG_OK ? 0 : 1;
 }

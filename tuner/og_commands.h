@@ -15,7 +15,9 @@ typedef struct og_cli {
     const char *strategy;     /* --strategy exhaustive|random|smart */
     int trans_a, trans_b;
     const char *mode;   /* --mode fast|deterministic */
-    const char *emit;   /* --emit glsl|hlsl|spirv|msl */
+    const char *emit;   /* --emit glsl|hlsl|spirv|spv|msl */
+    const char *matrix; /* --matrix nv|khr (gen: the matrix kernel's extension) */
+    const char *precision; /* --precision native|recovered (bench, float32) */
     const char *params; /* --params "bm=..,..." */
     const char *op;     /* --op gemm|int8gemm */
     const char *out;    /* --out FILE (export) or DIR (report) */
@@ -38,6 +40,12 @@ int og_cmd_import(const og_cli *o);
 int og_cmd_merge(const og_cli *o);
 int og_cmd_report(const og_cli *o);
 int og_cmd_worker(const og_cli *o);
+
+/* Writes a SPIR-V module as text, one instruction a line (og_spirv_print.c):
+ * for the KHR matrix modules, which Debian 12's disassembler cannot read.
+ * Names the instructions the KHR rewrite writes and the capabilities the
+ * kernels declare; other opcodes print as Op<number> with raw operand words. */
+void og_spirv_print(FILE *f, const uint32_t *words, size_t count);
 /* ogtune bench --op int8gemm, on an open context. */
 int og_cmd_bench_int8(const og_cli *o, og_context *ctx);
 /* ogtune bench --first-call: the latency of a new process's first GEMM,

@@ -233,10 +233,22 @@ static og_status int8_tile_space(candidates *c, og_preset preset)
     return st;
 }
 
+/* A matrix tile with NV and with KHR matrices, in the subgroup size the
+ * device runs them with (add() drops what the device does not take). */
+static og_status add_matrix(candidates *c, og_params p)
+{
+    int sub = c->lim ? og_matrix_subgroup(c->lim) : 0;
+    p.sub = sub ? sub : OG_COOPMAT_SUBGROUP;
+    p.mat = OG_MATRIX_NV;
+    og_status st = add(c, p);
+    p.mat = OG_MATRIX_KHR;
+    return st == OG_OK ? add(c, p) : st;
+}
+
 /* The cooperative-matrix tiles: the reference design's 8- and 4-subgroup
  * 64x64x16 tiles staged and with direct fragment loads; the standard preset
  * adds 128-wide tiles, the 32 k step, other subgroup arrangements and no
- * padding. */
+ * padding. Each with the NV and the KHR extension where the device has it. */
 static og_status coopmat_space(candidates *c, og_preset preset)
 {
     static const int tiles[][2] = {{64, 64}, {128, 64}, {64, 128}, {128, 128}},
@@ -246,14 +258,14 @@ static og_status coopmat_space(candidates *c, og_preset preset)
         for (int sg = 8; sg >= 4 && st == OG_OK; sg /= 2) {
             og_params p = og_params_coopmat(sg);
             p.load = d ? OG_LOAD_DIRECT : OG_LOAD_STAGED;
-            st = add(c, p);
+            st = add_matrix(c, p);
         }
     for (int t = 0; preset == OG_PRESET_STANDARD && t < 4; t++)
         for (int k = 16; k <= 32; k += 16)
             for (int g = 0; g < 4; g++)
                 for (int pd = 0; pd < 2; pd++)
                     for (int d = 0; d < 2 && st == OG_OK; d++)
-                        st = add(c, (og_params){.variant = OG_VARIANT_COOPMAT,
+                        st = add_matrix(c, (og_params){.variant = OG_VARIANT_COOPMAT,
                                                 .bm = tiles[t][0],
                                                 .bn = tiles[t][1],
                                                 .bk = k,

@@ -25,12 +25,17 @@ static const char usage[] =
     "  bench [--shapes ...]         GFLOP/s of the 64x64 tile alone and of the selected\n"
     "       [--params P]            kernels, or of P (default: the design's table shapes);\n"
     "                               with --op int8gemm, GOP/s of Int8Gemm (selected, or P)\n"
+    "       [--precision recovered] float32 recovered from float16 products (its kernel\n"
+    "                               against the recovered 64x64 tile)\n"
     "                               and GB/s of B next to float32 GFLOP/s (default:\n"
     "                               decoder steps, 512 and 1024 cubed)\n"
     "  bench --first-call           milliseconds of a new process's first GEMM (256-cubed\n"
     "                               float32, default kernel): cold (empty cache directory)\n"
     "                               and warm (the SPIR-V and pipeline caches it left)\n"
-    "  gen --emit glsl|hlsl|spirv|msl [--params P] [--dtype T] [--trans-a] [--trans-b]\n"
+    "  gen --emit glsl|hlsl|spirv|spv|msl [--params P] [--dtype T] [--trans-a] [--trans-b]\n"
+    "       [--matrix nv|khr]       (spv: the module's binary words on standard output;\n"
+    "                               --matrix khr: a matrix kernel's KHR form, printed by\n"
+    "                               ogtune itself as Debian's disassembler predates it)\n"
     "  accuracy [--shapes MxNxK,...] error of float32 recovered from float16 products, with\n"
     "                               and without row/column scaling, next to float32 and\n"
     "                               float16, on four kinds of input (default K = 256..4096)\n"
@@ -97,6 +102,10 @@ static int parse(int argc, char **argv, og_cli *o)
             slot = &o->emit;
         else if (strcmp(a, "--params") == 0)
             slot = &o->params;
+        else if (strcmp(a, "--matrix") == 0)
+            slot = &o->matrix;
+        else if (strcmp(a, "--precision") == 0)
+            slot = &o->precision;
         else if (strcmp(a, "--op") == 0)
             slot = &o->op;
         else if (strcmp(a, "--strategy") == 0)

@@ -126,9 +126,16 @@ typedef struct og_matrix_note {
     char why[192];
 } og_matrix_note;
 
-/* The matrix variants in order of preference: 8 subgroups, then 4 (for
- * devices with fewer than 256 invocations or too little shared memory). */
-#define OG_MATRIX_VARIANTS 2
+/* The matrix variants in order of preference: NV matrices with 8
+ * subgroups, then 4 (for devices with fewer than 256 invocations or too
+ * little shared memory), then the same with KHR matrices (a device with both
+ * extensions runs NV by default; the tuner measures both). */
+#define OG_MATRIX_VARIANTS 4
+
+/* Matrix variant i (0..OG_MATRIX_VARIANTS-1) of og_matrix_choose's order
+ * on a device with limits lim: its subgroup size is og_matrix_subgroup's
+ * (32 where the device has no size it can run, for the reason to say so). */
+og_params og_matrix_variant(const og_limits *lim, int i);
 
 /* Considers the matrix variants for dtype and mode on a device with limits
  * lim (reference design, "Which devices take the matrix kernel"): fills one
@@ -138,7 +145,7 @@ int og_matrix_choose(const og_limits *lim, og_dtype dtype, og_mode mode,
                      og_matrix_note notes[OG_MATRIX_VARIANTS]);
 
 /* The kernel recovered float32 runs in dialect and mode on a device with
- * limits lim: the cooperative-matrix tile (8 subgroups, else 4) where the
+ * limits lim: the cooperative-matrix tile (og_matrix_choose's order) where the
  * device takes float16 matrices in that mode (og_matrix_choose) and has the
  * memory for the residual tiles, else the portable default tile (its
  * summation order) without split-k. */

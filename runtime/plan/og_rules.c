@@ -214,29 +214,41 @@ og_params og_int8_params_for_call(const og_limits *lim, const og_int8gemm_args *
                       int8_loads_for_call(lim, args, p));
 }
 
+og_params og_matrix_variant(const og_limits *lim, int i)
+{
+    og_params p = og_params_coopmat(i % 2 ? 4 : 8);
+    p.mat = i < 2 ? OG_MATRIX_NV : OG_MATRIX_KHR;
+    int sub = og_matrix_subgroup(lim);
+    p.sub = sub ? sub : OG_COOPMAT_SUBGROUP;
+    return p;
+}
+
 int og_matrix_choose(const og_limits *lim, og_dtype dtype, og_mode mode,
                      og_matrix_note notes[OG_MATRIX_VARIANTS])
 {
-    static const int subgroups[OG_MATRIX_VARIANTS] = {8, 4};
     int chosen = -1;
     for (int i = 0; i < OG_MATRIX_VARIANTS; i++) {
         og_matrix_note *n = &notes[i];
         memset(n, 0, sizeof *n);
-        n->params = og_params_coopmat(subgroups[i]);
+        n->params = og_matrix_variant(lim, i);
         if (mode != OG_MODE_FAST)
             snprintf(n->why, sizeof n->why, "Deterministic mode keeps the portable kernel");
         else if (dtype == OG_BF16)
             snprintf(n->why, sizeof n->why,
-                     "bfloat16 takes the portable kernel (GL_NV_cooperative_matrix has no "
-                     "bfloat16)");
+                     "bfloat16 takes the portable kernel (GL_NV_cooperative_matrix, which the "
+                     "KHR form is rewritten from, has no bfloat16)");
         else if (dtype != OG_F16)
             snprintf(n->why, sizeof n->why,
                      "%s takes the portable kernel (the matrix kernels take float16)",
                      og_dtype_name(dtype));
+        else if (og_params_check(&n->params, lim, n->why, sizeof n->why) != 0)
+            continue;
         else if (chosen >= 0)
-            snprintf(n->why, sizeof n->why, "the %d-subgroup variant qualifies first",
-                     subgroups[chosen]);
-        else if (og_params_check(&n->params, lim, n->why, sizeof n->why) == 0)
+            snprintf(n->why, sizeof n->why,
+                     "the %s %d-subgroup variant qualifies first (both are tuner candidates)",
+                     notes[chosen].params.mat == OG_MATRIX_KHR ? "KHR" : "NV",
+                     notes[chosen].params.sgx * notes[chosen].params.sgy);
+        else
             chosen = i;
         n->chosen = chosen == i;
     }
@@ -245,11 +257,10 @@ int og_matrix_choose(const og_limits *lim, og_dtype dtype, og_mode mode,
 
 og_params og_params_recovered(const og_limits *lim, og_dialect dialect, og_mode mode)
 {
-    static const int subgroups[OG_MATRIX_VARIANTS] = {8, 4};
     og_matrix_note notes[OG_MATRIX_VARIANTS];
     if (dialect == OG_GLSL && og_matrix_choose(lim, OG_F16, mode, notes) >= 0) {
         for (int i = 0; i < OG_MATRIX_VARIANTS; i++) {
-            og_kernel_key key = {.p = og_params_coopmat(subgroups[i]),
+            og_kernel_key key = {.p = og_matrix_variant(lim, i),
                                  .dtype = OG_F32,
                                  .dialect = OG_GLSL,
                                  .recover = OG_RECOVER_SHIFT};

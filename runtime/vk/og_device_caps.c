@@ -62,6 +62,44 @@ static void read_matrix_shapes(og_context *ctx, og_matrix_caps *caps)
     caps->n_shapes = n;
 }
 
+/* The shapes and stages VK_KHR_cooperative_matrix lists, into caps: its
+ * command is loaded by name (Debian 12's loader headers predate it). */
+static void read_khr_shapes(og_context *ctx, og_matrix_caps *caps)
+{
+    og_coopmat_props_khr_fn get = (og_coopmat_props_khr_fn)vkGetInstanceProcAddr(
+        ctx->instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
+    uint32_t n = 0;
+    if (!get || get(ctx->physical, &n, NULL) != VK_SUCCESS)
+        return;
+    og_coopmat_props_khr props[OG_MATRIX_SHAPES_MAX];
+    if (n > OG_MATRIX_SHAPES_MAX)
+        n = OG_MATRIX_SHAPES_MAX;
+    for (uint32_t i = 0; i < n; i++)
+        props[i] = (og_coopmat_props_khr){.sType = OG_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR};
+    VkResult r = get(ctx->physical, &n, props);
+    if (r != VK_SUCCESS && r != VK_INCOMPLETE)
+        return;
+    for (uint32_t i = 0; i < n; i++) {
+        const og_coopmat_props_khr *p = &props[i];
+        caps->khr_shapes[i] = (og_matrix_shape){
+            .m = p->MSize,
+            .n = p->NSize,
+            .k = p->KSize,
+            .a_f16 = p->AType == VK_COMPONENT_TYPE_FLOAT16_NV,
+            .b_f16 = p->BType == VK_COMPONENT_TYPE_FLOAT16_NV,
+            .acc_f32 = p->CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+                       p->ResultType == VK_COMPONENT_TYPE_FLOAT32_NV,
+            .subgroup = p->scope == VK_SCOPE_SUBGROUP_NV};
+    }
+    caps->n_khr_shapes = n;
+    og_coopmat_device_props_khr dp = {
+        .sType = OG_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_KHR};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                      .pNext = &dp};
+    vkGetPhysicalDeviceProperties2(ctx->physical, &p2);
+    caps->khr_compute = (dp.cooperativeMatrixSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
+}
+
 /* Subgroup sizes a compute shader can be pinned to, once size control is on. */
 static void read_size_control(og_context *ctx, og_matrix_caps *caps, int full_subgroups)
 {
@@ -78,17 +116,29 @@ static void read_size_control(og_context *ctx, og_matrix_caps *caps, int full_su
     caps->full_subgroups = full_subgroups;
 }
 
-/* Cooperative matrices (the device lists them): their shapes, the feature
- * and extension, and subgroup size control where the device has it. */
-static void enable_matrix(og_context *ctx, og_device_features *f, int has_size_control)
+/* Cooperative matrices (the device lists them, NV or KHR or both): their
+ * shapes, the features and extensions, and subgroup size control where the
+ * device has it. */
+static void enable_matrix(og_context *ctx, og_device_features *f, int nv, int khr,
+                          int has_size_control)
 {
     og_matrix_caps *caps = &ctx->limits.matrix;
-    read_matrix_shapes(ctx, caps);
-    f->matrix = (VkPhysicalDeviceCooperativeMatrixFeaturesNV){
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
-        .cooperativeMatrix = VK_TRUE};
-    enable(f, &f->matrix);
-    add_extension(f, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    if (nv) {
+        read_matrix_shapes(ctx, caps);
+        f->matrix = (VkPhysicalDeviceCooperativeMatrixFeaturesNV){
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
+            .cooperativeMatrix = VK_TRUE};
+        enable(f, &f->matrix);
+        add_extension(f, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    }
+    if (khr) {
+        read_khr_shapes(ctx, caps);
+        f->matrix_khr = (og_coopmat_features_khr){
+            .sType = OG_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR,
+            .cooperativeMatrix = VK_TRUE};
+        enable(f, &f->matrix_khr);
+        add_extension(f, OG_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    }
     caps->subgroup_min = caps->subgroup_max = ctx->limits.subgroup_size;
     if (has_size_control && f->size_control.subgroupSizeControl) {
         read_size_control(ctx, caps, f->size_control.computeFullSubgroups == VK_TRUE);
@@ -119,6 +169,7 @@ void og_device_features_read(og_context *ctx, og_device_features *f)
     }
     int has_dot = listed(exts, n, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
     int has_matrix = listed(exts, n, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    int has_khr = listed(exts, n, OG_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
     int has_size_control = listed(exts, n, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
     int core12 = VK_API_VERSION_MINOR(ctx->props.apiVersion) >= 2 ||
                  VK_API_VERSION_MAJOR(ctx->props.apiVersion) > 1;
@@ -127,6 +178,7 @@ void og_device_features_read(og_context *ctx, og_device_features *f)
     /* Read every feature structure the device knows in one query. */
     f->dot.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR;
     f->matrix.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
+    f->matrix_khr.sType = OG_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR;
     f->size_control.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES_EXT;
     f->v11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
     f->v12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
@@ -138,6 +190,10 @@ void og_device_features_read(og_context *ctx, og_device_features *f)
     if (has_matrix) {
         f->matrix.pNext = query;
         query = &f->matrix;
+    }
+    if (has_khr) {
+        f->matrix_khr.pNext = query;
+        query = &f->matrix_khr;
     }
     if (has_size_control) {
         f->size_control.pNext = query;
@@ -161,9 +217,11 @@ void og_device_features_read(og_context *ctx, og_device_features *f)
         enable(f, &f->dot);
         add_extension(f, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
     }
-    int matrix = has_matrix && f->matrix.cooperativeMatrix;
+    int nv = has_matrix && f->matrix.cooperativeMatrix;
+    int khr = has_khr && f->matrix_khr.cooperativeMatrix;
+    int matrix = nv || khr;
     if (matrix)
-        enable_matrix(ctx, f, has_size_control);
+        enable_matrix(ctx, f, nv, khr, has_size_control);
     if (!core12)
         return;
     /* Device addresses read A and B past maxStorageBufferRange (og_rules.c). */
@@ -211,12 +269,12 @@ void og_device_features_adopt(og_context *ctx, const VkDeviceCreateInfo *info)
     int core13 = VK_API_VERSION_MINOR(ctx->props.apiVersion) >= 3 ||
                  VK_API_VERSION_MAJOR(ctx->props.apiVersion) > 1;
     int core12 = core13 || VK_API_VERSION_MINOR(ctx->props.apiVersion) >= 2;
-    VkBool32 dot = 0, matrix = 0, size_control = 0, full = 0, f16 = 0, model = 0, s16 = 0,
-             address = 0;
+    VkBool32 dot = 0, matrix = 0, matrix_khr = 0, size_control = 0, full = 0, f16 = 0, model = 0,
+             s16 = 0, address = 0;
     /* The feature structures the application chained (a VkPhysicalDeviceFeatures2
      * among them, or not): a feature counts when any structure enables it. */
     for (const VkBaseInStructure *s = info->pNext; s; s = s->pNext) {
-        switch (s->sType) {
+        switch ((uint32_t)s->sType) { /* KHR matrices: a type the headers lack */
         case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES:
             s16 |= ((const VkPhysicalDeviceVulkan11Features *)s)->storageBuffer16BitAccess;
             break;
@@ -259,6 +317,9 @@ void og_device_features_adopt(og_context *ctx, const VkDeviceCreateInfo *info)
         case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV:
             matrix |= ((const VkPhysicalDeviceCooperativeMatrixFeaturesNV *)s)->cooperativeMatrix;
             break;
+        case OG_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR:
+            matrix_khr |= ((const og_coopmat_features_khr *)s)->cooperativeMatrix;
+            break;
         default:
             break;
         }
@@ -267,10 +328,15 @@ void og_device_features_adopt(og_context *ctx, const VkDeviceCreateInfo *info)
         dot && (core13 || enabled(ext, n_ext, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME));
     /* The core vkGetBufferDeviceAddress: a Vulkan 1.2 device. */
     lim->buffer_address = address && core12 && ctx->vk.vkGetBufferDeviceAddress;
-    if (!matrix || !enabled(ext, n_ext, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME))
+    int nv = matrix && enabled(ext, n_ext, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    int khr = matrix_khr && enabled(ext, n_ext, OG_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    if (!nv && !khr)
         return; /* no shapes listed: the matrix kernels never qualify */
     og_matrix_caps *caps = &lim->matrix;
-    read_matrix_shapes(ctx, caps);
+    if (nv)
+        read_matrix_shapes(ctx, caps);
+    if (khr)
+        read_khr_shapes(ctx, caps);
     caps->subgroup_min = caps->subgroup_max = lim->subgroup_size;
     if (size_control &&
         (core13 || enabled(ext, n_ext, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME)))

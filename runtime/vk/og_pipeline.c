@@ -48,12 +48,13 @@ static og_status create_pipeline(og_context *ctx, const og_kernel_key *key, VkPi
                   .pName = "main"},
         /* Kernels reading A and B by address bind the rest as storage. */
         .layout = ctx->pipeline_layout[key->p.src == OG_SRC_TEXEL ? OG_SRC_TEXEL : OG_SRC_STORAGE]};
-    /* The cooperative-matrix kernels are written for full subgroups of 32:
-     * og_kernel_check has made sure the device can pin that. */
+    /* The cooperative-matrix kernels are written for full subgroups of
+     * p.sub (32 or 64): og_kernel_check has made sure the device runs or can
+     * pin that size. */
     const og_matrix_caps *m = &ctx->limits.matrix;
     VkPipelineShaderStageRequiredSubgroupSizeCreateInfoEXT size = {
         .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO_EXT,
-        .requiredSubgroupSize = OG_COOPMAT_SUBGROUP};
+        .requiredSubgroupSize = (uint32_t)key->p.sub};
     if (key->p.variant == OG_VARIANT_COOPMAT) {
         if (m->full_subgroups)
             pi.stage.flags |= VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT_EXT;

@@ -11,8 +11,11 @@
 
 #include "og_vk.h"
 
-/* Bump when the compile options or the layout of og_kernel_key change. */
-#define OG_SPIRV_CACHE_SALT "onegpu-spirv-4"
+/* Bump when the compile options or the layout of og_kernel_key change, or
+ * when the KHR rewrite (gen/og_spirv_khr.c) changes the words it writes:
+ * KHR modules are cached after the rewrite, and its source is not part of
+ * og_generator_hash. */
+#define OG_SPIRV_CACHE_SALT "onegpu-spirv-5"
 
 /* Larger files are not ours: a module of this project is tens of KiB. */
 #define OG_SPIRV_CACHE_MAX (64u << 20)

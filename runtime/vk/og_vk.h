@@ -208,15 +208,56 @@ void og_validation_count(og_context *ctx, uint32_t n);
  * read then): what a process checks at its end. */
 uint32_t og_validation_errors_total(void);
 
+/* VK_KHR_cooperative_matrix, which Debian 12's Vulkan headers (1.3.239)
+ * predate: its structures and command as the Vulkan registry (vk.xml,
+ * VK_KHR_cooperative_matrix revision 2) declares them, under onegpu's names.
+ * Component types and scopes are the NV extension's values
+ * (VK_COMPONENT_TYPE_FLOAT16_KHR 0, FLOAT32 1; VK_SCOPE_SUBGROUP_KHR 3). */
+#define OG_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME "VK_KHR_cooperative_matrix"
+#define OG_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR ((VkStructureType)1000506000)
+#define OG_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR ((VkStructureType)1000506001)
+#define OG_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_KHR \
+    ((VkStructureType)1000506002)
+
+/* VkCooperativeMatrixPropertiesKHR. */
+typedef struct og_coopmat_props_khr {
+    VkStructureType sType;
+    void *pNext;
+    uint32_t MSize, NSize, KSize;
+    VkComponentTypeNV AType, BType, CType, ResultType;
+    VkBool32 saturatingAccumulation;
+    VkScopeNV scope;
+} og_coopmat_props_khr;
+
+/* VkPhysicalDeviceCooperativeMatrixFeaturesKHR. */
+typedef struct og_coopmat_features_khr {
+    VkStructureType sType;
+    void *pNext;
+    VkBool32 cooperativeMatrix;
+    VkBool32 cooperativeMatrixRobustBufferAccess;
+} og_coopmat_features_khr;
+
+/* VkPhysicalDeviceCooperativeMatrixPropertiesKHR. */
+typedef struct og_coopmat_device_props_khr {
+    VkStructureType sType;
+    void *pNext;
+    VkShaderStageFlags cooperativeMatrixSupportedStages;
+} og_coopmat_device_props_khr;
+
+/* vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR, loaded by name. */
+typedef VkResult(VKAPI_PTR *og_coopmat_props_khr_fn)(VkPhysicalDevice, uint32_t *,
+                                                     og_coopmat_props_khr *);
+
 /* The feature structures and extensions a device is created with
  * (og_device_caps.c): chain is the pNext of VkDeviceCreateInfo. */
 typedef struct og_device_features {
     VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR dot;
     VkPhysicalDeviceCooperativeMatrixFeaturesNV matrix;
+    og_coopmat_features_khr matrix_khr;
     VkPhysicalDeviceSubgroupSizeControlFeaturesEXT size_control;
     VkPhysicalDeviceVulkan11Features v11;
     VkPhysicalDeviceVulkan12Features v12;
-    const char *extensions[4];
+    const char *extensions[5];
     uint32_t n_extensions;
     void *chain;
 } og_device_features;
