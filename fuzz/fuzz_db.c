@@ -68,8 +68,8 @@ static int walk_record(void *user, const og_device_info *dev, const og_record *r
 /* A refusal: one of the database's errors, with a message. */
 static void check_refusal(og_status st, const char *err, const char *what)
 {
-    og_fuzz_assert(st == OG_ERROR_DATABASE || st == OG_ERROR_NOT_FOUND, "%s: status %d: %s",
-                   what, (int)st, err);
+    og_fuzz_assert(st == OG_ERROR_DATABASE || st == OG_ERROR_NOT_FOUND, "%s: status %d: %s", what,
+                   (int)st, err);
     og_fuzz_assert(err[0] != '\0', "%s: status %d without a message", what, (int)st);
 }
 
@@ -91,7 +91,7 @@ static void read_all(const char *path)
     if ((st = og_db_walk(db, walk_record, &s, err, sizeof err)) != OG_OK)
         check_refusal(st, err, "walk");
     static const char *const templates[] = {OG_TEMPLATE_TILE, OG_TEMPLATE_FEWROWS,
-                                              OG_TEMPLATE_INT8_TILE};
+                                            OG_TEMPLATE_INT8_TILE};
     for (size_t i = 0; i < s.n_keys; i++) {
         for (size_t t = 0; t < sizeof templates / sizeof templates[0]; t++) {
             og_record rec;
@@ -119,8 +119,13 @@ static void write_one(const char *path)
         return;
     }
     og_device_info dev = {.vendor_id = 1, .device_id = 2, .driver_id = 3, .driver_version = 4};
-    og_record rec = {.key = {.op = "gemm"}, .m = 1, .n = 1, .k = 1, .batch = 1,
-                     .template_name = OG_TEMPLATE_TILE, .created = 1};
+    og_record rec = {.key = {.op = "gemm"},
+                     .m = 1,
+                     .n = 1,
+                     .k = 1,
+                     .batch = 1,
+                     .template_name = OG_TEMPLATE_TILE,
+                     .created = 1};
     int64_t id = 0;
     err[0] = '\0';
     st = og_db_device(db, &dev, &id, err, sizeof err);

@@ -13,8 +13,8 @@
 
 /* The type pairs og_gemm_create_desc takes, and one it refuses (F16 x F32). */
 static const og_dtype pairs[][2] = {
-    {OG_F32, OG_F32},         {OG_F16, OG_F16},         {OG_BF16, OG_BF16},
-    {OG_FP8_E4M3, OG_F32},    {OG_F32, OG_FP8_E5M2},    {OG_FP8_E4M3, OG_FP8_E5M2},
+    {OG_F32, OG_F32},           {OG_F16, OG_F16},      {OG_BF16, OG_BF16},
+    {OG_FP8_E4M3, OG_F32},      {OG_F32, OG_FP8_E5M2}, {OG_FP8_E4M3, OG_FP8_E5M2},
     {OG_FP8_E5M2, OG_FP8_E5M2}, {OG_F16, OG_F32},
 };
 

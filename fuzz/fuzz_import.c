@@ -62,8 +62,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     og_fuzz_assert(st == OG_OK, "an export does not import: %s", err);
     char *text2 = export_db(db2, &out2, &len2);
     og_fuzz_assert(in2.records == out1.records && in2.devices == out1.devices,
-                   "an export of %zu devices and %zu records imported as %zu and %zu",
-                   out1.devices, out1.records, in2.devices, in2.records);
+                   "an export of %zu devices and %zu records imported as %zu and %zu", out1.devices,
+                   out1.records, in2.devices, in2.records);
     og_fuzz_assert(len1 == len2 && memcmp(text1, text2, len1) == 0,
                    "export, import, export changed the dump (%zu and %zu bytes)", len1, len2);
     free(text1);

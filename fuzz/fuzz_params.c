@@ -43,8 +43,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     og_fuzz_assert(og_params_parse(once, &q, why, sizeof why) == 0,
                    "\"%s\" formats to \"%s\", which does not parse: %s", text, once, why);
     og_params_format(&q, twice, sizeof twice);
-    og_fuzz_assert(strcmp(once, twice) == 0, "\"%s\" formats to \"%s\", then to \"%s\"", text,
-                   once, twice);
+    og_fuzz_assert(strcmp(once, twice) == 0, "\"%s\" formats to \"%s\", then to \"%s\"", text, once,
+                   twice);
 
     const og_limits *limits[2] = {NULL, &lavapipe};
     for (int i = 0; i < 2; i++) {

@@ -36,8 +36,8 @@ uint64_t og_fuzz_bits(og_fuzz_input *in, int bytes)
 
 int64_t og_fuzz_value(og_fuzz_input *in)
 {
-    static const int64_t edges[] = {0, 1, -1, INT32_MAX, UINT32_MAX, (int64_t)1 << 32, INT64_MAX,
-                                    INT64_MIN};
+    static const int64_t edges[] = {
+        0, 1, -1, INT32_MAX, UINT32_MAX, (int64_t)1 << 32, INT64_MAX, INT64_MIN};
     unsigned c = (unsigned)og_fuzz_bits(in, 1);
     switch (c % 8) {
     case 0:

@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Aborts with the file, line and failed condition when cond is false; what
  * a fuzz target asserts about the code under test. */
-#define og_fuzz_assert(cond, ...)                                                                 \
+#define og_fuzz_assert(cond, ...)                                                                  \
     do {                                                                                           \
         if (!(cond))                                                                               \
             og_fuzz_fail(__FILE__, __LINE__, #cond, __VA_ARGS__);                                  \
