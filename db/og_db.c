@@ -553,6 +553,16 @@ og_status og_db_open(const char *path, int writable, og_db **out, char *err, siz
         st = og_db_prepare_writable(db, err, errlen);
     if (st == OG_OK)
         st = og_db_check_schema(db, err, errlen);
+    if (st == OG_ERROR_OUT_OF_MEMORY) {
+        /* SQLite reports some corrupt files as out of memory (a size read
+         * from the file asks for more than SQLite allocates). Opening needs
+         * little memory: here that is a corrupt file, a database error
+         * (fuzz/corpus/db/regress-nomem-schema). */
+        size_t used = errlen > 0 ? strnlen(err, errlen) : 0;
+        if (used < errlen)
+            snprintf(err + used, errlen - used, " (a corrupt file)");
+        st = OG_ERROR_DATABASE;
+    }
     if (st != OG_OK) {
         og_db_close(db);
         return st;

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Debian packages onegpu builds and tests with (see DESIGN.md, "Dependencies").
+# Installs the Debian packages onegpu builds and tests with (see DESIGN.md,
+# "Dependencies"; clang-14 and its libFuzzer runtime, libclang-rt-14-dev, for
+# the fuzz targets, fuzz/README.md).
 # Does nothing when every package is already present.
 # --peers adds what bench/peers.sh compares against (CLBlast and its tuners on
 # PoCL, OpenBLAS); the build and the tests never need those.
@@ -16,6 +18,7 @@ packages=(
   mesa-vulkan-drivers
   spirv-tools
   vulkan-validationlayers
+  clang-14 libclang-rt-14-dev
 )
 if [ "${1:-}" = "--peers" ]; then
   packages+=(

@@ -9,7 +9,10 @@
 #     validation on (OG_VALIDATION=sync);
 #  4. an AddressSanitizer + UndefinedBehaviorSanitizer build and the suite
 #     (a report in ogtune or a tuner worker, whose exits LeakSanitizer
-#     checks, fails the test that started it).
+#     checks, fails the test that started it);
+#  5. each libFuzzer target (fuzz/README.md) for 40 s from its committed
+#     corpus, built with clang under both sanitizers: a crash, a report or a
+#     failed property fails the run (steps 1 and 4 replay the corpora).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -19,11 +22,12 @@ scripts/build.sh -DOG_WERROR=ON
 ctest --test-dir build --output-on-failure -j"$jobs"
 
 # test_gen only generates and compiles kernels, test_formats converts
-# numbers and test_search replays recorded measurements on the host: no
-# Vulkan calls to validate. test_install's example does not count the
-# layer's reports; it runs in steps 1 and 3.
+# numbers, test_search replays recorded measurements on the host and the
+# fuzz_replay_ tests replay the fuzz corpora: no Vulkan calls to validate.
+# test_install's example does not count the layer's reports; it runs in
+# steps 1 and 3.
 OG_VALIDATION=1 ctest --test-dir build --output-on-failure -j"$jobs" \
-  -E '^(test_gen|test_formats|test_search|test_install)$'
+  -E '^(test_gen|test_formats|test_search|test_install|fuzz_replay_.*)$'
 
 # The kernel tests again with uploads and downloads through the staging
 # buffer (the memory path of a discrete GPU; tests/CMakeLists.txt, label
@@ -38,3 +42,6 @@ OG_BUILD_DIR=build-asan scripts/build.sh -DOG_WERROR=ON -DOG_SANITIZE=ON
 OG_TEST_GEN_MODULES=40 OG_TEST_FORMATS_STRIDE=97 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs"
+
+# Bounded fuzzing: five targets, 40 s each (scripts/fuzz.sh SECONDS for longer runs).
+scripts/fuzz.sh 40

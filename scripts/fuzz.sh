@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Builds the fuzz targets (fuzz/README.md) with clang, under AddressSanitizer
+# and UndefinedBehaviorSanitizer, into build-fuzz/ (or $OG_FUZZ_BUILD_DIR)
+# and runs each for SECONDS (default 30), one after another, from its
+# committed corpus fuzz/corpus/<target>. A crash, a sanitizer report or a
+# failed property stops it with a non-zero exit, the input kept in
+# <build>/crashes/. What a run adds goes to <build>/corpus/<target>;
+# --merge then adds the inputs among them that reach new coverage to the
+# committed corpus (libFuzzer's -merge=1), to commit.
+#
+#     scripts/fuzz.sh [--merge] [SECONDS] [TARGET...]
+#
+# TARGET: import, params, db, gemm_check, int8gemm_check (default: all).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+merge=0
+if [ "${1:-}" = "--merge" ]; then
+  merge=1
+  shift
+fi
+seconds=${1:-30}
+[ $# -gt 0 ] && shift
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(import params db gemm_check int8gemm_check)
+dir=${OG_FUZZ_BUILD_DIR:-build-fuzz}
+
+CC=clang-14 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOG_FUZZ=ON -DOG_TESTS=OFF >/dev/null
+cmake --build "$dir" -j"$(nproc)" --target "${targets[@]/#/fuzz_}" >/dev/null
+
+# The import and db targets write an SQLite file per input, which SQLite's
+# syncs make about 50 times slower on a disk: scratch files go to memory
+# where there is /dev/shm (unless TMPDIR says otherwise).
+if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
+  export TMPDIR=/dev/shm
+fi
+export ASAN_OPTIONS=detect_leaks=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+mkdir -p "$dir/crashes"
+for t in "${targets[@]}"; do
+  mkdir -p "$dir/corpus/$t"
+  log=$dir/fuzz-$t.log
+  # -timeout: an input that takes longer than 20 s is a hang, and fails.
+  if ! "$dir/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=20 -print_final_stats=1 \
+      -artifact_prefix="$dir/crashes/$t-" "$dir/corpus/$t" "fuzz/corpus/$t" >"$log" 2>&1; then
+    tail -n 60 "$log"
+    echo "fuzz: $t failed (log $log, input in $dir/crashes/)" >&2
+    exit 1
+  fi
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+  echo "fuzz: $t: $runs inputs in ${seconds} s, no failure;" \
+       "corpus $(ls "fuzz/corpus/$t" | wc -l) committed + $(ls "$dir/corpus/$t" | wc -l) new"
+  if [ "$merge" = 1 ]; then
+    "$dir/fuzz/fuzz_$t" -merge=1 "fuzz/corpus/$t" "$dir/corpus/$t" >>"$log" 2>&1
+    echo "fuzz: $t: corpus now $(ls "fuzz/corpus/$t" | wc -l) files," \
+         "$(du -cb fuzz/corpus/"$t"/* | tail -n 1 | cut -f1) bytes"
+  fi
+done
