@@ -95,10 +95,11 @@ static void read_all(const char *path)
     for (size_t i = 0; i < s.n_keys; i++) {
         for (size_t t = 0; t < sizeof templates / sizeof templates[0]; t++) {
             og_record rec;
+            og_device_info rec_dev;
             int found = 0, other = 0;
             err[0] = '\0';
             st = og_db_select(db, &s.dev, &s.keys[i], templates[t], og_template_hash(templates[t]),
-                              256, 256, 256, 1, &rec, &found, &other, err, sizeof err);
+                              256, 256, 256, 1, &rec, &rec_dev, &found, &other, err, sizeof err);
             if (st != OG_OK)
                 check_refusal(st, err, "select");
             else if (found)

@@ -16,6 +16,8 @@ og_limits og_fuzz_limits(unsigned which)
                    .subgroup_size = 8,
                    .max_texel_elements = 1u << 27,
                    .integer_dot = 1,
+                   .buffer_address = 1,
+                   .bind_align = 16,
                    .max_loop_iterations = 65535};
     switch (which % 3) {
     case 1: /* tiny counts and ranges: many pieces, many refusals */
@@ -25,12 +27,15 @@ og_limits og_fuzz_limits(unsigned which)
         l.max_storage_range = 1u << 20;
         l.max_texel_elements = 1u << 12;
         l.integer_dot = 0;
+        l.buffer_address = 0;
+        l.bind_align = 0; /* bindings at the buffer's base */
         l.max_loop_iterations = 0;
         break;
     case 2: /* a discrete GPU: 4 GiB bindings, float16 cooperative matrices */
         l.max_count[0] = 0x7fffffffu;
         l.max_shared_bytes = 49152;
         l.max_storage_range = 0xffffffffu;
+        l.bind_align = 256;
         l.subgroup_size = 32;
         l.max_texel_elements = 1u << 28;
         l.max_loop_iterations = 0;
@@ -86,8 +91,9 @@ static __int128 extent(int64_t off, int64_t batch, int64_t stride, int64_t rows,
 }
 
 /* A buffer for an operand that needs `need` bytes: absent now and then, else
- * sized near need, possibly wrapped (a skew of whole words) and with or
- * without texel views. */
+ * sized near need, possibly wrapped (a skew of whole words), with or
+ * without texel views, and with or without a device address (16-byte
+ * aligned, or only 4). */
 static og_buffer *read_buffer(og_fuzz_input *in, og_buffer *buf, __int128 need)
 {
     unsigned c = (unsigned)og_fuzz_bits(in, 1);
@@ -97,7 +103,8 @@ static og_buffer *read_buffer(og_fuzz_input *in, og_buffer *buf, __int128 need)
     *buf = (og_buffer){.size = size < 0 ? 0 : (uint64_t)size,
                        .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                                 (c & 16 ? VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT : 0u),
-                       .skew = 4 * (uint64_t)(c / 32)};
+                       .skew = 4 * (uint64_t)(c / 32),
+                       .address = c & 8 ? ((uint64_t)1 << 40) + (c & 4) : 0};
     buf->allocated = buf->skew + ((buf->size + 3) & ~(uint64_t)3);
     if (buf->allocated < 4)
         buf->allocated = 4;
@@ -160,13 +167,22 @@ static og_u128 push_extent(const og_push *q, uint32_t off, uint32_t stride, uint
 }
 
 /* The operand buffer holds the extent [start, end) of a dispatch, in
- * elements of `bytes` bytes counted from its binding (skew included). */
-static void within(const og_buffer *buf, const char *name, uint64_t bytes, og_u128 start,
-                   og_u128 end)
+ * elements of `bytes` bytes counted from its binding, which starts `base`
+ * bytes past the buffer's base (the plan's start; the skew included). A
+ * storage binding (`bound`) must also hold the extent within the device's
+ * maxStorageBufferRange; texel views and device addresses need not. */
+static void within(const og_limits *lim, const og_buffer *buf, const char *name, uint64_t bytes,
+                   uint64_t base, og_u128 start, og_u128 end, int bound)
 {
     og_fuzz_assert(buf != NULL, "%s is bound but absent", name);
     if (end == 0)
         return; /* reads nothing */
+    og_fuzz_assert(base % bytes == 0, "%s's binding starts inside an element", name);
+    og_fuzz_assert(!bound || end * bytes <= lim->max_storage_range,
+                   "%s's binding spans %llu bytes, past maxStorageBufferRange %llu", name,
+                   (unsigned long long)(end * bytes), (unsigned long long)lim->max_storage_range);
+    start += base / bytes;
+    end += base / bytes;
     og_fuzz_assert(start * bytes >= buf->skew, "%s starts %llu elements before its buffer", name,
                    (unsigned long long)((buf->skew - start * bytes) / bytes));
     og_fuzz_assert(end * bytes <= (og_u128)buf->skew + buf->size,
@@ -226,31 +242,38 @@ static og_u128 check_step(const og_fuzz_call *call, const og_limits *lim, const 
 
     uint32_t a_rows = g->trans_a ? q->k : q->m, a_cols = g->trans_a ? q->m : q->k;
     uint32_t b_rows = g->trans_b ? q->n : q->k, b_cols = g->trans_b ? q->k : q->n;
+    /* A and B through storage bindings, or through texel views or device
+     * addresses (no binding range). */
+    int reads_operands = kernel == OG_KERNEL_GEMM || kernel == OG_KERNEL_PLANES;
+    int ab_bound = s->src == OG_SRC_STORAGE && !(reads_operands && s->key.p.src == OG_SRC_ADDR);
+    const uint64_t *base = pl->start;
     og_u128 writes = 0;
     for (int i = 0; i < 5; i++) {
         switch (s->bind[i]) {
         case OG_OPERAND_A:
             og_fuzz_assert(g->k > 0, "A bound with K = 0");
-            within(g->a, "A", call->a_bytes, q->off_a,
-                   push_extent(q, q->off_a, q->stride_a, a_rows, q->lda, a_cols));
+            within(lim, g->a, "A", call->a_bytes, base[OG_OPERAND_A], q->off_a,
+                   push_extent(q, q->off_a, q->stride_a, a_rows, q->lda, a_cols), ab_bound);
             break;
         case OG_OPERAND_B:
             og_fuzz_assert(g->k > 0, "B bound with K = 0");
-            within(g->b, "B", call->b_bytes, q->off_b,
-                   push_extent(q, q->off_b, q->stride_b, b_rows, q->ldb, b_cols));
+            within(lim, g->b, "B", call->b_bytes, base[OG_OPERAND_B], q->off_b,
+                   push_extent(q, q->off_b, q->stride_b, b_rows, q->ldb, b_cols), ab_bound);
             break;
         case OG_OPERAND_C:
-            within(g->c, "C", 4, q->off_c,
-                   push_extent(q, q->off_c, q->stride_c, q->m, q->ldc, q->n));
+            within(lim, g->c, "C", 4, base[OG_OPERAND_C], q->off_c,
+                   push_extent(q, q->off_c, q->stride_c, q->m, q->ldc, q->n), 1);
             if (kernel != OG_KERNEL_EXPONENTS)
                 writes = (og_u128)q->m * q->batch;
             break;
         case OG_OPERAND_BIAS:
             og_fuzz_assert(q->epi & OG_EPI_BIAS, "a bias bound, not used");
-            within(g->bias, "bias", 4, q->bias_off, (og_u128)q->bias_off + q->n);
+            within(lim, g->bias, "bias", 4, base[OG_OPERAND_BIAS], q->bias_off,
+                   (og_u128)q->bias_off + q->n, 1);
             break;
         case OG_OPERAND_SCALES:
-            within(call->col_scales, "col_scales", 4, q->scale_off, (og_u128)q->scale_off + q->n);
+            within(lim, call->col_scales, "col_scales", 4, base[OG_OPERAND_SCALES], q->scale_off,
+                   (og_u128)q->scale_off + q->n, 1);
             break;
         case OG_OPERAND_SCRATCH:
             og_fuzz_assert((og_u128)q->plane_stride >= (og_u128)q->batch * q->m * q->n &&
