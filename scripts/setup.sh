@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages onegpu builds and tests with (see DESIGN.md, "Dependencies").
-# Does nothing when every package is already present.
+# Does nothing when every package is already present. nodejs, npm and
+# libegl-dev (the unversioned libEGL.so that Dawn's OpenGL backend opens) run
+# the WGSL tests in web/ (npm's webgpu package, which scripts/test.sh installs
+# from web/package-lock.json).
 # --peers adds what bench/peers.sh compares against (CLBlast and its tuners on
 # PoCL, OpenBLAS); the build and the tests never need those.
 set -euo pipefail
@@ -16,7 +19,13 @@ packages=(
   mesa-vulkan-drivers
   spirv-tools
   vulkan-validationlayers
+  libegl-dev
 )
+# Node.js from Debian, unless a node and npm are already installed (another
+# distribution's nodejs package brings its own npm, which Debian's conflicts with).
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  packages+=(nodejs npm)
+fi
 if [ "${1:-}" = "--peers" ]; then
   packages+=(
     libclblast-dev clblast-utils
