@@ -31,6 +31,10 @@ og_status og_compile(const char *src, og_dialect dialect, int assembly, uint32_t
 {
     *words = NULL;
     *count = 0;
+    if (dialect == OG_WGSL) {
+        snprintf(err, errlen, "compile: WGSL is WebGPU's text; shaderc compiles GLSL and HLSL");
+        return OG_ERROR_INVALID_ARGUMENT;
+    }
     shaderc_compiler_t compiler = shaderc_compiler_initialize();
     shaderc_compile_options_t opts = shaderc_compile_options_initialize();
     if (!compiler || !opts) {

@@ -11,7 +11,10 @@
 
 #include "onegpu.h"
 
-typedef enum og_dialect { OG_GLSL = 0, OG_HLSL = 1 } og_dialect;
+/* The templates' dialects: GLSL and HLSL compile to SPIR-V (shaderc); WGSL
+ * is text for WebGPU (the portable tile and the split-k reduction only,
+ * og_wgsl_check; docs/wgsl.md). */
+typedef enum og_dialect { OG_GLSL = 0, OG_HLSL = 1, OG_WGSL = 2 } og_dialect;
 typedef enum og_load { OG_LOAD_STAGED = 0, OG_LOAD_DIRECT = 1 } og_load;
 typedef enum og_acc { OG_ACC_BLOCKED = 0, OG_ACC_CHAIN = 1 } og_acc;
 /* How A and B are read: storage buffers, uniform texel buffers (whose
@@ -284,6 +287,21 @@ uint64_t og_kernel_loop_iterations(const og_kernel_key *key, uint64_t k_len);
 /* Checks a kernel key: its parameters (og_params_check, for GEMM and PLANES
  * kernels), and that the kernel fits lim (may be NULL). */
 int og_kernel_check(const og_kernel_key *key, const og_limits *lim, char *why, size_t len);
+
+/* WebGPU's default limits, which every adapter offers unless a device asks
+ * for more: a WGSL kernel is checked against them. */
+#define OG_WGSL_MAX_INVOCATIONS 256u  /* maxComputeInvocationsPerWorkgroup */
+#define OG_WGSL_MAX_SIZE_XY 256u      /* maxComputeWorkgroupSizeX and Y */
+#define OG_WGSL_MAX_SHARED_BYTES 16384u /* maxComputeWorkgroupStorageSize */
+
+/* The kernels the WGSL dialect is written for (og_kernel_check calls it
+ * first for a WGSL key): the tile's GEMM and split-k planes with float32,
+ * float16 or bfloat16 inputs, vec=1, src=ssbo, and the split-k reduction. */
+int og_wgsl_check(const og_kernel_key *key, char *why, size_t len);
+
+/* A WGSL kernel's workgroup within WebGPU's default limits (og_kernel_check
+ * calls it last, after the parameters' own checks). */
+int og_wgsl_limits_check(const og_kernel_key *key, char *why, size_t len);
 
 /* The template a kernel expands. */
 const char *og_kernel_template(const og_kernel_key *key);

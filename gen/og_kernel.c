@@ -232,6 +232,8 @@ int og_kernel_check(const og_kernel_key *key, const og_limits *lim, char *why, s
         snprintf(why, len, "gen: unknown kernel %d", (int)key->kernel);
         return -1;
     }
+    if (key->dialect == OG_WGSL && og_wgsl_check(key, why, len) != 0)
+        return -1;
     if (!has_params(key))
         return 0;
     if (float_types_check(key, why, len) != 0 || recover_check(key, lim, why, len) != 0)
@@ -282,5 +284,7 @@ int og_kernel_check(const og_kernel_key *key, const og_limits *lim, char *why, s
                  "gen: the few-rows kernel takes float32 or FP8 inputs with A not transposed");
         return -1;
     }
-    return og_params_check(&key->p, lim, why, len);
+    if (og_params_check(&key->p, lim, why, len) != 0)
+        return -1;
+    return key->dialect == OG_WGSL ? og_wgsl_limits_check(key, why, len) : 0;
 }

@@ -183,7 +183,7 @@ static void push_params(lua_State *L, const og_kernel_key *key)
     set_int(L, "RECOVER", key->recover);
     lua_pushboolean(L, key->scaled);
     lua_setfield(L, -2, "SCALED");
-    set_str(L, "DIALECT", key->dialect == OG_HLSL ? "hlsl" : "glsl");
+    set_str(L, "DIALECT", key->dialect == OG_WGSL ? "wgsl" : key->dialect == OG_HLSL ? "hlsl" : "glsl");
     uint32_t size[3];
     og_kernel_local_size(key, size);
     set_int(L, "LOCAL_X", (int)size[0]);

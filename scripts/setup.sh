@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages onegpu builds and tests with (see DESIGN.md,
 # "Dependencies"; clang-14 and its libFuzzer runtime, libclang-rt-14-dev, for
-# the fuzz targets, fuzz/README.md).
-# Does nothing when every package is already present.
+# the fuzz targets, fuzz/README.md). Does nothing when every package is
+# already present. nodejs, npm and libegl-dev (the unversioned libEGL.so that
+# Dawn's OpenGL backend opens) run the WGSL tests in web/ (npm's webgpu
+# package, which scripts/test.sh installs from web/package-lock.json).
 # --peers adds what bench/peers.sh compares against (CLBlast and its tuners on
 # PoCL, OpenBLAS); the build and the tests never need those.
 set -euo pipefail
@@ -19,7 +21,13 @@ packages=(
   spirv-tools
   vulkan-validationlayers
   clang-14 libclang-rt-14-dev
+  libegl-dev
 )
+# Node.js from Debian, unless a node and npm are already installed (another
+# distribution's nodejs package brings its own npm, which Debian's conflicts with).
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  packages+=(nodejs npm)
+fi
 if [ "${1:-}" = "--peers" ]; then
   packages+=(
     libclblast-dev clblast-utils

@@ -18,6 +18,9 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 jobs=$(nproc)
 
+# web/'s pinned npm packages (Dawn for Node) for CTest's test_wgsl_webgpu.
+(cd web && npm ci --no-audit --no-fund --loglevel=error)
+
 scripts/build.sh -DOG_WERROR=ON
 ctest --test-dir build --output-on-failure -j"$jobs"
 
@@ -25,9 +28,10 @@ ctest --test-dir build --output-on-failure -j"$jobs"
 # numbers, test_search replays recorded measurements on the host and the
 # fuzz_replay_ tests replay the fuzz corpora: no Vulkan calls to validate.
 # test_install's example does not count the layer's reports; it runs in
-# steps 1 and 3.
+# steps 1 and 3. test_wgsl and test_wgsl_webgpu generate WGSL and run it on
+# Dawn, never on Vulkan.
 OG_VALIDATION=1 ctest --test-dir build --output-on-failure -j"$jobs" \
-  -E '^(test_gen|test_formats|test_search|test_install|fuzz_replay_.*)$'
+  -E '^(test_gen|test_formats|test_search|test_install|test_wgsl|test_wgsl_webgpu|fuzz_replay_.*)$'
 
 # The kernel tests again with uploads and downloads through the staging
 # buffer (the memory path of a discrete GPU; tests/CMakeLists.txt, label
@@ -39,9 +43,11 @@ OG_BUILD_DIR=build-asan scripts/build.sh -DOG_WERROR=ON -DOG_SANITIZE=ON
 # shaderc runs several times slower under ASan: the generator test builds a
 # spread of 40 modules here (all of its sample in the plain run above), and
 # the number-format test visits every 97th of the 2^32 float32 inputs.
+# test_wgsl_webgpu is left out: it runs node and Dawn, none of onegpu's code
+# but ogtune gen, which test_wgsl covers here under the sanitizers.
 OG_TEST_GEN_MODULES=40 OG_TEST_FORMATS_STRIDE=97 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -j"$jobs"
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" -E '^test_wgsl_webgpu$'
 
 # Bounded fuzzing: five targets, 40 s each (scripts/fuzz.sh SECONDS for longer runs).
 scripts/fuzz.sh 40

@@ -329,8 +329,18 @@ int og_cmd_gen(const og_cli *o)
     const char *emit = o->emit ? o->emit : "glsl";
     int spv = strcmp(emit, "spv") == 0;
     int asm_out = strcmp(emit, "spirv") == 0, msl = strcmp(emit, "msl") == 0;
-    if (!asm_out && !msl && !spv && strcmp(emit, "glsl") != 0 && strcmp(emit, "hlsl") != 0) {
-        og_cli_fail("ogtune gen: --emit takes glsl, hlsl, spirv, spv or msl\n");
+    int wgsl = strcmp(emit, "wgsl") == 0;
+    if (!asm_out && !msl && !spv && !wgsl && strcmp(emit, "glsl") != 0 &&
+        strcmp(emit, "hlsl") != 0) {
+        og_cli_fail("ogtune gen: --emit takes glsl, hlsl, wgsl, spirv, spv or msl\n");
+        return 2;
+    }
+    if (o->kernel && strcmp(o->kernel, "planes") == 0) {
+        key.kernel = OG_KERNEL_PLANES;
+    } else if (o->kernel && strcmp(o->kernel, "reduce") == 0) {
+        key.kernel = OG_KERNEL_REDUCE;
+    } else if (o->kernel && strcmp(o->kernel, "gemm") != 0) {
+        og_cli_fail("ogtune gen: --kernel takes gemm, planes or reduce\n");
         return 2;
     }
     if (o->matrix && strcmp(o->matrix, "nv") != 0 && strcmp(o->matrix, "khr") != 0) {
@@ -344,7 +354,7 @@ int og_cmd_gen(const og_cli *o)
         key.dtype_b = OG_INT8;
         key.p = og_params_int8_tile();
     }
-    key.dialect = strcmp(emit, "hlsl") == 0 ? OG_HLSL : OG_GLSL;
+    key.dialect = wgsl ? OG_WGSL : strcmp(emit, "hlsl") == 0 ? OG_HLSL : OG_GLSL;
     if (o->params && og_params_parse(o->params, &key.p, err, sizeof err) != 0) {
         og_cli_fail("ogtune gen: %s\n", err);
         return 2;

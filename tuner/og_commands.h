@@ -15,7 +15,8 @@ typedef struct og_cli {
     const char *strategy;     /* --strategy exhaustive|random|smart */
     int trans_a, trans_b;
     const char *mode;   /* --mode fast|deterministic */
-    const char *emit;   /* --emit glsl|hlsl|spirv|spv|msl */
+    const char *emit;   /* --emit glsl|hlsl|wgsl|spirv|spv|msl */
+    const char *kernel; /* --kernel gemm|planes|reduce (gen: which pass of a GEMM) */
     const char *matrix; /* --matrix nv|khr (gen: the matrix kernel's extension) */
     const char *precision; /* --precision native|recovered (bench, float32) */
     const char *params; /* --params "bm=..,..." */

@@ -32,10 +32,12 @@ static const char usage[] =
     "  bench --first-call           milliseconds of a new process's first GEMM (256-cubed\n"
     "                               float32, default kernel): cold (empty cache directory)\n"
     "                               and warm (the SPIR-V and pipeline caches it left)\n"
-    "  gen --emit glsl|hlsl|spirv|spv|msl [--params P] [--dtype T] [--trans-a] [--trans-b]\n"
-    "       [--matrix nv|khr]       (spv: the module's binary words on standard output;\n"
+    "  gen --emit glsl|hlsl|wgsl|spirv|spv|msl [--params P] [--dtype T] [--trans-a] [--trans-b]\n"
+    "       [--matrix nv|khr] [--kernel gemm|planes|reduce]\n"
+    "                               (spv: the module's binary words on standard output;\n"
     "                               --matrix khr: a matrix kernel's KHR form, printed by\n"
-    "                               ogtune itself as Debian's disassembler predates it)\n"
+    "                               ogtune itself as Debian's disassembler predates it;\n"
+    "                               --kernel: split-k's planes pass or its reduction)\n"
     "  accuracy [--shapes MxNxK,...] error of float32 recovered from float16 products, with\n"
     "                               and without row/column scaling, next to float32 and\n"
     "                               float16, on four kinds of input (default K = 256..4096)\n"
@@ -104,6 +106,8 @@ static int parse(int argc, char **argv, og_cli *o)
             slot = &o->params;
         else if (strcmp(a, "--matrix") == 0)
             slot = &o->matrix;
+        else if (strcmp(a, "--kernel") == 0)
+            slot = &o->kernel;
         else if (strcmp(a, "--precision") == 0)
             slot = &o->precision;
         else if (strcmp(a, "--op") == 0)

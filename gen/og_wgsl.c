@@ -1,0 +1,80 @@
+/* What the WGSL dialect covers, and WebGPU's default limits (docs/wgsl.md). */
+#include <stdio.h>
+
+#include "og_gen.h"
+
+static const char *const src_names[] = {"ssbo", "texel", "addr"};
+
+int og_wgsl_check(const og_kernel_key *key, char *why, size_t len)
+{
+    if (key->kernel == OG_KERNEL_REDUCE)
+        return 0;
+    if (key->kernel != OG_KERNEL_GEMM && key->kernel != OG_KERNEL_PLANES) {
+        snprintf(why, len,
+                 "wgsl: only the portable tile (its GEMM and split-k planes) and the split-k "
+                 "reduction are written in WGSL");
+        return -1;
+    }
+    const og_params *p = &key->p;
+    if (p->variant != OG_VARIANT_TILE) {
+        snprintf(why, len,
+                 "wgsl: the %s kernel is not written in WGSL; WebGPU runs the portable tile "
+                 "(variant=tile)",
+                 og_params_template(p));
+        return -1;
+    }
+    og_dtype a = key->dtype, b = og_kernel_b_type(key);
+    if (a != b || (a != OG_F32 && a != OG_F16 && a != OG_BF16)) {
+        snprintf(why, len,
+                 "wgsl: the WGSL tile takes float32, float16 or bfloat16 inputs (halves as pairs "
+                 "in u32 words), not A %s with B %s",
+                 og_dtype_name(a), og_dtype_name(b));
+        return -1;
+    }
+    if (key->recover || key->scaled) {
+        snprintf(why, len, "wgsl: recovered float32 is not written in WGSL");
+        return -1;
+    }
+    if (p->vec != 1) {
+        snprintf(why, len, "wgsl: vec=%d: the WGSL tile reads one element at a time (vec=1)",
+                 p->vec);
+        return -1;
+    }
+    if (p->src != OG_SRC_STORAGE) {
+        snprintf(why, len,
+                 "wgsl: src=%s: the WGSL tile reads storage buffers (src=ssbo); WebGPU has no "
+                 "texel buffers and no buffer device addresses (nor 64-bit integers)",
+                 p->src >= OG_SRC_STORAGE && p->src <= OG_SRC_ADDR ? src_names[p->src] : "?");
+        return -1;
+    }
+    return 0;
+}
+
+int og_wgsl_limits_check(const og_kernel_key *key, char *why, size_t len)
+{
+    uint32_t size[3];
+    og_kernel_local_size(key, size);
+    uint32_t threads = size[0] * size[1] * size[2];
+    if (threads > OG_WGSL_MAX_INVOCATIONS) {
+        snprintf(why, len,
+                 "wgsl: %u invocations per workgroup exceed WebGPU's default "
+                 "maxComputeInvocationsPerWorkgroup (%u)",
+                 threads, OG_WGSL_MAX_INVOCATIONS);
+        return -1;
+    }
+    if (size[0] > OG_WGSL_MAX_SIZE_XY || size[1] > OG_WGSL_MAX_SIZE_XY) {
+        snprintf(why, len,
+                 "wgsl: workgroup %ux%u exceeds WebGPU's default maxComputeWorkgroupSizeX/Y (%u)",
+                 size[0], size[1], OG_WGSL_MAX_SIZE_XY);
+        return -1;
+    }
+    uint32_t shared = og_kernel_shared_bytes(key);
+    if (shared > OG_WGSL_MAX_SHARED_BYTES) {
+        snprintf(why, len,
+                 "wgsl: %u bytes of workgroup memory exceed WebGPU's default "
+                 "maxComputeWorkgroupStorageSize (%u)",
+                 shared, OG_WGSL_MAX_SHARED_BYTES);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,201 @@
+/*
+ * The WGSL dialect (docs/wgsl.md): every candidate of the standard tile
+ * space at 256 cubed (a seventh of it, a third of that with the fma chain
+ * instead of blocks), for each input type, op(A) x op(B) and the GEMM and
+ * split-k planes kernels, either generates WGSL of the right structure (one
+ * compute entry point with the parameters' workgroup size, the bindings,
+ * 32-bit words only with no `f16` and no `enable`, no GLSL left over, the
+ * workgroup memory the parameters promise within WebGPU's 16 KiB and 256
+ * invocations) or is refused with a "wgsl:" message; what WGSL does not
+ * cover is refused by name. Dawn validates the WGSL itself in web/
+ * (CTest test_wgsl_webgpu).
+ */
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "og_tuner.h"
+
+/* Limits that admit the whole standard space, so that only WGSL refuses. */
+static og_limits generous_limits(void)
+{
+    og_limits lim;
+    memset(&lim, 0, sizeof lim);
+    lim.max_invocations = 1024;
+    lim.max_size[0] = lim.max_size[1] = 1024;
+    lim.max_size[2] = 64;
+    for (int i = 0; i < 3; i++)
+        lim.max_count[i] = 65535;
+    lim.max_shared_bytes = 48 * 1024;
+    lim.max_storage_range = 1u << 30;
+    lim.bind_align = 16;
+    lim.max_push_bytes = 128;
+    lim.subgroup_size = 32;
+    lim.max_texel_elements = 1u << 27;
+    lim.buffer_address = 1;
+    return lim;
+}
+
+/* Occurrences of needle in text. */
+static int count(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* Bytes of the var<workgroup> arrays of 32-bit elements a kernel declares. */
+static uint32_t workgroup_bytes(const char *text)
+{
+    uint32_t bytes = 0;
+    for (const char *p = strstr(text, "var<workgroup>"); p; p = strstr(p + 1, "var<workgroup>")) {
+        const char *n = strstr(p, ", ");
+        cr_assert_not_null(n);
+        bytes += 4u * (uint32_t)strtoul(n + 2, NULL, 10);
+    }
+    return bytes;
+}
+
+/* Generates key's WGSL and checks its structure. */
+static void check_structure(const og_kernel_key *key)
+{
+    char *src = NULL, err[1024], params[512];
+    og_params_format(&key->p, params, sizeof params);
+    cr_assert_eq(og_gen_source(key, &src, err, sizeof err), OG_OK, "%s: %s", params, err);
+    uint32_t size[3];
+    og_kernel_local_size(key, size);
+    char entry[96];
+    snprintf(entry, sizeof entry, "@compute @workgroup_size(%u, %u, 1)\nfn main(", size[0], size[1]);
+    cr_expect_eq(count(src, "@compute"), 1, "%s", params);
+    cr_expect_eq(count(src, entry), 1, "%s: no entry point %s", params, entry);
+    cr_expect_leq(size[0] * size[1], OG_WGSL_MAX_INVOCATIONS, "%s", params);
+    const char *bindings[] = {
+        "@group(0) @binding(0) var<storage, read> a_words: array<u32>;",
+        "@group(0) @binding(1) var<storage, read> b_words: array<u32>;",
+        "@group(0) @binding(2) var<storage, read_write> c_data: array<f32>;",
+        "@group(0) @binding(5) var<storage, read> bias_data: array<f32>;",
+        "@group(0) @binding(6) var<uniform> pc: Push;",
+    };
+    for (size_t i = 0; i < sizeof bindings / sizeof bindings[0]; i++)
+        cr_expect_eq(count(src, bindings[i]), 1, "%s: %s", params, bindings[i]);
+    cr_expect_eq(count(src, "@binding("), 5, "%s", params);
+    /* Halves are pairs in u32 words: no shader-f16. */
+    cr_expect_eq(count(src, "f16"), 0, "%s", params);
+    cr_expect_eq(count(src, "enable"), 0, "%s", params);
+    const char *glsl[] = {"precise", "#define", "layout(", "uint ", "float ", "SHARED", "ENTRY", "? "};
+    for (size_t i = 0; i < sizeof glsl / sizeof glsl[0]; i++)
+        cr_expect_eq(count(src, glsl[i]), 0, "%s: GLSL left over: '%s'", params, glsl[i]);
+    uint32_t shared = workgroup_bytes(src);
+    cr_expect_eq(shared, og_kernel_shared_bytes(key), "%s", params);
+    cr_expect_leq(shared, OG_WGSL_MAX_SHARED_BYTES, "%s", params);
+    free(src);
+}
+
+Test(wgsl, standard_space)
+{
+    og_limits lim = generous_limits();
+    const og_dtype dtypes[] = {OG_F32, OG_F16, OG_BF16};
+    og_shape shape = {256, 256, 256, 1};
+    size_t generated = 0, refused = 0, staged = 0, direct = 0, chain = 0;
+    for (int c = 0; c < 12; c++) {
+        og_params *space = NULL;
+        size_t n = 0;
+        int trans_a = c & 1, trans_b = (c >> 1) & 1;
+        cr_assert_eq(og_space(&lim, OG_PRESET_STANDARD, dtypes[c / 4], trans_a, trans_b, &shape,
+                              &space, &n),
+                     OG_OK);
+        /* Every 7th candidate, rotating with the combination, both kernels. */
+        for (size_t i = (size_t)c % 7; i < n; i += 7) {
+            if (space[i].variant != OG_VARIANT_TILE)
+                continue;
+            og_kernel_key key = {.kernel = i % 2 ? OG_KERNEL_PLANES : OG_KERNEL_GEMM,
+                                 .dtype = dtypes[c / 4], .trans_a = trans_a, .trans_b = trans_b,
+                                 .dialect = OG_WGSL, .p = space[i]};
+            /* The space sums in blocks; every third candidate takes the chain. */
+            if (i % 3 == 0)
+                key.p.acc = OG_ACC_CHAIN;
+            char why[512];
+            if (og_kernel_check(&key, NULL, why, sizeof why) != 0) {
+                cr_expect_eq(strncmp(why, "wgsl: ", 6), 0, "%s", why);
+                refused++;
+                continue;
+            }
+            check_structure(&key);
+            generated++;
+            staged += key.p.load == OG_LOAD_STAGED;
+            direct += key.p.load == OG_LOAD_DIRECT;
+            chain += key.p.acc == OG_ACC_CHAIN;
+        }
+        free(space);
+    }
+    cr_expect_gt(staged, 10);
+    cr_expect_gt(direct, 10);
+    cr_expect_gt(chain, 0, "%zu chain of %zu", chain, generated);
+    cr_expect_gt(generated, 100, "%zu generated, %zu refused", generated, refused);
+    cr_expect_gt(refused, 10, "vec=4, texel and too large workgroups are refused");
+}
+
+Test(wgsl, reduce)
+{
+    og_kernel_key key = {.kernel = OG_KERNEL_REDUCE, .dtype = OG_F32, .dialect = OG_WGSL};
+    char *src = NULL, err[512];
+    cr_assert_eq(og_gen_source(&key, &src, err, sizeof err), OG_OK, "%s", err);
+    cr_expect_eq(count(src, "@compute @workgroup_size(64, 1, 1)\nfn main("), 1);
+    cr_expect_eq(count(src, "@group(0) @binding(0) var<storage, read> planes: array<f32>;"), 1);
+    cr_expect_eq(count(src, "precise"), 0);
+    free(src);
+}
+
+/* Refused kernels, each with the words that name why. */
+Test(wgsl, refusals)
+{
+    og_params tile = og_params_default();
+    struct {
+        og_kernel_key key;
+        const char *why;
+    } cases[] = {
+        {{.kernel = OG_KERNEL_BIAS}, "only the portable tile"},
+        {{.p = {.variant = OG_VARIANT_FEWROWS, .cols = 128, .slices = 4, .vec = 1}},
+         "gemm_fewrows kernel is not written in WGSL"},
+        {{.p = tile, .dtype = OG_FP8_E4M3}, "float32, float16 or bfloat16"},
+        {{.p = tile, .recover = 11}, "recovered float32"},
+        {{.p = tile}, "vec=4"},
+        {{.p = tile}, "src=texel"},
+        {{.p = tile}, "src=addr"},
+        {{.p = tile}, "1024 invocations per workgroup exceed WebGPU's default"},
+        {{.p = tile}, "32768 bytes of workgroup memory exceed WebGPU's default"},
+    };
+    cases[4].key.p.load = OG_LOAD_DIRECT, cases[4].key.p.pad = 0, cases[4].key.p.vec = 4;
+    cases[5].key.p.src = OG_SRC_TEXEL;
+    cases[6].key.p.src = OG_SRC_ADDR;
+    cases[7].key.p.bm = cases[7].key.p.bn = 128, cases[7].key.p.wgx = cases[7].key.p.wgy = 32;
+    cases[8].key.p.bm = cases[8].key.p.bn = 128, cases[8].key.p.bk = 32, cases[8].key.p.pad = 0;
+    cases[8].key.p.tm = cases[8].key.p.tn = 8;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        og_kernel_key key = cases[i].key;
+        key.dialect = OG_WGSL;
+        char why[512] = "", *src = NULL;
+        cr_expect_neq(og_kernel_check(&key, NULL, why, sizeof why), 0, "case %zu", i);
+        cr_expect_not_null(strstr(why, cases[i].why), "case %zu: %s", i, why);
+        cr_expect_eq(og_gen_source(&key, &src, why, sizeof why), OG_ERROR_INVALID_ARGUMENT);
+        cr_expect_null(src);
+        /* The same key in GLSL is not refused for WebGPU's reasons. */
+        key.dialect = OG_GLSL;
+        why[0] = '\0';
+        og_kernel_check(&key, NULL, why, sizeof why);
+        cr_expect_null(strstr(why, "wgsl"), "case %zu: %s", i, why);
+    }
+}
+
+Test(wgsl, no_spirv)
+{
+    uint32_t *words = NULL;
+    size_t n = 0;
+    char err[256];
+    cr_expect_eq(og_compile("fn main() {}", OG_WGSL, 0, &words, &n, err, sizeof err),
+                 OG_ERROR_INVALID_ARGUMENT);
+    cr_expect_null(words);
+}

@@ -1,0 +1,108 @@
+// Small GEMMs of the generated WGSL on Dawn's OpenGL backend (Mesa's
+// llvmpipe here) against the float64 reference, with the design's bounds
+// relative to max|ref|: float32 1e-5, float16 2e-3, bfloat16 8e-3.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { operand, problem, random, reference, run, span } from './gemm.js';
+import { openDevice, pipeline } from './gpu.js';
+import { generate, tile } from './kernels.js';
+
+const bounds = { f32: 1e-5, f16: 2e-3, bf16: 8e-3 };
+let device;
+before(async () => { device = await openDevice('opengl'); });
+after(() => device?.destroy());
+
+const cache = new Map();
+async function kernel(options) {
+  const key = JSON.stringify(options);
+  if (!cache.has(key)) {
+    const wgsl = generate(options);
+    cache.set(key, { wgsl, pipe: await pipeline(device, wgsl), params: options.params });
+  }
+  return cache.get(key);
+}
+
+/**
+ * Runs problem g (dtype, params and the problem's fields) and checks every
+ * element of C against the reference, and that nothing outside C changed.
+ * Returns C's buffer.
+ */
+async function check(spec, { cFill = null, split = null } = {}) {
+  const { dtype = 'f32', params = tile(), ...fields } = spec;
+  const g = problem(fields);
+  const rnd = random(g.M * 7919 + g.N * 104729 + g.K * 31 + g.offA);
+  const A = operand(dtype, span(g.offA, g.strideA, g.batch, g.transA ? g.K : g.M, g.lda, g.transA ? g.M : g.K), rnd);
+  const B = operand(dtype, span(g.offB, g.strideB, g.batch, g.transB ? g.N : g.K, g.ldb, g.transB ? g.K : g.N), rnd);
+  const cLen = span(g.offC, g.strideC, g.batch, g.M, g.ldc, g.N);
+  const c = new Float32Array(cLen).map(() => cFill ?? rnd() * 2 - 1);
+  const bias = new Float32Array(Math.max(1, g.N)).map(() => rnd() * 2 - 1);
+  const opts = { params, dtype, transA: g.transA, transB: g.transB };
+  const kernels = split
+    ? { planes: await kernel({ ...opts, kernel: 'planes' }), reduce: await kernel({ kernel: 'reduce' }), ...split }
+    : { gemm: await kernel(opts) };
+  const got = await run(device, kernels, g, A.words, B.words, c, bias);
+  const want = reference(g, A.values, B.values, Float64Array.from(c), Float64Array.from(bias));
+  const inC = new Uint8Array(cLen);
+  for (let b = 0; b < g.batch; b++) for (let i = 0; i < g.M; i++) inC.fill(1, g.offC + b * g.strideC + i * g.ldc, g.offC + b * g.strideC + i * g.ldc + g.N);
+  let maxRef = 0, maxErr = 0;
+  for (let e = 0; e < cLen; e++) {
+    if (!inC[e]) {
+      assert.ok(Object.is(got[e], c[e]), `element ${e} outside C changed: ${c[e]} -> ${got[e]}`);
+      continue;
+    }
+    assert.ok(Number.isFinite(got[e]), `C element ${e} is ${got[e]}`);
+    maxRef = Math.max(maxRef, Math.abs(want[e]));
+    maxErr = Math.max(maxErr, Math.abs(got[e] - want[e]));
+  }
+  assert.ok(maxErr <= bounds[dtype] * maxRef, `${dtype} ${g.M}x${g.N}x${g.K}: max error ${maxErr} > ${bounds[dtype]} * ${maxRef}`);
+  return got;
+}
+
+const staged = tile();
+const direct = tile({ load: 'direct', acc: 'chain', pad: 0 });
+
+for (const dtype of ['f32', 'f16', 'bf16']) {
+  for (const transA of [false, true]) for (const transB of [false, true]) {
+    test(`${dtype} op(A)${transA ? '^T' : ''} op(B)${transB ? '^T' : ''}: staged blocked and direct chain, ragged, ld larger, offsets, batch, alpha, beta`, async () => {
+      const shape = { M: 65, N: 63, K: 130, batch: 2, alpha: 1.5, beta: -0.5, offA: 3, offB: 5, offC: 7, transA, transB, dtype };
+      await check({ ...shape, params: staged, lda: (transA ? 65 : 130) + 3, ldb: (transB ? 130 : 63) + 2, ldc: 70 });
+      await check({ ...shape, params: direct, M: 64, N: 7, K: 63 });
+    });
+  }
+}
+
+test('ragged sizes 1, 7, 63, 64, 65, 130 (float32, both loads)', async () => {
+  const sizes = [1, 7, 63, 64, 65, 130];
+  for (const [n, s] of sizes.entries()) {
+    const M = s, N = sizes[(n + 2) % 6], K = sizes[(n + 4) % 6];
+    await check({ M, N, K, params: staged });
+    await check({ M: N, N: K, K: M, params: direct });
+  }
+});
+
+test('beta = 0 never reads C: NaN in C stays out of the result', async () => {
+  for (const params of [staged, direct]) {
+    await check({ M: 33, N: 40, K: 17, alpha: 2, params }, { cFill: NaN });
+    await check({ M: 64, N: 64, K: 32, params }, { cFill: NaN }); // whole tiles: the direct store
+  }
+});
+
+test('K = 0: C = beta * C, or 0 with beta = 0', async () => {
+  await check({ M: 9, N: 33, K: 0, beta: 0.75, params: staged });
+  const c = await check({ M: 9, N: 33, K: 0, params: direct }, { cFill: NaN });
+  assert.ok(c.every((x) => x === 0));
+});
+
+test('epilogue: bias, ReLU, GELU (erf and tanh), after alpha and beta', async () => {
+  for (const act of [0, 1, 2, 3]) {
+    await check({ M: 37, N: 45, K: 50, alpha: 0.5, beta: 0.25, bias: true, act, params: act % 2 ? staged : direct });
+  }
+});
+
+test('split-k: planes of 64-term ranges and their reduction (float32, float16, epilogue)', async () => {
+  for (const dtype of ['f32', 'f16']) {
+    const split = { ranges: 3, rangeLen: 64 };
+    await check({ dtype, M: 40, N: 70, K: 150, alpha: 1.25, beta: 0.5, batch: 2, offA: 1, params: staged }, { split });
+    await check({ dtype, M: 40, N: 70, K: 150, bias: true, act: 1, transA: true, transB: true, params: direct }, { split });
+  }
+});

@@ -1,0 +1,48 @@
+// Every WGSL kernel of a spread of tile configurations passes Dawn's
+// validation (the null backend: parses, resolves and builds the pipeline
+// without running it), and ogtune refuses what WGSL does not cover.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { openDevice, pipeline } from './gpu.js';
+import { generate, refusal, tile } from './kernels.js';
+
+let device;
+before(async () => { device = await openDevice('null'); });
+after(() => device?.destroy());
+
+const tiles = [
+  tile(),
+  tile({ acc: 'chain', pad: 0 }),
+  tile({ load: 'direct', pad: 0 }),
+  tile({ load: 'direct', acc: 'chain', pad: 0 }),
+  tile({ bm: 64, bn: 64, tm: 4, tn: 4 }),
+  tile({ bm: 64, bn: 32, bk: 32, tm: 8, tn: 4, wgx: 8, wgy: 8, load: 'direct', pad: 0 }),
+  tile({ bm: 128, bn: 64, bk: 16, tm: 8, tn: 4, wgx: 16, wgy: 16, pad: 0 }),
+];
+
+for (const [n, params] of tiles.entries()) {
+  for (const dtype of ['f32', 'f16', 'bf16']) {
+    test(`tile ${n} (${params.load}, ${params.acc}, ${params.bm}x${params.bn}x${params.bk}) ${dtype}: gemm and planes, all op(A) x op(B)`, async () => {
+      for (const kernel of ['gemm', 'planes']) for (const transA of [false, true]) for (const transB of [false, true]) {
+        await pipeline(device, generate({ params, dtype, transA, transB, kernel }));
+      }
+    });
+  }
+}
+
+test('the split-k reduction', async () => {
+  await pipeline(device, generate({ kernel: 'reduce' }));
+});
+
+test('ogtune refuses what the WGSL tile does not cover, and WebGPU\'s default limits', () => {
+  const cases = [
+    [{ params: tile({ load: 'direct', pad: 0, vec: 4, tm: 4, tn: 4, bm: 64, bn: 64 }) }, /wgsl: vec=4/],
+    [{ params: tile({ src: 'texel' }) }, /wgsl: src=texel/],
+    [{ params: tile({ src: 'addr' }) }, /wgsl: src=addr/],
+    [{ params: { variant: 'fewrows', cols: 128, slices: 4, vec: 1 } }, /wgsl: the gemm_fewrows kernel/],
+    [{ params: tile({ bm: 128, bn: 128, tm: 4, tn: 4, wgx: 32, wgy: 32, pad: 0 }) }, /1024 invocations .* maxComputeInvocationsPerWorkgroup \(256\)/],
+    [{ params: tile({ bm: 128, bn: 128, bk: 32, tm: 8, tn: 8, pad: 0 }) }, /32768 bytes of workgroup memory .* \(16384\)/],
+    [{ params: tile({ pad: 1, load: 'direct' }) }, /pad=1 must be 0\.\.8, and 0 for direct loads/],
+  ];
+  for (const [options, message] of cases) assert.match(refusal(options) ?? 'generated', message);
+});
