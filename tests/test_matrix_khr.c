@@ -13,32 +13,20 @@
 #include <string.h>
 
 #include "og_khr_check.h"
+#include "og_matrix_device.h"
 #include "og_ogtune.h"
 #include "og_spirv_val.h"
 #include "og_test.h"
 
-/* A device with both extensions' 16x16x16 float16 shapes (an NVIDIA GPU):
- * subgroups of 32 to 64 it can pin, full subgroups, float16, 16-bit
- * storage, the memory model, 1024 invocations, 160 KiB of workgroup memory. */
+/* A device with both extensions' 16x16x16 float16 shapes (an NVIDIA GPU;
+ * the rest og_matrix_device.h). */
 static og_limits both(void)
 {
-    og_limits lim;
-    memset(&lim, 0, sizeof lim);
-    lim.max_invocations = 1024;
-    lim.max_size[0] = lim.max_size[1] = lim.max_size[2] = 1024;
-    for (int i = 0; i < 3; i++)
-        lim.max_count[i] = 65535;
-    lim.max_shared_bytes = 160 * 1024;
-    lim.max_storage_range = 1u << 30;
-    lim.max_push_bytes = 256;
-    lim.subgroup_size = 32;
+    og_limits lim = matrix_device();
     og_matrix_caps *m = &lim.matrix;
     m->shapes[m->n_shapes++] = (og_matrix_shape){16, 16, 16, 1, 1, 1, 1};
     m->khr_shapes[m->n_khr_shapes++] = (og_matrix_shape){16, 16, 16, 1, 1, 1, 1};
     m->khr_compute = 1;
-    m->subgroup_min = 32;
-    m->subgroup_max = 64;
-    m->size_control = m->full_subgroups = m->float16 = m->storage16 = m->memory_model = 1;
     return lim;
 }
 
