@@ -283,8 +283,8 @@ Test(controls, tile_drops_the_k_tail, .timeout = 600)
     const plant pl = {
         "gemm_tile",
         OG_KERNEL_GEMM,
-        {"    for (uint k0 = 0u; k0 < K; k0 += ${BK}u) {", "    for (; k0 < K; k0 += ${BK}u) {"},
-        {"    for (uint k0 = 0u; k0 + ${BK}u <= K; k0 += ${BK}u) {",
+        {"    for (${UV}k0 = 0u; k0 < K; k0 += ${BK}u) {", "    for (; k0 < K; k0 += ${BK}u) {"},
+        {"    for (${UV}k0 = 0u; k0 + ${BK}u <= K; k0 += ${BK}u) {",
          "    for (; k0 + ${BK}u <= K; k0 += ${BK}u) {"}};
     config c[2];
     tile_configs(c);
@@ -311,12 +311,12 @@ Test(controls, tile_applies_the_epilogue_twice, .timeout = 600)
         "gemm_tile",
         OG_KERNEL_GEMM,
         {"            c_data[ci] = og_epilogue(r, gj);\n",
-         "{ precise float r = pc.alpha * res[${i * TN + j}];"},
+         "{ ${PF}r = pc.alpha * res[${i * TN + j}];"},
         {"            r = pc.alpha * r;\n"
          "            if (pc.beta != 0.0) { precise float again = pc.beta * c_data[ci]; r = r + "
          "again; }\n"
          "            c_data[ci] = og_epilogue(r, gj);\n",
-         "{ precise float r = pc.alpha * (pc.alpha * res[${i * TN + j}]);"}};
+         "{ ${PF}r = pc.alpha * (pc.alpha * res[${i * TN + j}]);"}};
     config c[2];
     tile_configs(c);
     check_plant(&pl, c, 2);
@@ -399,8 +399,8 @@ Test(controls, split_drops_the_k_tail, .timeout = 600)
 {
     const plant pl = {"gemm_reduce",
                       OG_KERNEL_REDUCE,
-                      {"for (uint r = 1u; r < pc.ranges; r++)"},
-                      {"for (uint r = 1u; r + 1u < pc.ranges; r++)"}};
+                      {"for (${UV}r = 1u; r < pc.ranges; r++)"},
+                      {"for (${UV}r = 1u; r + 1u < pc.ranges; r++)"}};
     check_split_plant(&pl);
 }
 
