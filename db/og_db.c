@@ -176,12 +176,17 @@ og_db_fail(const char *path, og_status st, char *err, size_t errlen, const char 
 }
 
 /* Reports a failed SQLite call on conn: what we were doing and SQLite's reason. */
+/* SQLite reports some corrupt files as out of memory (a size read from the
+ * file asks for more than SQLite allocates; found by fuzz/fuzz_db.c on
+ * open and on reading records), and the queries here need little memory:
+ * SQLITE_NOMEM is a database error, said to be most likely a corrupt file. */
 static og_status og_db_fail_sqlite(const char *path, sqlite3 *conn, int rc, const char *what,
                                    char *err, size_t errlen)
 {
-    og_status st = (rc & 0xff) == SQLITE_NOMEM ? OG_ERROR_OUT_OF_MEMORY : OG_ERROR_DATABASE;
-    return og_db_fail(path, st, err, errlen, "%s: %s", what,
-                      conn != NULL ? sqlite3_errmsg(conn) : sqlite3_errstr(rc));
+    int nomem = (rc & 0xff) == SQLITE_NOMEM;
+    return og_db_fail(path, OG_ERROR_DATABASE, err, errlen, "%s: %s%s", what,
+                      conn != NULL ? sqlite3_errmsg(conn) : sqlite3_errstr(rc),
+                      nomem ? " (a corrupt file, most likely)" : "");
 }
 
 /* Copies a possibly NULL column text into a fixed array, truncating. */
@@ -442,10 +447,10 @@ static og_status og_db_check_schema(og_db *db, char *err, size_t errlen)
     sqlite3_stmt *stmt = NULL;
     int rc = sqlite3_prepare_v2(db->conn, OG_DB_SQL(db, OG_DB_CHECK_SQL), -1, &stmt, NULL);
     sqlite3_finalize(stmt);
-    if (rc != SQLITE_OK)
-        return og_db_fail(db->path,
-                          (rc & 0xff) == SQLITE_NOMEM ? OG_ERROR_OUT_OF_MEMORY : OG_ERROR_DATABASE,
-                          err, errlen, "has no onegpu schema (%s)", sqlite3_errmsg(db->conn));
+    if (rc != SQLITE_OK) /* out of memory too: a corrupt file (og_db_fail_sqlite) */
+        return og_db_fail(db->path, OG_ERROR_DATABASE, err, errlen, "has no onegpu schema (%s%s)",
+                          sqlite3_errmsg(db->conn),
+                          (rc & 0xff) == SQLITE_NOMEM ? ", a corrupt file most likely" : "");
     return OG_OK;
 }
 
@@ -553,16 +558,6 @@ og_status og_db_open(const char *path, int writable, og_db **out, char *err, siz
         st = og_db_prepare_writable(db, err, errlen);
     if (st == OG_OK)
         st = og_db_check_schema(db, err, errlen);
-    if (st == OG_ERROR_OUT_OF_MEMORY) {
-        /* SQLite reports some corrupt files as out of memory (a size read
-         * from the file asks for more than SQLite allocates). Opening needs
-         * little memory: here that is a corrupt file, a database error
-         * (fuzz/corpus/db/regress-nomem-schema). */
-        size_t used = errlen > 0 ? strnlen(err, errlen) : 0;
-        if (used < errlen)
-            snprintf(err + used, errlen - used, " (a corrupt file)");
-        st = OG_ERROR_DATABASE;
-    }
     if (st != OG_OK) {
         og_db_close(db);
         return st;
