@@ -40,7 +40,11 @@ for t in "${targets[@]}"; do
   mkdir -p "$dir/corpus/$t"
   log=$dir/fuzz-$t.log
   # -timeout: an input that takes longer than 20 s is a hang, and fails.
+  # OG_FUZZ_SEED fixes libFuzzer's random seed (CI: the same mutations on
+  # every run of a commit, so a red run can be replayed); unset, each run
+  # explores anew.
   if ! "$dir/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=20 -print_final_stats=1 \
+      ${OG_FUZZ_SEED:+-seed="$OG_FUZZ_SEED"} \
       -artifact_prefix="$dir/crashes/$t-" "$dir/corpus/$t" "fuzz/corpus/$t" >"$log" 2>&1; then
     tail -n 60 "$log"
     echo "fuzz: $t failed (log $log, input in $dir/crashes/)" >&2
