@@ -16,6 +16,7 @@
 
 #include "og_ogtune.h"
 #include "og_test.h"
+#include "og_text.h"
 #include "og_tmpdir.h"
 
 #include "og_travel.h"
@@ -224,14 +225,6 @@ static char *read_file(const char *path, size_t *len)
     fclose(f);
     *len = n;
     return buf;
-}
-
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "wb");
-    cr_assert_not_null(f);
-    cr_assert_eq(fwrite(text, 1, strlen(text), f), strlen(text));
-    cr_assert_eq(fclose(f), 0);
 }
 
 /* Exports the database db_path to out_path; returns the dump. */
@@ -1190,6 +1183,15 @@ Test(travel, select_json_reports_the_records_driver, .timeout = 120)
             cr_expect_not_null(strstr(out, "\"source\":\"db\""), "%s:\n%s", cases[i].name, out);
             cr_expect_not_null(strstr(out, want), "%s: no %s in\n%s", cases[i].name, want, out);
         }
+        free(out);
+        /* Another build's records are announced once per context, however many
+         * shapes select them (here the tuned shape and its nearest). */
+        snprintf(args, sizeof args,
+                 "bench --shapes 256x256x256,192x192x192 --dtype f32 --db '%s' 2>&1", db);
+        cr_assert_eq(ogtune(args, &out), 0, "%s", args);
+        size_t warnings = count(out, "warning: using a tuning record of another driver build");
+        cr_expect_eq(warnings, cases[i].which == 1 ? 1u : 0u, "%s: %zu warnings in\n%s",
+                     cases[i].name, warnings, out);
         free(out);
     }
 }

@@ -117,13 +117,16 @@ static void search_databases(og_context *ctx, const og_record_key *key, int64_t 
                     rec.params, err);
             continue;
         }
-        if (other_driver)
+        /* Once per context: every shape of an application may select such records. */
+        if (other_driver && !ctx->warned_other_driver) {
+            ctx->warned_other_driver = 1;
             fprintf(stderr,
                     "onegpu: warning: using a tuning record of another driver build of %s"
                     " (measured on driver version %u, info '%s'; this is %u, '%s')\n",
                     ctx->info.name, rec_dev.driver_version,
                     rec_dev.driver_info[0] ? rec_dev.driver_info : "unknown",
                     ctx->info.driver_version, ctx->info.driver_info);
+        }
         out->params = p;
         out->source = found == 1 ? OG_SOURCE_DB : OG_SOURCE_DB_NEAREST;
         out->m = rec.m;

@@ -170,6 +170,7 @@ struct og_context {
     } * dbs; /* tuning databases that opened, in search order */
     size_t n_dbs;
     int dbs_loaded;
+    int warned_other_driver; /* the warning about another driver build's records, once */
     char *db_paths;
 
     og_buffer *placeholder; /* bound where a kernel's binding has no operand */
