@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -473,10 +474,35 @@ static og_status og_db_configure(og_db *db, char *err, size_t errlen)
     return OG_OK;
 }
 
-/* Writable setup: the schema when the file is new, then WAL so readers
- * never block the tuner's commits. A file with a newer schema, or another
+/* Writable setup: the schema when the file is new, then the rollback
+ * journal (see og_db_rollback_journal). A file with a newer schema, or another
  * application's database, is refused (here or by og_db_check_schema) before
  * anything in it changes, journal mode included. */
+/* The rollback journal (journal_mode DELETE), not WAL: a WAL database
+ * cannot be read from a directory the reader may not write (SQLite's wal.html,
+ * "Read-Only Databases": the installed pre-tuned databases under share/ for
+ * every user but root), leaves -wal and -shm files beside it after read-only
+ * use, and does not work on network file systems (home directories on
+ * clusters). Readers and the tuner's short commits wait for each other
+ * within the busy timeout instead. Files of earlier versions, in WAL mode,
+ * are converted here; the change needs the file to itself, so while another
+ * process holds it (without waiting for it) the file stays in WAL mode,
+ * which reads and writes correctly, and the next writable open tries again. */
+static og_status og_db_rollback_journal(og_db *db, char *err, size_t errlen)
+{
+    int rc = sqlite3_busy_timeout(db->conn, 0);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db->conn, "PRAGMA journal_mode = DELETE", NULL, NULL, NULL);
+    if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+        rc = SQLITE_OK;
+    if (rc == SQLITE_OK)
+        rc = sqlite3_busy_timeout(db->conn, OG_DB_BUSY_TIMEOUT_MS);
+    if (rc != SQLITE_OK)
+        return og_db_fail_sqlite(db->path, db->conn, rc, "setting the rollback journal", err,
+                                 errlen);
+    return OG_OK;
+}
+
 static og_status og_db_prepare_writable(og_db *db, char *err, size_t errlen)
 {
     int version = 0;
@@ -488,17 +514,42 @@ static og_status og_db_prepare_writable(og_db *db, char *err, size_t errlen)
         if (st != OG_OK)
             return st;
     }
-    int rc = sqlite3_exec(db->conn, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
-    if (rc != SQLITE_OK)
-        return og_db_fail_sqlite(db->path, db->conn, rc, "setting WAL mode", err, errlen);
-    return OG_OK;
+    return og_db_rollback_journal(db, err, errlen);
+}
+
+/* Whether the -shm file of a WAL database at path exists. */
+static int og_db_shm_exists(const char *path)
+{
+    char shm[4096];
+    struct stat sb;
+    return snprintf(shm, sizeof shm, "%s-shm", path) < (int)sizeof shm && stat(shm, &sb) == 0;
+}
+
+/* Whether the directory holding path lets this process create files. */
+static int og_db_dir_writable(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL)
+        return access(".", W_OK) == 0;
+    if (slash == path)
+        return access("/", W_OK) == 0;
+    char dir[4096];
+    size_t n = (size_t)(slash - path);
+    if (n >= sizeof dir)
+        return 1; /* let SQLite report what it finds */
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+    return access(dir, W_OK) == 0;
 }
 
 /* Checks the file before SQLite sees it. SQLite reports a missing file as
  * SQLITE_CANTOPEN, as it does a directory or a permission problem, and only
  * a missing file is NOT_FOUND. And SQLite takes a file of a few bytes for an
  * empty database, which a writable open would then overwrite: a non-empty
- * file must start with SQLite's magic string. */
+ * file must start with SQLite's magic string. A reader cannot open a file in
+ * WAL mode (header bytes 18 and 19 are 2) from a directory it may not write
+ * unless its -shm file is there (og_db_rollback_journal): said plainly
+ * instead of SQLite's "attempt to write a readonly database". */
 static og_status og_db_check_file(const char *path, int writable, char *err, size_t errlen)
 {
     static const char magic[16] = "SQLite format 3"; /* with its NUL: 16 bytes */
@@ -518,12 +569,19 @@ static og_status og_db_check_file(const char *path, int writable, char *err, siz
         int e = errno;
         return og_db_fail(path, OG_ERROR_DATABASE, err, errlen, "cannot open: %s", strerror(e));
     }
-    char header[sizeof magic];
+    unsigned char header[20];
     size_t got = fread(header, 1, sizeof header, f);
     fclose(f);
-    if (got != sizeof header || memcmp(header, magic, sizeof magic) != 0)
+    if (got < sizeof magic || memcmp(header, magic, sizeof magic) != 0)
         return og_db_fail(path, OG_ERROR_DATABASE, err, errlen,
                           "not a database (no SQLite header)");
+    if (!writable && got == sizeof header && header[18] == 2 && header[19] == 2 &&
+        !og_db_dir_writable(path) && !og_db_shm_exists(path))
+        return og_db_fail(path, OG_ERROR_DATABASE, err, errlen,
+                          "a database in WAL mode, in a directory this process cannot write "
+                          "(SQLite needs its -shm file beside it): convert it where it can be "
+                          "written with sqlite3 FILE 'PRAGMA journal_mode = DELETE', or open it "
+                          "once writable with this version of onegpu");
     return OG_OK;
 }
 

@@ -91,10 +91,12 @@ typedef struct og_record {
 } og_record;
 
 /* Opens a database. writable: creates the file and the schema when needed
- * (WAL journal, 5 s busy timeout). Read-only: the file must exist and hold
+ * (rollback journal, converting a file in WAL mode when no other process
+ * holds it; 5 s busy timeout). Read-only: the file must exist and hold
  * the schema. Errors (reason in err): OG_ERROR_NOT_FOUND (missing file),
- * OG_ERROR_DATABASE (not a database, corrupt, no schema, or a newer schema
- * version than OG_DB_SCHEMA_VERSION). */
+ * OG_ERROR_DATABASE (not a database, corrupt, no schema, a newer schema
+ * version than OG_DB_SCHEMA_VERSION, or, read-only, a file in WAL mode in a
+ * directory this process cannot write). */
 og_status og_db_open(const char *path, int writable, og_db **out, char *err, size_t errlen);
 void og_db_close(og_db *db);
 

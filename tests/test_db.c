@@ -739,6 +739,82 @@ Test(db, two_connections_lose_no_record)
     og_db_close(b);
 }
 
+/* Bytes 18 and 19 of a database file's header: 1 for the rollback journal,
+ * 2 for WAL (SQLite's file format, "The Database Header"). */
+static int journal_bytes(const char *path)
+{
+    unsigned char header[20];
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    cr_assert_eq(fread(header, 1, sizeof header, f), sizeof header);
+    fclose(f);
+    cr_assert_eq(header[18], header[19]);
+    return header[18];
+}
+
+static int exists(const char *dir_path, const char *suffix)
+{
+    char name[600];
+    snprintf(name, sizeof name, "%s%s", dir_path, suffix);
+    return access(name, F_OK) == 0;
+}
+
+/* The rollback journal: readable from directories the reader may not write
+ * (installed pre-tuned databases), nothing left beside the file. */
+Test(db, rollback_journal_leaves_nothing_beside_the_file)
+{
+    char path[512];
+    tmp_path(path, sizeof path, "t.db");
+    og_db *db = open_db(path, 1);
+    og_record rec = test_record(64, 64, 64, 1, 2.0);
+    insert(db, device_id(db, 1), &rec);
+    og_db_close(db);
+    db = open_db(path, 0);
+    cr_assert_eq(select_shape(db, 1, 64, 64, 64, 1).found, 1);
+    og_db_close(db);
+    cr_expect_eq(journal_bytes(path), 1);
+    cr_expect(!exists(path, "-wal") && !exists(path, "-shm") && !exists(path, "-journal"));
+}
+
+/* A file in WAL mode (earlier versions) becomes a rollback-journal file at a
+ * writable open, except while another connection holds it: then the open
+ * neither fails nor waits the busy timeout, and the file stays WAL. */
+Test(db, wal_files_are_converted_when_no_one_else_holds_them)
+{
+    char path[512];
+    tmp_path(path, sizeof path, "t.db");
+    og_db *db = open_db(path, 1);
+    int64_t dev = device_id(db, 1);
+    og_record rec = test_record(64, 64, 64, 1, 2.0);
+    insert(db, dev, &rec);
+    og_db_close(db);
+    raw_exec(path, "PRAGMA journal_mode = WAL");
+    cr_assert_eq(journal_bytes(path), 2);
+
+    sqlite3 *holder = NULL;
+    cr_assert_eq(sqlite3_open(path, &holder), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(holder, "BEGIN; SELECT count(*) FROM records", NULL, NULL, NULL),
+                 SQLITE_OK);
+    time_t start = time(NULL);
+    db = open_db(path, 1);
+    cr_expect_lt(time(NULL) - start, 3, "the open waited for the other connection");
+    rec = test_record(32, 32, 32, 1, 1.0);
+    insert(db, dev, &rec);
+    og_db_close(db);
+    cr_expect_eq(journal_bytes(path), 2);
+    cr_assert_eq(sqlite3_exec(holder, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_close(holder), SQLITE_OK);
+
+    db = open_db(path, 1);
+    og_db_close(db);
+    cr_expect_eq(journal_bytes(path), 1);
+    cr_expect(!exists(path, "-wal") && !exists(path, "-shm"));
+    db = open_db(path, 0);
+    cr_expect_eq(select_shape(db, 1, 64, 64, 64, 1).found, 1);
+    cr_expect_eq(select_shape(db, 1, 32, 32, 32, 1).found, 1);
+    og_db_close(db);
+}
+
 /* A file of schema version 1, as the first release wrote it: the dtype
  * CHECK knows the float types only. */
 static const char schema_v1[] =
