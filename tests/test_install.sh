@@ -24,6 +24,37 @@ for db in "$build"/pretuned/*.db; do
     { echo "test_install: share/onegpu/$(basename "$db") was not installed" >&2; exit 1; }
 done
 
+# An installed pre-tuned database is read by users who may not write
+# share/onegpu (a database in SQLite's WAL mode could not be: it needs its
+# -shm file beside it): another user, reading a copy in a directory it may
+# not write, gets the choice its owner gets; on lavapipe, from the records.
+for db in "$prefix"/share/onegpu/*.db; do
+  [ -e "$db" ] || continue
+  select="select --shape 1x768x768 --db"
+  # shellcheck disable=SC2086 # $select is a word list
+  want=$(OG_TUNING_DB= "$prefix/bin/ogtune" $select "$db" 2>&1)
+  case $db in
+    */llvmpipe.db) if "$prefix/bin/ogtune" devices | grep -q llvmpipe; then
+        case $want in *"(db)") ;; *) echo "test_install: $db gave no record: $want" >&2; exit 1 ;; esac
+      fi ;;
+  esac
+  mkdir "$tmp/ro" "$tmp/home" && cp "$db" "$tmp/ro/" && chmod 555 "$tmp/ro"
+  as_reader=
+  if [ "$(id -u)" = 0 ]; then
+    # root may write anywhere: read as nobody, who needs to reach the prefix.
+    id nobody >/dev/null && command -v runuser >/dev/null ||
+      { echo "test_install: reading as another user needs the user nobody and runuser" >&2; exit 1; }
+    chmod 755 "$tmp" && chown nobody "$tmp/home"
+    as_reader="runuser -u nobody --"
+  fi
+  # shellcheck disable=SC2086 # $as_reader and $select are word lists
+  got=$($as_reader env HOME="$tmp/home" XDG_CACHE_HOME="$tmp/home" OG_TUNING_DB= \
+        "$prefix/bin/ogtune" $select "$tmp/ro/$(basename "$db")" 2>&1)
+  [ "$got" = "$want" ] ||
+    { echo "test_install: $(basename "$db") read from a directory the reader may not write: '$got', not '$want'" >&2; exit 1; }
+  rm -rf "$tmp/ro" "$tmp/home"
+done
+
 "$cmake" -S "$examples" -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_FLAGS="$cflags" >/dev/null
 "$cmake" --build "$tmp/cmake" >/dev/null
 "$tmp/cmake/gemm"
