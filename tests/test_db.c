@@ -95,6 +95,16 @@ static void insert(og_db *db, int64_t device, const og_record *rec)
     cr_assert_eq(og_db_insert(db, device, rec, err, sizeof err), OG_OK, "%s", err);
 }
 
+/* A new database at path holding one record of shape s x s x s for the
+ * test device of driver version 1. */
+static void create_with_record(const char *path, int64_t s)
+{
+    og_db *db = open_db(path, 1);
+    og_record rec = test_record(s, s, s, 1, 1.0);
+    insert(db, device_id(db, 1), &rec);
+    og_db_close(db);
+}
+
 typedef struct selection {
     og_record rec;
     og_device_info dev; /* the device row of the record */
@@ -585,12 +595,10 @@ Test(db, read_only_cannot_write_or_add_devices)
 {
     char path[512];
     tmp_path(path, sizeof path, "ro.db");
-    og_db *db = open_db(path, 1);
-    og_record rec = test_record(32, 32, 32, 1, 1.0);
-    insert(db, device_id(db, 1), &rec);
-    og_db_close(db);
+    create_with_record(path, 32);
 
-    db = open_db(path, 0);
+    og_db *db = open_db(path, 0);
+    og_record rec = test_record(32, 32, 32, 1, 1.0);
     og_device_info dev = test_device(7);
     int64_t id = -1;
     char err[512] = "";
@@ -765,11 +773,8 @@ Test(db, rollback_journal_leaves_nothing_beside_the_file)
 {
     char path[512];
     tmp_path(path, sizeof path, "t.db");
-    og_db *db = open_db(path, 1);
-    og_record rec = test_record(64, 64, 64, 1, 2.0);
-    insert(db, device_id(db, 1), &rec);
-    og_db_close(db);
-    db = open_db(path, 0);
+    create_with_record(path, 64);
+    og_db *db = open_db(path, 0);
     cr_assert_eq(select_shape(db, 1, 64, 64, 64, 1).found, 1);
     og_db_close(db);
     cr_expect_eq(journal_bytes(path), 1);
@@ -783,11 +788,7 @@ Test(db, wal_files_are_converted_when_no_one_else_holds_them)
 {
     char path[512];
     tmp_path(path, sizeof path, "t.db");
-    og_db *db = open_db(path, 1);
-    int64_t dev = device_id(db, 1);
-    og_record rec = test_record(64, 64, 64, 1, 2.0);
-    insert(db, dev, &rec);
-    og_db_close(db);
+    create_with_record(path, 64);
     raw_exec(path, "PRAGMA journal_mode = WAL");
     cr_assert_eq(journal_bytes(path), 2);
 
@@ -796,10 +797,10 @@ Test(db, wal_files_are_converted_when_no_one_else_holds_them)
     cr_assert_eq(sqlite3_exec(holder, "BEGIN; SELECT count(*) FROM records", NULL, NULL, NULL),
                  SQLITE_OK);
     time_t start = time(NULL);
-    db = open_db(path, 1);
+    og_db *db = open_db(path, 1);
     cr_expect_lt(time(NULL) - start, 3, "the open waited for the other connection");
-    rec = test_record(32, 32, 32, 1, 1.0);
-    insert(db, dev, &rec);
+    og_record rec = test_record(32, 32, 32, 1, 1.0);
+    insert(db, device_id(db, 1), &rec);
     og_db_close(db);
     cr_expect_eq(journal_bytes(path), 2);
     cr_assert_eq(sqlite3_exec(holder, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
