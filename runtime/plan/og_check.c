@@ -36,6 +36,14 @@ static uint64_t extent(int64_t off, int64_t batch, int64_t stride, int64_t rows,
     return sum;
 }
 
+/* The byte of buf where an operand's first element lies (a wrapped
+ * buffer's operands lie skew bytes into its VkBuffer); offsets are checked
+ * against overflow before this is used. */
+static uint64_t first_byte(const og_buffer *buf, int64_t offset, uint64_t elem_bytes)
+{
+    return buf->skew + (uint64_t)offset * elem_bytes;
+}
+
 void og_binding_starts(const og_limits *lim, const og_gemm_args *g, uint64_t a_bytes,
                        uint64_t b_bytes, const og_buffer *scales, int64_t scale_offset,
                        uint64_t start[OG_OPERANDS])
@@ -54,7 +62,7 @@ void og_binding_starts(const og_limits *lim, const og_gemm_args *g, uint64_t a_b
     for (size_t i = 0; i < sizeof operands / sizeof operands[0]; i++)
         if (operands[i].buf)
             start[operands[i].op] = og_binding_start(
-                lim, operands[i].buf->skew + (uint64_t)operands[i].offset * operands[i].bytes);
+                lim, first_byte(operands[i].buf, operands[i].offset, operands[i].bytes));
 }
 
 /* Why operand name cannot be read past maxStorageBufferRange: device
@@ -82,7 +90,7 @@ uint64_t og_binding_start(const og_limits *lim, uint64_t first)
 uint32_t og_binding_offset(const og_limits *lim, const og_buffer *buf, int64_t offset,
                            uint64_t elem_bytes)
 {
-    uint64_t first = buf->skew + (uint64_t)offset * elem_bytes;
+    uint64_t first = first_byte(buf, offset, elem_bytes);
     return (uint32_t)((first - og_binding_start(lim, first)) / elem_bytes);
 }
 
@@ -105,7 +113,7 @@ static og_status check_operand(const og_limits *lim, char *err, const char *op, 
         return bad(err, "%s: %s offset (%" PRId64 ") is too large", op, name, off);
     /* The operand's binding (or address) starts near its first element,
      * og_binding_start; the kernels index from there in 32 bits. */
-    uint64_t bound_bytes = need - og_binding_start(lim, buf->skew + (uint64_t)off * elem_bytes);
+    uint64_t bound_bytes = need - og_binding_start(lim, first_byte(buf, off, elem_bytes));
     if (bound_bytes / elem_bytes > UINT32_MAX)
         return og_failf(err, OG_ERROR_UNSUPPORTED,
                        "%s: %s spans more than 2^32 elements from where the device can bind it "
@@ -158,7 +166,7 @@ static og_status check_columns(const og_limits *lim, char *err, const char *op, 
     if (offset < 0 || (uint64_t)offset > UINT64_MAX / 8)
         return bad(err, "%s: %s offset (%" PRId64 ") is negative or too large", op, name, offset);
     uint64_t need = buf->skew + 4 * ((uint64_t)offset + (uint64_t)n);
-    uint64_t bound_bytes = need - og_binding_start(lim, buf->skew + 4 * (uint64_t)offset);
+    uint64_t bound_bytes = need - og_binding_start(lim, first_byte(buf, offset, 4));
     if (bound_bytes / 4 > UINT32_MAX)
         return bad(err, "%s: %s offset (%" PRId64 ") exceeds 32-bit indexing from where the "
                         "device can bind it",
