@@ -29,10 +29,14 @@ cmake --build "$dir" -j"$(nproc)" --target "${targets[@]/#/fuzz_}" >/dev/null
 
 # The import and db targets write an SQLite file per input, which SQLite's
 # syncs make about 50 times slower on a disk: scratch files go to memory
-# where there is /dev/shm (unless TMPDIR says otherwise).
+# where there is /dev/shm (unless TMPDIR says otherwise), in a directory of
+# this run's that goes when it ends (a crashing target cannot clean up).
 if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
   export TMPDIR=/dev/shm
 fi
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/og-fuzz-run-XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+export TMPDIR=$scratch
 export ASAN_OPTIONS=detect_leaks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 mkdir -p "$dir/crashes"
