@@ -1,0 +1,120 @@
+#!/usr/bin/env node
+// Writes web/onegpu's kernel table (kernels.generated.js): the WGSL that
+// `ogtune gen --emit wgsl` generates from the templates, never hand-written,
+// for the runtime's defaults (every dtype x op(A) x op(B), the tile and its
+// split-k planes, the planes' reduction) and, with --db, for the tuned
+// records of one device exported from a tuning database.
+//
+//   node tools/generate-kernels.js --ogtune PATH --out FILE [--db DB --device NAME]
+//
+// --db DB --device NAME: the accepted, current (not stale) Fast-mode GEMM
+// records of every device of DB whose name contains NAME, read through
+// `ogtune show --json`. For each key (dtype, op(A), op(B)) and shape the best
+// record WGSL can run is kept as onegpu's selection keeps it (db/og_db.c:
+// the highest GFLOP/s; among equals the newest); records whose parameters
+// WGSL does not cover (ogtune refuses them: vec=4, src=texel) cannot compete
+// and are listed in the table's `skipped`. CMake runs this at build time (web/CMakeLists.txt).
+import { execFileSync } from 'node:child_process';
+import { writeFileSync, renameSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+
+const { values: opt } = parseArgs({
+  options: { ogtune: { type: 'string' }, out: { type: 'string' }, db: { type: 'string' }, device: { type: 'string' } },
+});
+if (!opt.ogtune || !opt.out || !opt.db !== !opt.device) {
+  console.error('usage: generate-kernels.js --ogtune PATH --out FILE [--db DB --device NAME]');
+  process.exit(2);
+}
+
+const dtypes = ['f32', 'f16', 'bf16'];
+const layouts = ['NN', 'NT', 'TN', 'TT'];
+
+function ogtune(args) {
+  return execFileSync(opt.ogtune, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 28 });
+}
+
+/** One kernel: its WGSL and what the runtime needs to bind and launch it. */
+function kernel(args) {
+  const wgsl = ogtune(['gen', '--emit', 'wgsl', ...args]);
+  const size = /@workgroup_size\((\d+), (\d+), (\d+)\)/.exec(wgsl).slice(1, 4).map(Number);
+  // [binding, its GPUBufferBindingType]: the runtime makes explicit layouts, as
+  // 'auto' would leave out a binding the entry point never uses (the planes' bias).
+  const types = { uniform: 'uniform', 'storage, read': 'read-only-storage', 'storage, read_write': 'storage' };
+  const bindings = [...wgsl.matchAll(/@binding\((\d+)\) var<([^>]+)>/g)].map((m) => [Number(m[1]), types[m[2]]]);
+  const workgroupBytes = [...wgsl.matchAll(/var<workgroup> \w+: array<(?:f32|u32|i32), (\d+)>/g)]
+    .reduce((sum, m) => sum + 4 * Number(m[1]), 0);
+  return { wgsl, workgroupSize: size, workgroupBytes, bindings };
+}
+
+/** The struct Push fields (the uniform at binding 6), the same in every kernel. */
+function pushFields(wgsl) {
+  const body = /struct Push \{([^}]*)\}/.exec(wgsl)[1];
+  return [...body.matchAll(/(\w+): (u32|i32|f32)/g)].map((m) => [m[1], m[2]]);
+}
+
+/** The tile's kernels for params text p (split set to the rule: the ranges are uniforms). */
+function tileKernels(p, keys) {
+  const params = p.replace(/split=[^,]*/, 'split=rule');
+  const out = {};
+  for (const key of keys) {
+    const [dtype, layout] = key.split('.');
+    const flags = ['--dtype', dtype, ...(layout[0] === 'T' ? ['--trans-a'] : []), ...(layout[1] === 'T' ? ['--trans-b'] : [])];
+    out[key] = {
+      gemm: kernel(['--params', params, '--kernel', 'gemm', ...flags]),
+      planes: kernel(['--params', params, '--kernel', 'planes', ...flags]),
+    };
+  }
+  return out;
+}
+
+// The default tile's text as ogtune prints it (the reference design's 64x64x16).
+const selected = JSON.parse(ogtune(['select', '--shape', '64x64x64', '--json', '--db', '/dev/null']));
+const defaultTile = selected.params;
+const table = {
+  defaultTile,
+  tiles: { [defaultTile]: tileKernels(defaultTile, dtypes.flatMap((d) => layouts.map((l) => `${d}.${l}`))) },
+  reduce: kernel(['--kernel', 'reduce']),
+  records: [],
+  skipped: [],
+  database: null,
+};
+table.pushFields = pushFields(table.reduce.wgsl);
+
+if (opt.db) {
+  const rows = JSON.parse(ogtune(['show', '--json', '--db', opt.db]));
+  const best = new Map();
+  // Oldest first: a later record of equal GFLOP/s replaces an earlier one.
+  rows.sort((x, y) => x.created - y.created);
+  for (const r of rows) {
+    if (!r.device.includes(opt.device) || r.op !== 'gemm' || r.mode !== 'fast' || !r.accepted || r.stale) continue;
+    if (r.template !== 'gemm_tile' || !dtypes.includes(r.dtype)) continue;
+    const key = `${r.dtype}.${r.trans_a ? 'T' : 'N'}${r.trans_b ? 'T' : 'N'}`;
+    const params = r.params.replace(/^variant=tile,/, '');
+    const tileId = params.replace(/split=[^,]*/, 'split=rule');
+    try {
+      if (!table.tiles[tileId]?.[key]) (table.tiles[tileId] ??= {})[key] = tileKernels(params, [key])[key];
+    } catch (e) {
+      table.skipped.push({ key, shape: r.shape, params, why: String(e.stderr).trim() });
+      continue;
+    }
+    const id = `${key} ${r.shape.join('x')}`;
+    if (!best.has(id) || r.gflops >= best.get(id).gflops) {
+      best.set(id, { key, shape: r.shape, params, gflops: r.gflops, device: r.device });
+    }
+  }
+  // Kernels of records that lost to a better one are not shipped.
+  const used = new Set([...best.values()].map((r) => `${r.params.replace(/split=[^,]*/, 'split=rule')} ${r.key}`));
+  for (const [tileId, keys] of Object.entries(table.tiles)) {
+    if (tileId === defaultTile) continue;
+    for (const key of Object.keys(keys)) if (!used.has(`${tileId} ${key}`)) delete keys[key];
+    if (!Object.keys(keys).length) delete table.tiles[tileId];
+  }
+  table.records = [...best.values()];
+  table.database = { path: opt.db, device: opt.device };
+}
+
+const text = `// Generated by web/tools/generate-kernels.js from ogtune's WGSL: do not edit.
+export default ${JSON.stringify(table)};
+`;
+writeFileSync(`${opt.out}.tmp`, text);
+renameSync(`${opt.out}.tmp`, opt.out);
