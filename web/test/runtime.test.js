@@ -100,3 +100,84 @@ test('split-k follows the documented rule', () => {
   assert.match(g.describe(args(64, 64, 1024)), /\(default\); 16 k ranges of 64$/);
   assert.match(g.describe(args(64, 64, 64)), /\(default\)$/);
 });
+
+test('Deterministic mode: bit for bit the documented order (ordered.js), fused or not as the probe says', async () => {
+  assert.equal(fma.contracts, false, 'the device fuses a product and a sum written apart: no order can be promised');
+  let probeMatters = false;
+  const cases = [
+    { M: 65, N: 63, K: 130, batch: 2, offA: 3, offB: 5, offC: 7, alpha: 1.5, beta: -0.5, ldc: 70 },
+    { M: 40, N: 70, K: 1000, transA: true, transB: true, bias: true, act: 1, biasOffset: 2 },
+    { M: 64, N: 7, K: 63, beta: 0.75, strideB: 0, batch: 3 },
+    { M: 130, N: 65, K: 127, transB: true, alpha: -2 },
+  ];
+  for (const dtype of ['f32', 'f16', 'bf16']) {
+    for (const spec of cases) {
+      const o = operands(device, { dtype, ...spec });
+      await gemms[`${dtype} deterministic`].run(o.args);
+      const got = await read(device, o.buffers.c, o.c.length);
+      const split = splitRanges('rule', o.g.M, o.g.N, o.g.K, o.g.batch, 1 << 22);
+      const want = referenceOrdered(o.g, o.A, o.B, o.c, o.bias, fma.fused, split);
+      for (let e = 0; e < got.length; e++) {
+        assert.ok(Object.is(got[e], want[e]), `${dtype} ${JSON.stringify(spec)}: element ${e} is ${got[e]}, the documented order gives ${want[e]}`);
+      }
+      const other = referenceOrdered(o.g, o.A, o.B, o.c, o.bias, !fma.fused, split);
+      probeMatters ||= other.some((x, e) => !Object.is(x, want[e]));
+      release(o);
+    }
+  }
+  assert.ok(probeMatters, 'no case tells a fused fma from an unfused one');
+});
+
+test('every refused call throws onegpu.h\'s message and writes nothing', async () => {
+  const M = 8, N = 9, K = 10;
+  const storage = (bytes, usage = GPUBufferUsage.STORAGE) => device.createBuffer({ size: bytes, usage });
+  const c = buffer(device, new Float32Array(M * N).map((_, i) => i + 0.5));
+  const base = {
+    m: M, n: N, k: K, lda: K, ldb: N, ldc: N, alpha: 1, beta: 1, a: storage(4 * M * K), b: storage(4 * K * N), c,
+    bias: storage(64), bias_offset: 0,
+  };
+  const cases = [
+    [{ m: -1 }, 'gemm: M (-1) is negative'],
+    [{ k: 2 ** 32 }, 'gemm: K (4294967296) exceeds 32-bit indexing'],
+    [{ lda: 1.5 }, 'gemm: lda (1.5) is not an integer'],
+    [{ lda: 9 }, 'gemm: lda (9) is smaller than K (10) for A not transposed'],
+    [{ trans_a: true, lda: 7 }, 'gemm: lda (7) is smaller than M (8) for A transposed'],
+    [{ trans_b: true, ldb: 5 }, 'gemm: ldb (5) is smaller than K (10) for B transposed'],
+    [{ n: 0, ldc: 0 }, 'gemm: ldc (0) must be at least 1 (N is 0; BLAS asks for max(1, N))'],
+    [{ activation: 7 }, 'gemm: activation 7 is not none, ReLU, GELU (erf) or GELU (tanh)'],
+    [{ bias_offset: -1 }, 'gemm: bias offset (-1) is negative or too large'],
+    [{ bias_offset: 8 }, 'gemm: bias needs 17 elements (offset 8 + N 9), but its buffer holds 16'],
+    [{ batch: 2, stride_c: 10 }, 'gemm: stride_c (10) makes the batch\'s outputs overlap (needs at least (M-1)*ldc + N = 72)'],
+    [{ a_offset: 1 }, 'gemm: A needs 81 elements (offset 1, 8 x 10 with ld 10, batch 1 with stride 0), but its buffer holds 80'],
+    [{ batch: 2, stride_b: 1, stride_c: 72 }, 'gemm: B needs 91 elements (offset 0, 10 x 9 with ld 9, batch 2 with stride 1), but its buffer holds 90'],
+    [{ c: null }, 'gemm: C is NULL'],
+    [{ b: undefined }, 'gemm: B is NULL'],
+    [{ a: {} }, 'gemm: A is not a GPUBuffer'],
+    [{ a: storage(4 * M * K, GPUBufferUsage.COPY_DST) }, 'gemm: A\'s GPUBuffer lacks GPUBufferUsage.STORAGE'],
+    [{ bias: storage(6) }, 'gemm: bias\'s GPUBuffer size (6 bytes) is not a whole number of 32-bit words (the kernels read words)'],
+    [{ a: c, lda: N, k: N, ldb: N, b: storage(4 * N * N) }, 'gemm: C and A share a GPUBuffer, which WebGPU cannot bind both writable and read-only in one dispatch'],
+    [{ lda: 2 ** 31 }, 'gemm: A spans more than 2^32 elements (stride and ld too large)'],
+    [{ lda: 2 ** 26 }, /^gemm: A needs 1879048232 bytes in one binding, more than the device's maxStorageBufferBindingSize of \d+, and WebGPU has no device addresses to read it by address$/],
+  ];
+  const encoder = device.createCommandEncoder();
+  for (const [change, message] of cases) {
+    const args = { ...base, ...change };
+    const expect = { message };
+    assert.throws(() => gemms['f32 fast'].encode(encoder, args), expect, JSON.stringify(change));
+    await assert.rejects(gemms['f32 fast'].run(args), expect);
+  }
+  assert.throws(() => createGemm(device, { dtype: 'f8' }), { message: 'gemm: input type f8 is not f32, f16 or bf16 (WebGPU runs the portable float kernels)' });
+  assert.throws(() => createGemm(device, { mode: 'exact' }), { message: 'gemm: mode exact is not \'fast\' or \'deterministic\'' });
+  device.queue.submit([encoder.finish()]);
+  const after = await read(device, c, M * N);
+  assert.ok(after.every((x, i) => x === i + 0.5), 'a refused call wrote C');
+
+  // A device without WebGPU's default 256 invocations (compatibility mode's 128).
+  const small = await openDevice('opengl', { limits: false });
+  const o = operands(small, { M, N, K });
+  await assert.rejects(createGemm(small).run(o.args), {
+    code: 'unsupported',
+    message: /^gemm: the tile bm=64,.*: 256 invocations a workgroup, more than the device's maxComputeInvocationsPerWorkgroup of 128$/,
+  });
+  small.destroy();
+});
