@@ -61,6 +61,13 @@ for (const dtype of ['f32', 'f16', 'bf16']) {
   });
 }
 
+test('offsets past minStorageBufferOffsetAlignment: operands bound from an aligned start, the rest as element offsets', async () => {
+  for (const dtype of ['f32', 'f16', 'bf16']) {
+    await check({ dtype, M: 20, N: 33, K: 40, offA: 1001, offB: 523, offC: 300, bias: true, biasOffset: 70, beta: 1 });
+    await check({ dtype, M: 20, N: 33, K: 200, offA: 777, offB: 1025, offC: 65, batch: 2, transA: true }); // split-k
+  }
+});
+
 test('ragged sizes 1, 7, 63, 64, 65, 130 in M, N and K (float32 and float16)', async () => {
   const sizes = [1, 7, 63, 64, 65, 130];
   for (const [n, s] of sizes.entries()) {
