@@ -4,7 +4,7 @@
 // own. Math.fround of a double sum, difference or product of two float32
 // values is the correctly rounded float32 result (a double holds more than
 // 2 * 24 + 2 bits), so only the fused fma needs care: fmaf below.
-import { activations } from './gemm.js';
+import { activations } from './problems.js';
 
 const f32 = new Float32Array(1);
 const u32 = new Uint32Array(f32.buffer);

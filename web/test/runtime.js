@@ -1,6 +1,11 @@
-// The WebGPU runtime's test harness: GPUBuffers of generated operands, a
-// call through web/onegpu (args as onegpu.h names them), C read back whole.
-import { operand, problem, random, span } from './gemm.js';
+// The WebGPU runtime's test harness, shared by the Node.js tests and the
+// browser page (nothing of Node.js here): GPUBuffers of generated operands,
+// a call through web/onegpu (args as onegpu.h names them), C read back
+// whole and compared with the float64 reference.
+import { operand, problem, random, reference, span } from './problems.js';
+
+/** The design's bounds on max|C - ref| relative to max|ref|. */
+export const bounds = { f32: 1e-5, f16: 2e-3, bf16: 8e-3 };
 
 /** A storage buffer holding words (at least 16 bytes). */
 export function buffer(device, words) {
@@ -60,4 +65,32 @@ export function inC(g, e) {
   if (r < 0) return false;
   const b = g.batch === 1 ? 0 : Math.floor(r / g.strideC), w = r - b * g.strideC, i = Math.floor(w / g.ldc), j = w - i * g.ldc;
   return b < g.batch && i < g.M && j < g.N;
+}
+
+/**
+ * Runs spec (dtype, gemm.js's problem fields, cFill, biasOffset) with gemm
+ * and compares C's whole buffer with the float64 reference: {o, got,
+ * maxErr, maxRef, bound, outside (elements outside C that changed, the
+ * first as text), nonFinite (results inside C that are not finite)}.
+ * The operands' buffers are released.
+ */
+export async function runCase(device, gemm, spec) {
+  const o = operands(device, spec);
+  await gemm.run(o.args);
+  const got = await read(device, o.buffers.c, o.c.length);
+  release(o);
+  const want = reference(o.g, o.A, o.B, Float64Array.from(o.c), Float64Array.from(o.bias));
+  const r = { o, got, maxErr: 0, maxRef: 0, bound: bounds[spec.dtype ?? 'f32'], outside: [], nonFinite: [] };
+  for (let e = 0; e < o.c.length; e++) {
+    if (!inC(o.g, e)) {
+      if (!Object.is(got[e], o.c[e])) r.outside.push(`element ${e} outside C changed: ${o.c[e]} -> ${got[e]}`);
+    } else if (!Number.isFinite(got[e])) {
+      r.nonFinite.push(`C element ${e} is ${got[e]}`);
+    } else {
+      r.maxRef = Math.max(r.maxRef, Math.abs(want[e]));
+      r.maxErr = Math.max(r.maxErr, Math.abs(got[e] - want[e]));
+    }
+  }
+  r.ok = !r.outside.length && !r.nonFinite.length && r.maxErr <= r.bound * r.maxRef;
+  return r;
 }

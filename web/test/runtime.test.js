@@ -9,12 +9,10 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createGemm, probeFma } from '../onegpu/onegpu.js';
 import { splitRanges } from '../onegpu/rules.js';
-import { reference } from './gemm.js';
 import { openDevice } from './gpu.js';
 import { referenceOrdered } from './ordered.js';
-import { buffer, inC, operands, read, release } from './runtime.js';
+import { buffer, operands, read, release, runCase } from './runtime.js';
 
-const bounds = { f32: 1e-5, f16: 2e-3, bf16: 8e-3 };
 let device, fma;
 const gemms = {};
 before(async () => {
@@ -24,31 +22,14 @@ before(async () => {
 });
 after(() => device?.destroy());
 
-/**
- * Runs spec through the runtime (dtype, mode, gemm.js's problem fields,
- * cFill, biasOffset) and checks C against the float64 reference and the
- * elements outside C; returns {got, o} (C's whole buffer, the operands).
- */
+/** Runs spec with its type's and mode's object and asserts runCase's findings; returns them. */
 async function check(spec, { gemm = gemms[`${spec.dtype ?? 'f32'} ${spec.mode ?? 'fast'}`] } = {}) {
   const { mode, ...fields } = spec;
-  const o = operands(device, fields);
-  await gemm.run(o.args);
-  const got = await read(device, o.buffers.c, o.c.length);
-  const want = reference(o.g, o.A, o.B, Float64Array.from(o.c), Float64Array.from(o.bias));
-  let maxRef = 0, maxErr = 0;
-  for (let e = 0; e < o.c.length; e++) {
-    if (!inC(o.g, e)) {
-      assert.ok(Object.is(got[e], o.c[e]), `element ${e} outside C changed: ${o.c[e]} -> ${got[e]}`);
-      continue;
-    }
-    assert.ok(Number.isFinite(got[e]), `C element ${e} is ${got[e]}`);
-    maxRef = Math.max(maxRef, Math.abs(want[e]));
-    maxErr = Math.max(maxErr, Math.abs(got[e] - want[e]));
-  }
-  const dtype = spec.dtype ?? 'f32';
-  assert.ok(maxErr <= bounds[dtype] * maxRef, `${dtype} ${o.g.M}x${o.g.N}x${o.g.K}: max error ${maxErr} > ${bounds[dtype]} * ${maxRef}`);
-  release(o);
-  return { got, o };
+  const r = await runCase(device, gemm, fields);
+  assert.deepEqual(r.outside, []);
+  assert.deepEqual(r.nonFinite, []);
+  assert.ok(r.maxErr <= r.bound * r.maxRef, `${fields.dtype ?? 'f32'} ${r.o.g.M}x${r.o.g.N}x${r.o.g.K}: max error ${r.maxErr} > ${r.bound} * ${r.maxRef}`);
+  return r;
 }
 
 for (const dtype of ['f32', 'f16', 'bf16']) {
