@@ -7,27 +7,30 @@ static const char *const src_names[] = {"ssbo", "texel", "addr"};
 
 int og_wgsl_check(const og_kernel_key *key, char *why, size_t len)
 {
-    if (key->kernel == OG_KERNEL_REDUCE)
+    /* The split-k reduction and the elementwise kernels read only C and the bias. */
+    if (key->kernel == OG_KERNEL_REDUCE || key->kernel == OG_KERNEL_BIAS ||
+        key->kernel == OG_KERNEL_ACTIVATE || key->kernel == OG_KERNEL_SCALE)
         return 0;
     if (key->kernel != OG_KERNEL_GEMM && key->kernel != OG_KERNEL_PLANES) {
         snprintf(why, len,
-                 "wgsl: only the portable tile (its GEMM and split-k planes) and the split-k "
-                 "reduction are written in WGSL");
+                 "wgsl: the range-scaling exponents of recovered float32 are not written in "
+                 "WGSL");
         return -1;
     }
     const og_params *p = &key->p;
-    if (p->variant != OG_VARIANT_TILE) {
+    int fewrows = p->variant == OG_VARIANT_FEWROWS && key->kernel == OG_KERNEL_GEMM;
+    if (p->variant != OG_VARIANT_TILE && !fewrows) {
         snprintf(why, len,
                  "wgsl: the %s kernel is not written in WGSL; WebGPU runs the portable tile "
-                 "(variant=tile)",
+                 "(variant=tile) and few rows (variant=fewrows)",
                  og_params_template(p));
         return -1;
     }
     og_dtype a = key->dtype, b = og_kernel_b_type(key);
     if (a != b || (a != OG_F32 && a != OG_F16 && a != OG_BF16)) {
         snprintf(why, len,
-                 "wgsl: the WGSL tile takes float32, float16 or bfloat16 inputs (halves as pairs "
-                 "in u32 words), not A %s with B %s",
+                 "wgsl: the WGSL kernels take float32, float16 or bfloat16 inputs (halves as "
+                 "pairs in u32 words), not A %s with B %s",
                  og_dtype_name(a), og_dtype_name(b));
         return -1;
     }
@@ -36,13 +39,13 @@ int og_wgsl_check(const og_kernel_key *key, char *why, size_t len)
         return -1;
     }
     if (p->vec != 1) {
-        snprintf(why, len, "wgsl: vec=%d: the WGSL tile reads one element at a time (vec=1)",
+        snprintf(why, len, "wgsl: vec=%d: the WGSL kernels read one element at a time (vec=1)",
                  p->vec);
         return -1;
     }
     if (p->src != OG_SRC_STORAGE) {
         snprintf(why, len,
-                 "wgsl: src=%s: the WGSL tile reads storage buffers (src=ssbo); WebGPU has no "
+                 "wgsl: src=%s: the WGSL kernels read storage buffers (src=ssbo); WebGPU has no "
                  "texel buffers and no buffer device addresses (nor 64-bit integers)",
                  p->src >= OG_SRC_STORAGE && p->src <= OG_SRC_ADDR ? src_names[p->src] : "?");
         return -1;

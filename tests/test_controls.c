@@ -355,8 +355,8 @@ Test(controls, fewrows_reads_a_with_k_for_lda, .timeout = 600)
 {
     const plant pl = {"gemm_fewrows",
                       OG_KERNEL_GEMM,
-                      {"float a${i} = load_a(a_base + ${i}u * pc.lda + k);"},
-                      {"float a${i} = load_a(a_base + ${i}u * pc.K + k);"}};
+                      {"${F}a${i} = load_a(a_base + ${i}u * pc.lda + k);"},
+                      {"${F}a${i} = load_a(a_base + ${i}u * pc.K + k);"}};
     check_fewrows_plant(&pl);
 }
 

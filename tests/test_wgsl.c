@@ -59,9 +59,11 @@ static uint32_t workgroup_bytes(const char *text)
     return bytes;
 }
 
-/* Generates key's WGSL and checks its structure. */
+/* Generates key's WGSL and checks its structure; the elementwise kernels
+ * bind C, the bias and the push constants only. */
 static void check_structure(const og_kernel_key *key)
 {
+    int operands = key->kernel == OG_KERNEL_GEMM || key->kernel == OG_KERNEL_PLANES;
     char *src = NULL, err[1024], params[512];
     og_params_format(&key->p, params, sizeof params);
     cr_assert_eq(og_gen_source(key, &src, err, sizeof err), OG_OK, "%s: %s", params, err);
@@ -79,9 +81,9 @@ static void check_structure(const og_kernel_key *key)
         "@group(0) @binding(5) var<storage, read> bias_data: array<f32>;",
         "@group(0) @binding(6) var<uniform> pc: Push;",
     };
-    for (size_t i = 0; i < sizeof bindings / sizeof bindings[0]; i++)
+    for (size_t i = operands ? 0 : 2; i < sizeof bindings / sizeof bindings[0]; i++)
         cr_expect_eq(count(src, bindings[i]), 1, "%s: %s", params, bindings[i]);
-    cr_expect_eq(count(src, "@binding("), 5, "%s", params);
+    cr_expect_eq(count(src, "@binding("), operands ? 5 : 3, "%s", params);
     /* Halves are pairs in u32 words: no shader-f16. */
     cr_expect_eq(count(src, "f16"), 0, "%s", params);
     cr_expect_eq(count(src, "enable"), 0, "%s", params);
@@ -138,6 +140,32 @@ Test(wgsl, standard_space)
     cr_expect_gt(refused, 10, "vec=4, texel and too large workgroups are refused");
 }
 
+/* Few rows: float32, vec=1, both layouts of B, a spread of columns x slices. */
+Test(wgsl, fewrows)
+{
+    const int shapes[][2] = {{8, 32}, {16, 16}, {32, 8}, {4, 64}, {128, 2}, {2, 128}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        for (int trans_b = 0; trans_b < 2; trans_b++) {
+            og_kernel_key key = {.dtype = OG_F32, .trans_b = trans_b, .dialect = OG_WGSL,
+                                 .p = {.variant = OG_VARIANT_FEWROWS, .cols = shapes[i][0],
+                                       .slices = shapes[i][1], .vec = 1}};
+            char why[512];
+            cr_assert_eq(og_kernel_check(&key, NULL, why, sizeof why), 0, "%s", why);
+            check_structure(&key);
+        }
+    }
+}
+
+/* The standalone bias and activation, and alpha = 0 or K = 0's scale kernel. */
+Test(wgsl, elementwise)
+{
+    const og_kernel kernels[] = {OG_KERNEL_BIAS, OG_KERNEL_ACTIVATE, OG_KERNEL_SCALE};
+    for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
+        og_kernel_key key = {.kernel = kernels[i], .dtype = OG_F32, .dialect = OG_WGSL};
+        check_structure(&key);
+    }
+}
+
 Test(wgsl, reduce)
 {
     og_kernel_key key = {.kernel = OG_KERNEL_REDUCE, .dtype = OG_F32, .dialect = OG_WGSL};
@@ -157,9 +185,11 @@ Test(wgsl, refusals)
         og_kernel_key key;
         const char *why;
     } cases[] = {
-        {{.kernel = OG_KERNEL_BIAS}, "only the portable tile"},
-        {{.p = {.variant = OG_VARIANT_FEWROWS, .cols = 128, .slices = 4, .vec = 1}},
-         "gemm_fewrows kernel is not written in WGSL"},
+        {{.kernel = OG_KERNEL_EXPONENTS}, "range-scaling exponents"},
+        {{.p = {.variant = OG_VARIANT_INT8_SKINNY, .rows = 4, .cols = 4, .slices = 8},
+          .dtype = OG_INT8, .dtype_b = OG_INT8},
+         "int8gemm_skinny kernel is not written in WGSL"},
+        {{.p = {.variant = OG_VARIANT_FEWROWS, .cols = 16, .slices = 16, .vec = 4}}, "vec=4"},
         {{.p = tile, .dtype = OG_FP8_E4M3}, "float32, float16 or bfloat16"},
         {{.p = tile, .recover = 11}, "recovered float32"},
         {{.p = tile}, "vec=4"},
@@ -168,12 +198,12 @@ Test(wgsl, refusals)
         {{.p = tile}, "1024 invocations per workgroup exceed WebGPU's default"},
         {{.p = tile}, "32768 bytes of workgroup memory exceed WebGPU's default"},
     };
-    cases[4].key.p.load = OG_LOAD_DIRECT, cases[4].key.p.pad = 0, cases[4].key.p.vec = 4;
-    cases[5].key.p.src = OG_SRC_TEXEL;
-    cases[6].key.p.src = OG_SRC_ADDR;
-    cases[7].key.p.bm = cases[7].key.p.bn = 128, cases[7].key.p.wgx = cases[7].key.p.wgy = 32;
-    cases[8].key.p.bm = cases[8].key.p.bn = 128, cases[8].key.p.bk = 32, cases[8].key.p.pad = 0;
-    cases[8].key.p.tm = cases[8].key.p.tn = 8;
+    og_params *vec4 = &cases[5].key.p, *large = &cases[9].key.p;
+    vec4->load = OG_LOAD_DIRECT, vec4->pad = 0, vec4->vec = 4;
+    cases[6].key.p.src = OG_SRC_TEXEL;
+    cases[7].key.p.src = OG_SRC_ADDR;
+    cases[8].key.p.bm = cases[8].key.p.bn = 128, cases[8].key.p.wgx = cases[8].key.p.wgy = 32;
+    large->bm = large->bn = 128, large->bk = 32, large->pad = 0, large->tm = large->tn = 8;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         og_kernel_key key = cases[i].key;
         key.dialect = OG_WGSL;

@@ -335,14 +335,21 @@ int og_cmd_gen(const og_cli *o)
         og_cli_fail("ogtune gen: --emit takes glsl, hlsl, wgsl, spirv, spv or msl\n");
         return 2;
     }
-    if (o->kernel && strcmp(o->kernel, "planes") == 0) {
-        key.kernel = OG_KERNEL_PLANES;
-    } else if (o->kernel && strcmp(o->kernel, "reduce") == 0) {
-        key.kernel = OG_KERNEL_REDUCE;
-    } else if (o->kernel && strcmp(o->kernel, "gemm") != 0) {
-        og_cli_fail("ogtune gen: --kernel takes gemm, planes or reduce\n");
+    static const struct {
+        const char *name;
+        og_kernel kernel;
+    } kernels[] = {{"gemm", OG_KERNEL_GEMM},   {"planes", OG_KERNEL_PLANES},
+                   {"reduce", OG_KERNEL_REDUCE}, {"bias", OG_KERNEL_BIAS},
+                   {"activate", OG_KERNEL_ACTIVATE}, {"scale", OG_KERNEL_SCALE}};
+    size_t ki = 0;
+    while (o->kernel && ki < sizeof kernels / sizeof kernels[0] &&
+           strcmp(o->kernel, kernels[ki].name) != 0)
+        ki++;
+    if (ki == sizeof kernels / sizeof kernels[0]) {
+        og_cli_fail("ogtune gen: --kernel takes gemm, planes, reduce, bias, activate or scale\n");
         return 2;
     }
+    key.kernel = kernels[ki].kernel;
     if (o->matrix && strcmp(o->matrix, "nv") != 0 && strcmp(o->matrix, "khr") != 0) {
         og_cli_fail("ogtune gen: --matrix takes nv or khr\n");
         return 2;

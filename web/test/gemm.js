@@ -53,10 +53,11 @@ const pushOf = (g) => ({
 });
 
 /**
- * Runs problem g with the pipelines of `kernels` ({gemm: {pipe, wgsl, params}}
- * or, for split-k, {planes: {...}, reduce: {...}, ranges, rangeLen}) on
- * operands a, b (u32 words), C's float32 values c and the bias values; returns
- * the whole C buffer afterwards.
+ * Runs problem g with the pipelines of `kernels` ({gemm: {pipe, wgsl, params}},
+ * the tile or few rows; for split-k, {planes: {...}, reduce: {...}, ranges,
+ * rangeLen}; or {elementwise: {..., kernel}}, the scale, bias or activate
+ * kernel on C alone) on operands a, b (u32 words), C's float32 values c and the bias
+ * values; returns the whole C buffer afterwards.
  */
 export async function run(device, kernels, g, a, b, c, bias) {
   const bufA = storage(device, a), bufB = storage(device, b);
@@ -69,9 +70,16 @@ export async function run(device, kernels, g, a, b, c, bias) {
     pass.setBindGroup(0, bindGroup(device, k.pipe, { ...bufs, 6: uniform(device, k.wgsl, push) }));
     pass.dispatchWorkgroups(x, y, z);
   };
-  const tileGrid = (p) => [Math.ceil(g.N / p.bn), Math.ceil(g.M / p.bm)];
+  // Few rows: a workgroup owns `cols` columns of every row; the tile: bm x bn of C.
+  const tileGrid = (p) => (p.variant === 'fewrows' ? [Math.ceil(g.N / p.cols), 1] : [Math.ceil(g.N / p.bn), Math.ceil(g.M / p.bm)]);
+  // The reduction and the elementwise kernels: LOCAL_X columns, rows and batches in steps.
+  const rowsGrid = (k) => [Math.ceil(g.N / workgroupSize(k.wgsl)[0]), Math.min(g.M, 1024), g.batch];
   let planes;
-  if (kernels.gemm) {
+  if (kernels.elementwise) {
+    const k = kernels.elementwise, grid = rowsGrid(k);
+    const bufs = k.kernel === 'activate' ? { 2: bufC } : { 2: bufC, 5: bufBias }; // the activation reads no bias
+    dispatch(k, { ...pushOf(g), step_y: grid[1], step_z: grid[2] }, bufs, ...grid);
+  } else if (kernels.gemm) {
     dispatch(kernels.gemm, pushOf(g), { 0: bufA, 1: bufB, 2: bufC, 5: bufBias }, ...tileGrid(kernels.gemm.params), g.batch);
   } else {
     const { ranges, rangeLen } = kernels;
@@ -79,10 +87,9 @@ export async function run(device, kernels, g, a, b, c, bias) {
     planes = device.createBuffer({ size: Math.max(16, 4 * ranges * stride), usage: GPUBufferUsage.STORAGE });
     dispatch(kernels.planes, { ...pushOf(g), off_c: 0, ldc: g.N, stride_c: g.M * g.N, range_len: rangeLen, plane_stride: stride },
       { 0: bufA, 1: bufB, 2: planes }, ...tileGrid(kernels.planes.params), ranges * g.batch);
-    const [lx] = workgroupSize(kernels.reduce.wgsl);
-    const gy = Math.min(g.M, 1024), gz = g.batch;
-    dispatch(kernels.reduce, { ...pushOf(g), ranges, plane_stride: stride, step_y: gy, step_z: gz },
-      { 0: planes, 2: bufC, 5: bufBias }, Math.ceil(g.N / lx), gy, gz);
+    const grid = rowsGrid(kernels.reduce);
+    dispatch(kernels.reduce, { ...pushOf(g), ranges, plane_stride: stride, step_y: grid[1], step_z: grid[2] },
+      { 0: planes, 2: bufC, 5: bufBias }, ...grid);
   }
   pass.end();
   const result = await readBack(device, encoder, bufC, c.byteLength);

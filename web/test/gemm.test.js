@@ -3,11 +3,24 @@
 // relative to max|ref|: float32 1e-5, float16 2e-3, bfloat16 8e-3.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { operand, problem, random, reference, run, span } from './gemm.js';
+import { activations, operand, problem, random, reference, run, span } from './gemm.js';
 import { openDevice, pipeline } from './gpu.js';
 import { generate, tile } from './kernels.js';
 
 const bounds = { f32: 1e-5, f16: 2e-3, bf16: 8e-3 };
+
+/** The standalone epilogue kernels' float64 results on the C array given (changed in place). */
+const standalone = {
+  bias: (g, C, bias) => eachOfC(g, C, (x, j) => x + bias[j]),
+  activate: (g, C) => eachOfC(g, C, (x) => activations[g.act](x)),
+};
+function eachOfC(g, C, f) {
+  for (let b = 0; b < g.batch; b++) for (let i = 0; i < g.M; i++) for (let j = 0; j < g.N; j++) {
+    const ci = g.offC + b * g.strideC + i * g.ldc + j;
+    C[ci] = f(C[ci], j);
+  }
+  return C;
+}
 let device;
 before(async () => { device = await openDevice('opengl'); });
 after(() => device?.destroy());
@@ -17,7 +30,7 @@ async function kernel(options) {
   const key = JSON.stringify(options);
   if (!cache.has(key)) {
     const wgsl = generate(options);
-    cache.set(key, { wgsl, pipe: await pipeline(device, wgsl), params: options.params });
+    cache.set(key, { wgsl, pipe: await pipeline(device, wgsl), params: options.params, kernel: options.kernel });
   }
   return cache.get(key);
 }
@@ -27,7 +40,7 @@ async function kernel(options) {
  * element of C against the reference, and that nothing outside C changed.
  * Returns C's buffer.
  */
-async function check(spec, { cFill = null, split = null } = {}) {
+async function check(spec, { cFill = null, split = null, elementwise = null } = {}) {
   const { dtype = 'f32', params = tile(), ...fields } = spec;
   const g = problem(fields);
   const rnd = random(g.M * 7919 + g.N * 104729 + g.K * 31 + g.offA);
@@ -37,11 +50,12 @@ async function check(spec, { cFill = null, split = null } = {}) {
   const c = new Float32Array(cLen).map(() => cFill ?? rnd() * 2 - 1);
   const bias = new Float32Array(Math.max(1, g.N)).map(() => rnd() * 2 - 1);
   const opts = { params, dtype, transA: g.transA, transB: g.transB };
-  const kernels = split
-    ? { planes: await kernel({ ...opts, kernel: 'planes' }), reduce: await kernel({ kernel: 'reduce' }), ...split }
-    : { gemm: await kernel(opts) };
+  const kernels = elementwise ? { elementwise: await kernel({ kernel: elementwise }) }
+    : split ? { planes: await kernel({ ...opts, kernel: 'planes' }), reduce: await kernel({ kernel: 'reduce' }), ...split }
+      : { gemm: await kernel(opts) };
   const got = await run(device, kernels, g, A.words, B.words, c, bias);
-  const want = reference(g, A.values, B.values, Float64Array.from(c), Float64Array.from(bias));
+  const want = standalone[elementwise]?.(g, Float64Array.from(c), bias)
+    ?? reference(g, A.values, B.values, Float64Array.from(c), Float64Array.from(bias));
   const inC = new Uint8Array(cLen);
   for (let b = 0; b < g.batch; b++) for (let i = 0; i < g.M; i++) inC.fill(1, g.offC + b * g.strideC + i * g.ldc, g.offC + b * g.strideC + i * g.ldc + g.N);
   let maxRef = 0, maxErr = 0;
@@ -105,4 +119,37 @@ test('split-k: planes of 64-term ranges and their reduction (float32, float16, e
     await check({ dtype, M: 40, N: 70, K: 150, alpha: 1.25, beta: 0.5, batch: 2, offA: 1, params: staged }, { split });
     await check({ dtype, M: 40, N: 70, K: 150, bias: true, act: 1, transA: true, transB: true, params: direct }, { split });
   }
+});
+
+const fewrows = (cols, slices) => ({ variant: 'fewrows', cols, slices, vec: 1 });
+
+test('few rows: M 1 to 4, B K x N and N x K, ragged N and K, ld larger, offsets, alpha, beta', async () => {
+  for (const transB of [false, true]) for (const M of [1, 2, 3, 4]) {
+    const params = transB ? fewrows(8, 32) : fewrows(16, 16);
+    for (const [N, K] of [[1, 1], [7, 63], [65, 130], [130, 7], [64, 300]]) {
+      await check({ M, N, K, transB, alpha: 1.25, beta: -0.5, params });
+    }
+    await check({ M, N: 63, K: 65, transB, offA: 3, offB: 5, offC: 2, lda: 70, ldb: transB ? 68 : 66, ldc: 64, params });
+  }
+});
+
+test('few rows: batches with stride_b = 0, beta = 0 with NaN in C, the epilogue', async () => {
+  for (const transB of [false, true]) {
+    const params = transB ? fewrows(4, 64) : fewrows(32, 8);
+    await check({ M: 3, N: 45, K: 77, batch: 3, strideB: 0, transB, params });
+    await check({ M: 4, N: 40, K: 33, alpha: 2, transB, params }, { cFill: NaN });
+    for (const act of [1, 2, 3]) await check({ M: 2, N: 37, K: 50, beta: 0.5, bias: true, act, transB, params });
+  }
+});
+
+test('alpha = 0 or K = 0: C = act(beta * C + bias) by the scale kernel, C unread when beta = 0', async () => {
+  await check({ M: 9, N: 70, K: 5, alpha: 0, beta: 0.75, batch: 2, ldc: 72, offC: 3 }, { elementwise: 'scale' });
+  await check({ M: 5, N: 33, K: 0, beta: -2, bias: true, act: 1 }, { elementwise: 'scale' });
+  const c = await check({ M: 7, N: 20, K: 0, bias: true, act: 2 }, { cFill: NaN, elementwise: 'scale' });
+  assert.ok(c.slice(0, 7 * 20).every(Number.isFinite));
+});
+
+test('the standalone bias and activation kernels', async () => {
+  await check({ M: 13, N: 90, K: 1, bias: true, batch: 2, ldc: 95, offC: 1 }, { elementwise: 'bias' });
+  for (const act of [1, 2, 3]) await check({ M: 6, N: 65, K: 1, act }, { elementwise: 'activate' });
 });

@@ -30,8 +30,16 @@ for (const [n, params] of tiles.entries()) {
   }
 }
 
-test('the split-k reduction', async () => {
-  await pipeline(device, generate({ kernel: 'reduce' }));
+test('the split-k reduction and the elementwise kernels (scale, bias, activate)', async () => {
+  for (const kernel of ['reduce', 'scale', 'bias', 'activate']) await pipeline(device, generate({ kernel }));
+});
+
+test('few rows: a spread of cols x slices, B K x N and N x K', async () => {
+  for (const [cols, slices] of [[8, 32], [16, 16], [32, 8], [4, 64], [128, 2], [2, 128]]) {
+    for (const transB of [false, true]) {
+      await pipeline(device, generate({ params: { variant: 'fewrows', cols, slices, vec: 1 }, transB }));
+    }
+  }
 });
 
 test('ogtune refuses what the WGSL tile does not cover, and WebGPU\'s default limits', () => {
@@ -39,7 +47,9 @@ test('ogtune refuses what the WGSL tile does not cover, and WebGPU\'s default li
     [{ params: tile({ load: 'direct', pad: 0, vec: 4, tm: 4, tn: 4, bm: 64, bn: 64 }) }, /wgsl: vec=4/],
     [{ params: tile({ src: 'texel' }) }, /wgsl: src=texel/],
     [{ params: tile({ src: 'addr' }) }, /wgsl: src=addr/],
-    [{ params: { variant: 'fewrows', cols: 128, slices: 4, vec: 1 } }, /wgsl: the gemm_fewrows kernel/],
+    [{ params: { variant: 'fewrows', cols: 16, slices: 16, vec: 4 } }, /wgsl: vec=4/],
+    [{ params: { variant: 'fewrows', cols: 16, slices: 16, vec: 1 }, dtype: 'f16' }, /few-rows kernel takes float32/],
+    [{ params: { variant: 'coopmat', bm: 64, bn: 64, bk: 16, sgx: 4, sgy: 2, pad: 8, load: 'staged' }, dtype: 'f16' }, /wgsl: the gemm_coopmat kernel is not written in WGSL/],
     [{ params: tile({ bm: 128, bn: 128, tm: 4, tn: 4, wgx: 32, wgy: 32, pad: 0 }) }, /1024 invocations .* maxComputeInvocationsPerWorkgroup \(256\)/],
     [{ params: tile({ bm: 128, bn: 128, bk: 32, tm: 8, tn: 8, pad: 0 }) }, /32768 bytes of workgroup memory .* \(16384\)/],
     [{ params: tile({ pad: 1, load: 'direct' }) }, /pad=1 must be 0\.\.8, and 0 for direct loads/],
