@@ -1,5 +1,6 @@
 // The page's cases: float32 split-k, float16 as pairs in u32 words (odd
-// offsets) and Deterministic mode's bits against the documented order, through the same module a page imports (../onegpu/onegpu.js) and
+// offsets), few rows and Deterministic mode's bits against the documented
+// order, through the same module a page imports (../onegpu/onegpu.js) and
 // the Node.js tests' harness (../test/runtime.js).
 import { createGemm, probeFma } from '../onegpu/onegpu.js';
 import { splitRanges } from '../onegpu/rules.js';
@@ -19,6 +20,7 @@ const cases = [
   ['float32 split-k 40x70x1000, offsets, batch 2 sharing B, beta, bias and GELU', 'f32',
     { M: 40, N: 70, K: 1000, batch: 2, strideB: 0, offA: 3, offC: 5, alpha: 1.5, beta: -0.5, bias: true, act: 2 }],
   ['float16 pairs 65x63x100, odd offsets, beta = 0 over NaN', 'f16', { M: 65, N: 63, K: 100, offA: 1, offB: 3, cFill: NaN }],
+  ['few rows float32 3x200x300, batch 2 sharing B, offsets', 'f32', { M: 3, N: 200, K: 300, batch: 2, strideB: 0, offA: 1, offC: 2, beta: 0.5 }],
 ];
 const deterministic = { dtype: 'f16', M: 65, N: 63, K: 100, offA: 1, offB: 3, batch: 2, beta: 0.5, bias: true, act: 1 };
 

@@ -10,12 +10,15 @@ import { checkElementwise, checkGemm, limitsOf, refuse } from './check.js';
 import { EPI_BIAS, kernelUnfit, planElementwise, planGemm, pushOf } from './plan.js';
 import { record } from './encode.js';
 import { SCRATCH_BYTES, fewRowsEligible } from './rules.js';
-import { chooseTile } from './select.js';
+import { chooseKernel } from './select.js';
 
 export { probeFma } from './probe.js';
 
 /** og_activation: the epilogue's activation, args.activation. */
 export const Activation = Object.freeze({ NONE: 0, RELU: 1, GELU_ERF: 2, GELU_TANH: 3 });
+
+/** og_elementwise: the standalone epilogue kernels of encodeElementwise and runElementwise. */
+export const Elementwise = Object.freeze({ BIAS: 0, ACTIVATION: 1 });
 
 const elementBytes = { f32: 4, f16: 2, bf16: 2 };
 
@@ -38,9 +41,17 @@ class Gemm {
     return { call, choice, plan };
   }
 
+  /** Few rows by the design's rule (float32, 1 <= M <= 4, A not transposed), else the tile. */
   choose(call) {
     const key = `${this.dtype}.${call.transA ? 'T' : 'N'}${call.transB ? 'T' : 'N'}`;
-    return chooseTile(this.kernels, key, this.mode, [call.m, call.n, call.k, call.batch], (k) => !kernelUnfit(this.limits, k.gemm) && !kernelUnfit(this.limits, k.planes));
+    const shape = [call.m, call.n, call.k, call.batch];
+    const usable = (k) => Object.values(k).every((kernel) => !kernelUnfit(this.limits, kernel));
+    const t = this.kernels;
+    if (fewRowsEligible(this.dtype, call.m, call.transA)) {
+      const fallback = t.fewRowsDefaults[call.transB ? 'T' : call.n >= 8192 ? 'wide' : 'N'];
+      return chooseKernel(t, 'gemm_fewrows', key, this.mode, shape, fallback, usable);
+    }
+    return chooseKernel(t, 'gemm_tile', key, this.mode, shape, t.defaultTile, usable);
   }
 
   resources(call, plan) {
@@ -90,6 +101,40 @@ class Gemm {
     if (error) throw new Error(`gemm: WebGPU: ${error.message}`);
   }
 
+  /** A checked elementwise call and its one step (og_elementwise_check, then og_elementwise_plan). */
+  prepareElementwise(op, args) {
+    if (args === null || typeof args !== 'object') refuse('elementwise: the arguments are not an object');
+    const call = checkElementwise(this.limits, args);
+    if (op !== Elementwise.BIAS && op !== Elementwise.ACTIVATION) refuse(`elementwise: operation ${op} is not bias add or activation`);
+    if (op === Elementwise.BIAS && !call.bias) refuse('elementwise: bias add without a bias');
+    if (call.empty) return { call, steps: [] };
+    // Each kernel does its own part of the epilogue only.
+    const push = { ...pushOf(call), epi: op === Elementwise.BIAS ? EPI_BIAS : call.activation };
+    const ew = this.kernels.elementwise;
+    return { call, steps: planElementwise(this.limits, 'elementwise', op === Elementwise.BIAS ? ew.bias : ew.activate, push) };
+  }
+
+  /**
+   * Records a standalone epilogue kernel on the M x N region of C of every
+   * product in args (m, n, batch, c, ldc, c_offset, stride_c; A, B, K,
+   * alpha and beta are ignored), as og_gemm_encode_elementwise:
+   * Elementwise.BIAS adds bias[bias_offset + j] to column j,
+   * Elementwise.ACTIVATION applies args.activation. They run the fused
+   * epilogue's functions, so a GEMM with bias and activation gives the bits
+   * of the GEMM without them followed by these two. Throws naming the
+   * dimension, with nothing recorded.
+   */
+  encodeElementwise(encoder, op, args) {
+    const { call, steps } = this.prepareElementwise(op, args);
+    record(this.device, encoder, this.kernels.pushFields, steps, { C: call.c, bias: call.bias });
+  }
+
+  /** Records, submits and waits for an elementwise kernel (as encodeElementwise). */
+  async runElementwise(op, args) {
+    const { call, steps } = this.prepareElementwise(op, args);
+    await this.submit(steps, { C: call.c, bias: call.bias });
+  }
+
   /**
    * The kernels run would use for args, in one line, as og_gemm_describe:
    * "gemm_tile bm=64,... (default); 3 k ranges of 64".
@@ -100,7 +145,7 @@ class Gemm {
       return `elementwise scale: C = act(beta * C + bias), A and B not read (${call.k === 0 ? 'K' : 'alpha'} is 0)`;
     }
     const split = plan.ranges > 1 ? `; ${plan.ranges} k ranges of ${plan.rangeLen}` : '';
-    return `gemm_tile ${choice.record ?? choice.text} (${choice.source})${split}`;
+    return `${choice.template} ${choice.text} (${choice.source})${split}`;
   }
 
   /** Frees the split-k scratch (no work using it may be pending). */

@@ -1,5 +1,6 @@
 // The dispatches of a checked call (runtime/plan/og_gemm_plan.c and
-// og_pieces.c): the tile, or split-k's planes of raw range sums and their
+// og_pieces.c): the scale kernel when there is no product, few rows, the
+// tile, or split-k's planes of raw range sums and their
 // reduction in range order with the epilogue; a grid beyond the device's
 // maxComputeWorkgroupsPerDimension runs as pieces of whole row tiles and
 // whole products, every piece with the ranges of the whole product.
@@ -77,7 +78,7 @@ function pieces(push, rowsPer, batchPer, aRow) {
 /**
  * The steps of a GEMM call: [{kernel, push, grid, bind}] where bind maps
  * a binding number to 'A', 'B', 'C', 'bias' or 'scratch'. choice: the
- * tile (select.js); reduce: the reduction kernel; scale: the elementwise
+ * tile or few rows (select.js); reduce: the reduction kernel; scale: the elementwise
  * scale kernel or null. Returns {steps, ranges, rangeLen, scratch} (scratch:
  * whether the planes need the object's scratch).
  */
@@ -89,18 +90,21 @@ export function planGemm(lim, call, choice, reduce, scale, scratchFloats) {
   const push = pushOf(call);
   if (!product) return { ...none, steps: planElementwise(lim, 'gemm', scale, { ...push, K: 0 }) };
   const p = choice.params;
-  const { ranges, rangeLen } = splitRanges(p.split, call.m, call.n, call.k, call.batch, scratchFloats);
+  // Few rows: a workgroup owns p.cols columns of every row (og_gemm_plan's untiled case).
+  const tile = p.variant !== 'fewrows';
+  const { ranges, rangeLen } = tile ? splitRanges(p.split, call.m, call.n, call.k, call.batch, scratchFloats) : { ranges: 1, rangeLen: call.k };
   const kernel = ranges > 1 ? choice.kernels.planes : choice.kernels.gemm;
-  checkKernel(lim, 'gemm', kernel, `the tile ${choice.text}`);
-  const gx = ceilDiv(call.n, p.bn), reduceGx = ceilDiv(call.n, ELEMENTWISE_THREADS);
+  checkKernel(lim, 'gemm', kernel, `the ${choice.template} kernel ${choice.text}`);
+  const gx = ceilDiv(call.n, tile ? p.bn : p.cols), reduceGx = ceilDiv(call.n, ELEMENTWISE_THREADS);
   checkGridX(lim, 'gemm', call.n, ranges > 1 && reduceGx > gx ? reduceGx : gx);
   if (ranges > lim.maxCount) {
     refuse(`gemm: ${ranges} split-k ranges exceed the device's maxComputeWorkgroupsPerDimension of ${lim.maxCount}`, 'unsupported');
   }
   const steps = [];
   const bias = call.bias ? { 5: 'bias' } : {};
-  for (const q of pieces(push, lim.maxCount * p.bm, Math.floor(lim.maxCount / ranges), call.transA ? 1 : call.lda)) {
-    const gy = ceilDiv(q.M, p.bm);
+  const rowsPer = tile ? lim.maxCount * p.bm : call.m;
+  for (const q of pieces(push, rowsPer, Math.floor(lim.maxCount / ranges), call.transA ? 1 : call.lda)) {
+    const gy = tile ? ceilDiv(q.M, p.bm) : 1;
     if (ranges === 1) {
       steps.push({ kernel, push: q, grid: [gx, gy, q.batch], bind: { 0: 'A', 1: 'B', 2: 'C', ...bias } });
       continue;

@@ -25,27 +25,30 @@ function distance(a, b) {
 }
 
 /**
- * The tile for a call: {text, params, kernels: {gemm, planes}, source}
- * where source is 'default', 'db' or 'db, nearest shape'. usable(kernels)
- * says whether the device can run a record's kernels (else it is passed
- * over, as og_select passes over a record og_params_check refuses).
+ * The kernel for a call of template 'gemm_tile' or 'gemm_fewrows':
+ * {template, text, params, kernels, source} where kernels is {gemm, planes}
+ * (the tile) or {gemm} (few rows) and source 'default', 'db' or 'db, nearest
+ * shape'. fallback: the default's params text. usable(kernels) says whether
+ * the device can run a record's kernels (else it is passed over, as
+ * og_select passes over a record og_params_check refuses).
  */
-export function chooseTile(table, key, mode, shape, usable) {
-  const fallback = { text: table.defaultTile, source: 'default' };
-  let pick = fallback, best = null;
+export function chooseKernel(table, template, key, mode, shape, fallback, usable) {
+  const fewRows = template === 'gemm_fewrows';
+  const group = fewRows ? table.fewRows : table.tiles;
+  // The tile's kernels are the rule's whatever a record's split; its split decides the ranges.
+  const id = (params) => (fewRows ? params : params.replace(/split=[^,]*/, 'split=rule'));
+  let best = null;
   if (mode === 'fast') {
     for (const r of table.records) {
-      if (r.key !== key) continue;
-      const text = r.params.replace(/split=[^,]*/, 'split=rule');
-      if (!usable(table.tiles[text][key])) continue;
+      if (r.template !== template || r.key !== key || !usable(group[id(r.params)][key])) continue;
       const exact = r.shape.every((v, i) => v === shape[i]);
       const d = exact ? 0 : distance(r.shape, shape);
       const better = !best || (exact !== best.exact ? exact
         : Math.abs(d - best.d) > 1e-12 * Math.max(d, best.d) ? d < best.d : r.gflops > best.gflops);
-      if (better) best = { exact, d, gflops: r.gflops, text, params: r.params };
+      if (better) best = { exact, d, gflops: r.gflops, params: r.params };
     }
   }
-  if (best) pick = { text: best.text, source: best.exact ? 'db' : 'db, nearest shape', record: best.params };
-  // The record's own split (rule, 1 or 2..16) decides the ranges; its kernels are the rule's.
-  return { ...pick, params: parseParams(pick.record ?? pick.text), kernels: table.tiles[pick.text][key] };
+  const text = best ? best.params : fallback;
+  const source = !best ? 'default' : best.exact ? 'db' : 'db, nearest shape';
+  return { template, text, params: parseParams(text), kernels: group[id(text)][key], source };
 }

@@ -71,4 +71,8 @@ test('Chromium runs the page\'s GEMMs through web/onegpu and reports them correc
     console.log(`${r.ok ? 'ok' : 'FAILED'}: ${r.name} on ${done.adapter}: ${JSON.stringify(r)}`);
     assert.ok(r.ok, `${r.name}: ${JSON.stringify(r)}`);
   }
+  // The paths the cases are meant to take.
+  const described = (start) => results.find((r) => r.name.startsWith(start))?.description;
+  assert.match(described('float32 split-k'), /^gemm_tile .*; \d+ k ranges of \d+$/);
+  assert.match(described('few rows'), /^gemm_fewrows /);
 });

@@ -59,10 +59,12 @@ function rangeDot(term, fused, k0, k1) {
  * Float32Array of the whole C buffer (c outside the written region): g is a
  * problem of gemm.js, A and B the operands' values, c float32, bias the
  * N float32 values from the bias offset,
- * fused as the device's probe says, ranges/rangeLen the split-k ranges
- * (1 range: the whole of k). The GELUs are computed in float64, as in C.
+ * fused as the device's probe says; the tile's split-k ranges
+ * ranges/rangeLen (1 range: the whole of k), or few rows' slices (slice s
+ * chains k = s, s + slices, ...; the slice sums are added in slice order).
+ * The GELUs are computed in float64, as in C.
  */
-export function referenceOrdered(g, A, B, c, bias, fused, { ranges = 1, rangeLen = g.K } = {}) {
+export function referenceOrdered(g, A, B, c, bias, fused, { ranges = 1, rangeLen = g.K, slices = 0 } = {}) {
   const out = Float32Array.from(c);
   const alpha = Math.fround(g.alpha), beta = Math.fround(g.beta);
   for (let p = 0; p < g.batch; p++) for (let i = 0; i < g.M; i++) for (let j = 0; j < g.N; j++) {
@@ -73,7 +75,15 @@ export function referenceOrdered(g, A, B, c, bias, fused, { ranges = 1, rangeLen
     const ci = g.offC + p * g.strideC + i * g.ldc + j;
     const product = alpha !== 0 && g.K > 0;
     let r = 0;
-    if (product) {
+    if (product && slices) {
+      let tot = 0;
+      for (let q = 0; q < slices; q++) {
+        let part = 0;
+        for (let k = q; k < g.K; k += slices) part = step(...term(k), part, fused);
+        tot = q === 0 ? part : Math.fround(tot + part);
+      }
+      r = Math.fround(alpha * tot);
+    } else if (product) {
       let tot = 0;
       for (let q = 0; q < ranges; q++) {
         const k0 = q * rangeLen, k1 = ranges === 1 || k0 + rangeLen > g.K ? g.K : k0 + rangeLen;

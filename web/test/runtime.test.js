@@ -7,7 +7,7 @@
 // refused with onegpu.h's message and nothing written.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createGemm, probeFma } from '../onegpu/onegpu.js';
+import { Elementwise, createGemm, probeFma } from '../onegpu/onegpu.js';
 import { splitRanges } from '../onegpu/rules.js';
 import { openDevice } from './gpu.js';
 import { referenceOrdered } from './ordered.js';
@@ -165,7 +165,84 @@ test('every refused call throws onegpu.h\'s message and writes nothing', async (
   const o = operands(small, { M, N, K });
   await assert.rejects(createGemm(small).run(o.args), {
     code: 'unsupported',
-    message: /^gemm: the tile bm=64,.*: 256 invocations a workgroup, more than the device's maxComputeInvocationsPerWorkgroup of 128$/,
+    message: /^gemm: the gemm_tile kernel bm=64,.*: 256 invocations a workgroup, more than the device's maxComputeInvocationsPerWorkgroup of 128$/,
   });
   small.destroy();
+});
+
+test('few rows by the rule (float32, M 1 to 4, A not transposed): B in both layouts, ragged, offsets, batches sharing B', async () => {
+  const g = gemms['f32 fast'];
+  for (const M of [1, 2, 3, 4]) for (const transB of [false, true]) {
+    const spec = { M, N: 65 + 62 * M, K: 130 - 7 * M, batch: 2, strideB: M % 2 ? 0 : undefined, offA: 1, offB: 3, offC: 2, alpha: 1.25, beta: 0.5, transB, bias: M === 3, act: M === 3 ? 1 : 0 };
+    const o = operands(device, spec);
+    assert.match(g.describe(o.args), new RegExp(`^gemm_fewrows variant=fewrows,cols=${transB ? 8 : 16},slices=${transB ? 32 : 16},vec=1 \\(default\\)$`));
+    release(o);
+    await check(spec);
+  }
+  // The tile, not few rows: five rows, A transposed, float16.
+  const tileSpecs = [{ M: 5, N: 40, K: 40 }, { M: 2, N: 40, K: 40, transA: true }, { dtype: 'f16', M: 2, N: 40, K: 40 }];
+  for (const spec of tileSpecs) {
+    const o = operands(device, spec);
+    assert.match(gemms[`${spec.dtype ?? 'f32'} fast`].describe(o.args), /^gemm_tile /);
+    release(o);
+  }
+  // B stored K x N with N >= 8192: 32 columns of 8 slices.
+  const wide = operands(device, { M: 1, N: 8192, K: 3 });
+  assert.match(g.describe(wide.args), /cols=32,slices=8,vec=1 \(default\)$/);
+  release(wide);
+});
+
+test('Deterministic few rows: bit for bit the slices of the documented order', async () => {
+  for (const transB of [false, true]) {
+    const o = operands(device, { M: 3, N: 70, K: 301, transB, beta: -1, offA: 5, batch: 2 });
+    await gemms['f32 deterministic'].run(o.args);
+    const got = await read(device, o.buffers.c, o.c.length);
+    const want = referenceOrdered(o.g, o.A, o.B, o.c, o.bias, fma.fused, { slices: transB ? 32 : 16 });
+    got.forEach((x, e) => assert.ok(Object.is(x, want[e]), `B ${transB ? 'N x K' : 'K x N'}: element ${e} is ${x}, the documented order gives ${want[e]}`));
+    release(o);
+  }
+});
+
+test('alpha = 0 and K = 0: C = act(beta * C + bias) by the scale kernel, A and B never read (NaN there)', async () => {
+  const nan = (n) => new Uint32Array(n).fill(0x7fc00000);
+  for (const [alpha, K] of [[0, 50], [1.5, 0]]) for (const beta of [0, 0.5]) {
+    const o = operands(device, { M: 33, N: 70, K, lda: Math.max(1, K), alpha, beta, bias: true, act: 1, cFill: beta ? null : NaN, batch: 2 });
+    device.queue.writeBuffer(o.buffers.a, 0, nan(o.buffers.a.size / 4));
+    device.queue.writeBuffer(o.buffers.b, 0, nan(o.buffers.b.size / 4));
+    const args = K === 0 ? { ...o.args, a: null, b: null } : o.args;
+    assert.match(gemms['f32 fast'].describe(args), new RegExp(`^elementwise scale: .*\\(${K === 0 ? 'K' : 'alpha'} is 0\\)$`));
+    await gemms['f32 fast'].run(args);
+    const got = await read(device, o.buffers.c, o.c.length);
+    const want = referenceOrdered({ ...o.g, K: 0 }, o.A, o.B, o.c, o.bias, fma.fused);
+    got.forEach((x, e) => assert.ok(Object.is(x, want[e]), `alpha ${alpha} K ${K} beta ${beta}: element ${e} is ${x}, not ${want[e]}`));
+    release(o);
+  }
+  // beta = 1 and no epilogue: C stays bit for bit, NaN and -0 included.
+  const o = operands(device, { M: 5, N: 6, K: 0, lda: 1, beta: 1, cFill: -0 });
+  await gemms['f32 fast'].run({ ...o.args, a: null, b: null });
+  assert.ok((await read(device, o.buffers.c, o.c.length)).every((x) => Object.is(x, -0)));
+  release(o);
+});
+
+test('the elementwise kernels: GEMM, then bias, then activation give the fused epilogue\'s bits', async () => {
+  const g = gemms['bf16 fast'];
+  for (const act of [1, 2, 3]) {
+    const spec = { dtype: 'bf16', M: 20, N: 75, K: 40, batch: 2, offC: 3, ldc: 80, beta: 0.5, bias: true, biasOffset: 5, act };
+    const fused = operands(device, spec);
+    await g.run(fused.args);
+    const apart = operands(device, spec);
+    await g.run({ ...apart.args, bias: null, activation: 0 });
+    await g.runElementwise(Elementwise.BIAS, apart.args);
+    await g.runElementwise(Elementwise.ACTIVATION, apart.args);
+    const [x, y] = [await read(device, fused.buffers.c, fused.c.length), await read(device, apart.buffers.c, apart.c.length)];
+    x.forEach((v, e) => assert.ok(Object.is(v, y[e]), `activation ${act}: element ${e}: fused ${v}, apart ${y[e]}`));
+    release(fused);
+    release(apart);
+  }
+  const o = operands(device, { M: 4, N: 5, K: 1 });
+  assert.throws(() => g.encodeElementwise(device.createCommandEncoder(), 2, o.args), { message: 'elementwise: operation 2 is not bias add or activation' });
+  assert.throws(() => g.encodeElementwise(device.createCommandEncoder(), Elementwise.BIAS, o.args), { message: 'elementwise: bias add without a bias' });
+  await assert.rejects(g.runElementwise(Elementwise.ACTIVATION, { ...o.args, ldc: 4 }), { message: 'elementwise: ldc (4) is smaller than N (5)' });
+  await assert.rejects(g.runElementwise(Elementwise.ACTIVATION, { ...o.args, activation: 4 }), { message: 'elementwise: activation 4 is not none, ReLU, GELU (erf) or GELU (tanh)' });
+  release(o);
 });

@@ -2,14 +2,17 @@
 // Writes web/onegpu's kernel table (kernels.generated.js): the WGSL that
 // `ogtune gen --emit wgsl` generates from the templates, never hand-written,
 // for the runtime's defaults (every dtype x op(A) x op(B), the tile and its
-// split-k planes, the planes' reduction) and, with --db, for the tuned
-// records of one device exported from a tuning database.
+// split-k planes, the planes' reduction; few rows in the rule's three shapes
+// for both layouts of B; the elementwise scale, bias and activation kernels)
+// and, with --db, for the tuned records of one device exported from a
+// tuning database.
 //
 //   node tools/generate-kernels.js --ogtune PATH --out FILE [--db DB --device NAME]
 //
 // --db DB --device NAME: the accepted, current (not stale) Fast-mode GEMM
-// records of every device of DB whose name contains NAME, read through
-// `ogtune show --json`. For each key (dtype, op(A), op(B)) and shape the best
+// records (tile and few rows) of every device of DB whose name contains
+// NAME, read through `ogtune show --json`. For each template, key (dtype,
+// op(A), op(B)) and shape the best
 // record WGSL can run is kept as onegpu's selection keeps it (db/og_db.c:
 // the highest GFLOP/s; among equals the newest); records whose parameters
 // WGSL does not cover (ogtune refuses them: vec=4, src=texel) cannot compete
@@ -67,6 +70,19 @@ function tileKernels(p, keys) {
   return out;
 }
 
+/** Few rows' kernel for params text p (variant=fewrows,...) and B's layout 'N' or 'T'. */
+function fewRowsKernel(p, transB) {
+  return { gemm: kernel(['--params', p, '--kernel', 'gemm', ...(transB === 'T' ? ['--trans-b'] : [])]) };
+}
+
+// The few-rows shapes of the rule (og_params_fewrows), read one element at a
+// time (vec=1: WGSL has no vector loads; vec never changes a slice's chain).
+const fewRowsDefaults = {
+  N: 'variant=fewrows,cols=16,slices=16,vec=1', // B stored K x N, N < 8192
+  wide: 'variant=fewrows,cols=32,slices=8,vec=1', // B stored K x N, N >= 8192
+  T: 'variant=fewrows,cols=8,slices=32,vec=1', // B stored N x K
+};
+
 // The default tile's text as ogtune prints it (the reference design's 64x64x16).
 const selected = JSON.parse(ogtune(['select', '--shape', '64x64x64', '--json', '--db', '/dev/null']));
 const defaultTile = selected.params;
@@ -74,6 +90,13 @@ const table = {
   defaultTile,
   tiles: { [defaultTile]: tileKernels(defaultTile, dtypes.flatMap((d) => layouts.map((l) => `${d}.${l}`))) },
   reduce: kernel(['--kernel', 'reduce']),
+  fewRowsDefaults,
+  fewRows: {
+    [fewRowsDefaults.N]: { 'f32.NN': fewRowsKernel(fewRowsDefaults.N, 'N') },
+    [fewRowsDefaults.wide]: { 'f32.NN': fewRowsKernel(fewRowsDefaults.wide, 'N') },
+    [fewRowsDefaults.T]: { 'f32.NT': fewRowsKernel(fewRowsDefaults.T, 'T') },
+  },
+  elementwise: { scale: kernel(['--kernel', 'scale']), bias: kernel(['--kernel', 'bias']), activate: kernel(['--kernel', 'activate']) },
   records: [],
   skipped: [],
   database: null,
@@ -87,27 +110,35 @@ if (opt.db) {
   rows.sort((x, y) => x.created - y.created);
   for (const r of rows) {
     if (!r.device.includes(opt.device) || r.op !== 'gemm' || r.mode !== 'fast' || !r.accepted || r.stale) continue;
-    if (r.template !== 'gemm_tile' || !dtypes.includes(r.dtype)) continue;
+    if (!['gemm_tile', 'gemm_fewrows'].includes(r.template) || !dtypes.includes(r.dtype)) continue;
     const key = `${r.dtype}.${r.trans_a ? 'T' : 'N'}${r.trans_b ? 'T' : 'N'}`;
-    const params = r.params.replace(/^variant=tile,/, '');
-    const tileId = params.replace(/split=[^,]*/, 'split=rule');
+    const fewRows = r.template === 'gemm_fewrows';
+    const params = fewRows ? r.params : r.params.replace(/^variant=tile,/, '');
+    const id = fewRows ? params : params.replace(/split=[^,]*/, 'split=rule');
+    const group = fewRows ? table.fewRows : table.tiles;
     try {
-      if (!table.tiles[tileId]?.[key]) (table.tiles[tileId] ??= {})[key] = tileKernels(params, [key])[key];
+      if (!group[id]?.[key]) {
+        (group[id] ??= {})[key] = fewRows ? fewRowsKernel(params, key[4]) : tileKernels(params, [key])[key];
+      }
     } catch (e) {
-      table.skipped.push({ key, shape: r.shape, params, why: String(e.stderr).trim() });
+      table.skipped.push({ template: r.template, key, shape: r.shape, params, why: String(e.stderr).trim() });
       continue;
     }
-    const id = `${key} ${r.shape.join('x')}`;
-    if (!best.has(id) || r.gflops >= best.get(id).gflops) {
-      best.set(id, { key, shape: r.shape, params, gflops: r.gflops, device: r.device });
+    const shapeId = `${r.template} ${key} ${r.shape.join('x')}`;
+    if (!best.has(shapeId) || r.gflops >= best.get(shapeId).gflops) {
+      best.set(shapeId, { template: r.template, key, shape: r.shape, params, gflops: r.gflops, device: r.device });
     }
   }
   // Kernels of records that lost to a better one are not shipped.
-  const used = new Set([...best.values()].map((r) => `${r.params.replace(/split=[^,]*/, 'split=rule')} ${r.key}`));
-  for (const [tileId, keys] of Object.entries(table.tiles)) {
-    if (tileId === defaultTile) continue;
-    for (const key of Object.keys(keys)) if (!used.has(`${tileId} ${key}`)) delete keys[key];
-    if (!Object.keys(keys).length) delete table.tiles[tileId];
+  const id = (r) => (r.template === 'gemm_fewrows' ? r.params : r.params.replace(/split=[^,]*/, 'split=rule'));
+  const used = new Set([...best.values()].map((r) => `${id(r)} ${r.key}`));
+  const defaults = new Set([defaultTile, ...Object.values(fewRowsDefaults)]);
+  for (const group of [table.tiles, table.fewRows]) {
+    for (const [params, keys] of Object.entries(group)) {
+      if (defaults.has(params)) continue;
+      for (const key of Object.keys(keys)) if (!used.has(`${params} ${key}`)) delete keys[key];
+      if (!Object.keys(keys).length) delete group[params];
+    }
   }
   table.records = [...best.values()];
   table.database = { path: opt.db, device: opt.device };
