@@ -42,8 +42,8 @@ function checkGridX(lim, op, n, gx) {
   }
 }
 
-/** The uniform's values of a call (og_push), before pieces. */
-function pushOf(call) {
+/** The uniform's values of a call (og_push), before pieces; absent fields are 0. */
+export function pushOf(call) {
   return {
     M: call.m, N: call.n, K: call.k, lda: call.lda, ldb: call.ldb, ldc: call.ldc,
     off_a: call.a?.elements ?? 0, off_b: call.b?.elements ?? 0, off_c: call.c.elements,
@@ -135,4 +135,3 @@ export function planElementwise(lim, op, kernel, push) {
   return [{ kernel, push: q, grid: [gx, q.step_y, q.step_z], bind: { 2: 'C', ...(push.epi & EPI_BIAS ? { 5: 'bias' } : {}) } }];
 }
 
-export { pushOf };

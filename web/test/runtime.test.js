@@ -246,3 +246,30 @@ test('the elementwise kernels: GEMM, then bias, then activation give the fused e
   await assert.rejects(g.runElementwise(Elementwise.ACTIVATION, { ...o.args, activation: 4 }), { message: 'elementwise: activation 4 is not none, ReLU, GELU (erf) or GELU (tanh)' });
   release(o);
 });
+
+test('a grid past maxComputeWorkgroupsPerDimension runs in pieces with the same bits (the limit lowered to 4)', async () => {
+  const specs = [
+    { M: 300, N: 200, K: 90, batch: 5, offA: 3, offC: 1, beta: 0.5, bias: true, act: 1 }, // 2 row pieces x 2 batch pieces
+    { M: 130, N: 250, K: 200, batch: 3, transA: true }, // split-k: 3 ranges, one product a piece
+    { M: 3, N: 60, K: 100, batch: 6, strideB: 0 }, // few rows: 4 products a piece
+    { M: 9, N: 70, K: 0, lda: 1, batch: 6, beta: 2, bias: true }, // the scale kernel steps over rows and products
+  ];
+  for (const spec of specs) {
+    const whole = gemms['f32 deterministic'];
+    const cut = createGemm(device, { mode: 'deterministic' });
+    cut.limits = { ...cut.limits, maxCount: 4 }; // what the planner reads of maxComputeWorkgroupsPerDimension
+    const [x, y] = [operands(device, spec), operands(device, spec)];
+    await whole.run(x.args);
+    await cut.run(y.args);
+    const [a, b] = [await read(device, x.buffers.c, x.c.length), await read(device, y.buffers.c, y.c.length)];
+    a.forEach((v, e) => assert.ok(Object.is(v, b[e]), `${JSON.stringify(spec)}: element ${e}: whole ${v}, pieces ${b[e]}`));
+    release(x);
+    release(y);
+    cut.destroy();
+  }
+  const cut = createGemm(device);
+  cut.limits = { ...cut.limits, maxCount: 4 };
+  const o = operands(device, { M: 64, N: 257, K: 8 });
+  await assert.rejects(cut.run(o.args), { code: 'unsupported', message: 'gemm: N = 257 needs 5 workgroups along x, more than the device\'s maxComputeWorkgroupsPerDimension of 4' });
+  release(o);
+});
