@@ -83,9 +83,14 @@ const fewRowsDefaults = {
   T: 'variant=fewrows,cols=8,slices=32,vec=1', // B stored N x K
 };
 
-// The default tile's text as ogtune prints it (the reference design's 64x64x16).
-const selected = JSON.parse(ogtune(['select', '--shape', '64x64x64', '--json', '--db', '/dev/null']));
-const defaultTile = selected.params;
+// The default tile (og_params_default, the reference design's 64x64x16) as
+// ogtune prints parameters; checked against ogtune's own default below, as
+// `ogtune select` would need a Vulkan device to print it.
+const defaultTile = 'bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,load=staged,acc=blocked,vec=1,src=ssbo,split=rule';
+if (ogtune(['gen', '--emit', 'wgsl']) !== ogtune(['gen', '--emit', 'wgsl', '--params', defaultTile])) {
+  console.error('generate-kernels.js: ogtune\'s default tile is no longer ' + defaultTile + ' (gen/og_params.c, og_params_default)');
+  process.exit(1);
+}
 const table = {
   defaultTile,
   tiles: { [defaultTile]: tileKernels(defaultTile, dtypes.flatMap((d) => layouts.map((l) => `${d}.${l}`))) },
