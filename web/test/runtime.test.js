@@ -10,7 +10,7 @@ import { after, before, test } from 'node:test';
 import { Elementwise, createGemm, probeFma } from '../onegpu/onegpu.js';
 import { splitRanges } from '../onegpu/rules.js';
 import { openDevice } from './gpu.js';
-import { referenceOrdered } from './ordered.js';
+import { fmaf, referenceOrdered } from './ordered.js';
 import { buffer, operands, read, release, runCase } from './runtime.js';
 
 let device, fma;
@@ -87,6 +87,18 @@ test('split-k follows the documented rule', () => {
   const args = (m, n, k) => ({ m, n, k, lda: k, ldb: n, ldc: n, a: device.createBuffer({ size: 4 * m * k, usage: GPUBufferUsage.STORAGE }), b: device.createBuffer({ size: 4 * k * n, usage: GPUBufferUsage.STORAGE }), c: device.createBuffer({ size: 4 * m * n, usage: GPUBufferUsage.STORAGE }), alpha: 1 });
   assert.match(g.describe(args(64, 64, 1024)), /\(default\); 16 k ranges of 64$/);
   assert.match(g.describe(args(64, 64, 64)), /\(default\)$/);
+});
+
+test('the host fma rounds once: exact products, ties to even, and double sums that land on a float32 midpoint', () => {
+  const x = Math.fround(1 + 2 ** -12); // x * x = 1 + 2^-11 + 2^-24: halfway between two float32 values
+  assert.equal(fmaf(x, x, Math.fround(-(1 + 2 ** -11))), 2 ** -24); // two roundings give 0
+  assert.equal(fmaf(x, x, 0), Math.fround(1 + 2 ** -11)); // a tie: to even
+  // The double sum rounds back onto the midpoint; the exact sum lies above or below it.
+  assert.equal(fmaf(x, x, 2 ** -80), 1 + 2 ** -11 + 2 ** -23);
+  assert.equal(fmaf(x, x, -(2 ** -80)), 1 + 2 ** -11);
+  assert.equal(fmaf(-x, x, -(2 ** -80)), -(1 + 2 ** -11 + 2 ** -23));
+  assert.equal(fmaf(-x, x, 2 ** -80), -(1 + 2 ** -11));
+  assert.equal(fmaf(3, 5, 7), 22);
 });
 
 test('Deterministic mode: bit for bit the documented order (ordered.js), fused or not as the probe says', async () => {
