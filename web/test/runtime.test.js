@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Elementwise, createGemm, probeFma } from '../onegpu/onegpu.js';
 import { splitRanges } from '../onegpu/rules.js';
+import { reference } from './problems.js';
 import { openDevice } from './gpu.js';
 import { fmaf, referenceOrdered } from './ordered.js';
 import { buffer, operands, read, release, runCase } from './runtime.js';
@@ -284,4 +285,26 @@ test('a grid past maxComputeWorkgroupsPerDimension runs in pieces with the same 
   const o = operands(device, { M: 64, N: 257, K: 8 });
   await assert.rejects(cut.run(o.args), { code: 'unsupported', message: 'gemm: N = 257 needs 5 workgroups along x, more than the device\'s maxComputeWorkgroupsPerDimension of 4' });
   release(o);
+});
+
+test('encode records into the page\'s encoder: two split-k GEMMs in one submission, the second reading the first\'s C', async () => {
+  const g = gemms['f32 fast'];
+  const first = operands(device, { M: 40, N: 200, K: 150, beta: 0 });
+  const second = operands(device, { M: 40, N: 20, K: 200, beta: 0 });
+  const args2 = { ...second.args, a: first.buffers.c, lda: 200 };
+  assert.match(g.describe(first.args), /k ranges/);
+  assert.match(g.describe(args2), /k ranges/); // both use the object's one scratch, in order
+  const encoder = device.createCommandEncoder();
+  g.encode(encoder, first.args);
+  g.encode(encoder, args2);
+  device.queue.submit([encoder.finish()]);
+  const c1 = await read(device, first.buffers.c, first.c.length);
+  const c2 = await read(device, second.buffers.c, second.c.length);
+  const want1 = reference(first.g, first.A, first.B, Float64Array.from(first.c), Float64Array.from(first.bias));
+  const want2 = reference(second.g, Float64Array.from(c1), second.B, Float64Array.from(second.c), Float64Array.from(second.bias));
+  const err = (got, want) => got.reduce((m, x, e) => Math.max(m, Math.abs(x - want[e])), 0) / want.reduce((m, x) => Math.max(m, Math.abs(x)), 0);
+  assert.ok(err(c1, want1) <= 1e-5, `first: ${err(c1, want1)}`);
+  assert.ok(err(c2, want2) <= 1e-5, `second: ${err(c2, want2)}`);
+  release(first);
+  release(second);
 });
