@@ -3,8 +3,9 @@
 //     C = act(alpha * op(A) * op(B) + beta * C + bias)
 //
 // for `batch` products, with onegpu's generated WGSL kernels (the portable
-// tile, split-k planes and their reduction; kernels.generated.js, written by
-// the build from the templates). README.md beside this file is the manual.
+// tile, split-k planes and their reduction, few rows, the elementwise
+// kernels; kernels.generated.js, written by the build from the templates).
+// README.md beside this file is the manual.
 import table from './kernels.generated.js';
 import { checkElementwise, checkGemm, limitsOf, refuse } from './check.js';
 import { EPI_BIAS, kernelUnfit, planElementwise, planGemm, pushOf } from './plan.js';
@@ -54,6 +55,7 @@ class Gemm {
     return chooseKernel(t, 'gemm_tile', key, this.mode, shape, t.defaultTile, usable);
   }
 
+  /** The bindings of a call's steps; the split-k scratch is made on first use, as in C. */
   resources(call, plan) {
     if (plan.scratch && !this.scratch) {
       this.scratch = this.device.createBuffer({ size: SCRATCH_BYTES, usage: GPUBufferUsage.STORAGE, label: 'onegpu split-k planes' });
