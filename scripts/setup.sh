@@ -4,7 +4,8 @@
 # the fuzz targets, fuzz/README.md). Does nothing when every package is
 # already present. nodejs, npm and libegl-dev (the unversioned libEGL.so that
 # Dawn's OpenGL backend opens) run the WGSL tests in web/ (npm's webgpu
-# package, which scripts/test.sh installs from web/package-lock.json).
+# package, which scripts/test.sh installs from web/package-lock.json);
+# chromium runs the WebGPU runtime's browser test.
 # --peers adds what bench/peers.sh compares against (CLBlast and its tuners on
 # PoCL, OpenBLAS); the build and the tests never need those.
 set -euo pipefail
@@ -22,6 +23,9 @@ packages=(
   vulkan-validationlayers
   clang-14 libclang-rt-14-dev
   libegl-dev
+  # Only CTest's test_webgpu_browser needs it: the WebGPU runtime in a real
+  # browser (headless Chromium, WebGPU on SwiftShader).
+  chromium
 )
 # Node.js from Debian, unless a node and npm are already installed (another
 # distribution's nodejs package brings its own npm, which Debian's conflicts with).

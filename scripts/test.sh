@@ -18,7 +18,8 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 jobs=$(nproc)
 
-# web/'s pinned npm packages (Dawn for Node) for CTest's test_wgsl_webgpu.
+# web/'s pinned npm packages (Dawn for Node) for CTest's test_wgsl_webgpu and
+# test_webgpu_runtime.
 (cd web && npm ci --no-audit --no-fund --loglevel=error)
 
 scripts/build.sh -DOG_WERROR=ON
@@ -28,10 +29,11 @@ ctest --test-dir build --output-on-failure -j"$jobs"
 # numbers, test_search replays recorded measurements on the host and the
 # fuzz_replay_ tests replay the fuzz corpora: no Vulkan calls to validate.
 # test_install's example does not count the layer's reports; it runs in
-# steps 1 and 3. test_wgsl and test_wgsl_webgpu generate WGSL and run it on
+# steps 1 and 3. test_wgsl, test_wgsl_webgpu and the WebGPU runtime's tests
+# (test_webgpu_runtime, test_webgpu_browser) generate WGSL and run it on
 # Dawn, never on Vulkan.
 OG_VALIDATION=1 ctest --test-dir build --output-on-failure -j"$jobs" \
-  -E '^(test_gen|test_formats|test_search|test_install|test_wgsl|test_wgsl_webgpu|fuzz_replay_.*)$'
+  -E '^(test_gen|test_formats|test_search|test_install|test_wgsl|test_wgsl_webgpu|test_webgpu_runtime|test_webgpu_browser|fuzz_replay_.*)$'
 
 # The kernel tests again with uploads and downloads through the staging
 # buffer (the memory path of a discrete GPU; tests/CMakeLists.txt, label
@@ -43,11 +45,12 @@ OG_BUILD_DIR=build-asan scripts/build.sh -DOG_WERROR=ON -DOG_SANITIZE=ON
 # shaderc runs several times slower under ASan: the generator test builds a
 # spread of 40 modules here (all of its sample in the plain run above), and
 # the number-format test visits every 97th of the 2^32 float32 inputs.
-# test_wgsl_webgpu is left out: it runs node and Dawn, none of onegpu's code
-# but ogtune gen, which test_wgsl covers here under the sanitizers.
+# test_wgsl_webgpu and the WebGPU runtime's tests are left out: they run node,
+# Dawn and Chromium, none of onegpu's code but ogtune gen (and show, import,
+# export), which test_wgsl and test_travel cover here under the sanitizers.
 OG_TEST_GEN_MODULES=40 OG_TEST_FORMATS_STRIDE=97 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -j"$jobs" -E '^test_wgsl_webgpu$'
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" -E '^(test_wgsl_webgpu|test_webgpu_runtime|test_webgpu_browser)$'
 
 # Bounded fuzzing: five targets, 40 s each, from a fixed seed so that a
 # failure replays (scripts/fuzz.sh SECONDS, unseeded, for longer runs).

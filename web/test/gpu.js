@@ -11,14 +11,15 @@ const instances = [];
 /**
  * A GPUDevice on `backend` ('null' or 'opengl'), in compatibility mode,
  * asking for WebGPU's default compute limits (compatibility mode starts at
- * 128 invocations a workgroup).
+ * 128 invocations a workgroup) unless `limits` is false.
  */
-export async function openDevice(backend) {
+export async function openDevice(backend, { limits = true } = {}) {
   process.env.EGL_PLATFORM ??= 'surfaceless';
   const gpu = create([`backend=${backend}`]);
   instances.push(gpu);
   const adapter = await gpu.requestAdapter({ featureLevel: 'compatibility' });
   if (!adapter) throw new Error(`Dawn offers no ${backend} adapter`);
+  if (!limits) return adapter.requestDevice();
   return adapter.requestDevice({
     requiredLimits: {
       maxComputeInvocationsPerWorkgroup: 256,

@@ -1,0 +1,50 @@
+// The page's cases: float32 split-k, float16 as pairs in u32 words (odd
+// offsets), few rows and Deterministic mode's bits against the documented
+// order, through the same module a page imports (../onegpu/onegpu.js) and
+// the Node.js tests' harness (../test/runtime.js).
+import { createGemm, probeFma } from '../onegpu/onegpu.js';
+import { splitRanges } from '../onegpu/rules.js';
+import { referenceOrdered } from '../test/ordered.js';
+import { operands, read, release, runCase } from '../test/runtime.js';
+
+const log = (tag, value) => {
+  const line = `${tag} ${JSON.stringify(value)}`;
+  console.log(line);
+  document.getElementById('log').textContent += `${line}\n`;
+};
+
+// Few enough kernels to stay near a minute: SwiftShader takes seconds to
+// build each pipeline. The split-k case is the float32 case; Deterministic
+// mode runs the float16 case's kernel again.
+const cases = [
+  ['float32 split-k 40x70x1000, offsets, batch 2 sharing B, beta, bias and GELU', 'f32',
+    { M: 40, N: 70, K: 1000, batch: 2, strideB: 0, offA: 3, offC: 5, alpha: 1.5, beta: -0.5, bias: true, act: 2 }],
+  ['float16 pairs 65x63x100, odd offsets, beta = 0 over NaN', 'f16', { M: 65, N: 63, K: 100, offA: 1, offB: 3, cFill: NaN }],
+  ['few rows float32 3x200x300, batch 2 sharing B, offsets', 'f32', { M: 3, N: 200, K: 300, batch: 2, strideB: 0, offA: 1, offC: 2, beta: 0.5 }],
+];
+const deterministic = { dtype: 'f16', M: 65, N: 63, K: 100, offA: 1, offB: 3, batch: 2, beta: 0.5, bias: true, act: 1 };
+
+async function main() {
+  const adapter = await navigator.gpu?.requestAdapter();
+  if (!adapter) throw new Error('no WebGPU adapter');
+  const device = await adapter.requestDevice();
+  const info = adapter.info ?? {};
+  for (const [name, dtype, spec] of cases) {
+    const gemm = createGemm(device, { dtype });
+    const description = gemm.describe(operands(device, { dtype, ...spec }).args);
+    const r = await runCase(device, gemm, { dtype, ...spec });
+    log('ONEGPU-RESULT', { name, ok: r.ok, maxErr: r.maxErr, maxRef: r.maxRef, bound: r.bound, outside: r.outside.length, nonFinite: r.nonFinite.length, description });
+  }
+  // Deterministic mode against the documented order, fused or not as probed.
+  const fma = await probeFma(device);
+  const o = operands(device, deterministic);
+  await createGemm(device, { dtype: 'f16', mode: 'deterministic' }).run(o.args);
+  const got = await read(device, o.buffers.c, o.c.length);
+  const want = referenceOrdered(o.g, o.A, o.B, o.c, o.bias, fma.fused, splitRanges('rule', 65, 63, 100, 2, 1 << 22));
+  release(o);
+  const differ = got.reduce((n, x, e) => n + (Object.is(x, want[e]) ? 0 : 1), 0);
+  log('ONEGPU-RESULT', { name: 'Deterministic float16, bits of the documented order', ok: differ === 0 && !fma.contracts, differ, fma });
+  log('ONEGPU-DONE', { cases: cases.length + 1, adapter: `${info.vendor ?? ''} ${info.architecture ?? ''} ${info.description ?? ''}`.trim() });
+}
+
+main().catch((e) => log('ONEGPU-ERROR', String(e?.stack ?? e))).finally(() => window.close());

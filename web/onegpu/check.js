@@ -1,0 +1,187 @@
+// Validation of a call before anything is recorded: the checks of
+// runtime/plan/og_check.c in the same order with the same messages, plus
+// WebGPU's own (a GPUBuffer with STORAGE usage and a size in whole words,
+// no buffer bound both read-only and writable in one dispatch). Extents are
+// computed in BigInt, as the C runtime computes them in 64 bits.
+
+const U32 = 0xffffffffn;
+const U64 = (1n << 64n) - 1n;
+
+/** Throws the Error of a refused call; code 'invalid-argument' or 'unsupported' (onegpu.h's statuses). */
+export function refuse(message, code = 'invalid-argument') {
+  const e = new Error(message);
+  e.code = code;
+  throw e;
+}
+
+/** What the checks need of the device (GPUSupportedLimits). */
+export function limitsOf(device) {
+  const l = device.limits;
+  return {
+    bindAlign: BigInt(l.minStorageBufferOffsetAlignment),
+    maxBinding: BigInt(l.maxStorageBufferBindingSize),
+    maxCount: l.maxComputeWorkgroupsPerDimension,
+    maxInvocations: l.maxComputeInvocationsPerWorkgroup,
+    maxSize: [l.maxComputeWorkgroupSizeX, l.maxComputeWorkgroupSizeY, l.maxComputeWorkgroupSizeZ],
+    maxWorkgroupBytes: l.maxComputeWorkgroupStorageSize,
+  };
+}
+
+/** An integer field of args (absent is 0, as in a zeroed og_gemm_args). */
+function int(op, args, name) {
+  const v = args[name] ?? 0;
+  if (!Number.isSafeInteger(v)) refuse(`${op}: ${name} (${v}) is not an integer`);
+  return v;
+}
+
+/** One past the last element: off + (batch-1)*stride + (rows-1)*ld + cols, or null past 2^64. */
+function extent(off, batch, stride, rows, ld, cols) {
+  const end = BigInt(off) + BigInt(batch - 1) * BigInt(stride) + BigInt(rows - 1) * BigInt(ld) + BigInt(cols);
+  return end > U64 ? null : end;
+}
+
+const bindingStart = (lim, first) => first / lim.bindAlign * lim.bindAlign;
+
+/** A GPUBuffer readable by the kernels: storage usage, whole 32-bit words. */
+function checkBuffer(op, name, buf) {
+  if (buf === null || buf === undefined) refuse(`${op}: ${name} is NULL`);
+  if (typeof buf.size !== 'number' || typeof buf.usage !== 'number') refuse(`${op}: ${name} is not a GPUBuffer`);
+  if (!(buf.usage & GPUBufferUsage.STORAGE)) refuse(`${op}: ${name}'s GPUBuffer lacks GPUBufferUsage.STORAGE`);
+  if (buf.size % 4) refuse(`${op}: ${name}'s GPUBuffer size (${buf.size} bytes) is not a whole number of 32-bit words (the kernels read words)`);
+}
+
+/**
+ * Operand `name` of rows x cols elements of elemBytes bytes: its binding
+ * (a range from its first element aligned down to
+ * minStorageBufferOffsetAlignment, whole words) and its element offset there.
+ */
+function checkOperand(lim, op, name, buf, elemBytes, off, batch, stride, rows, ld, cols) {
+  checkBuffer(op, name, buf);
+  const end = extent(off, batch, stride, rows, ld, cols);
+  if (end === null || end - BigInt(off) > U32) refuse(`${op}: ${name} spans more than 2^32 elements (stride and ld too large)`);
+  const eb = BigInt(elemBytes);
+  const need = end * eb;
+  if (need > U64) refuse(`${op}: ${name} offset (${off}) is too large`);
+  const first = BigInt(off) * eb;
+  const start = bindingStart(lim, first);
+  const bound = need - start;
+  if (bound / eb > U32) {
+    refuse(`${op}: ${name} spans more than 2^32 elements from where the device can bind it (offset ${off})`, 'unsupported');
+  }
+  if (bound > lim.maxBinding) {
+    const why = name === 'A' || name === 'B' ? 'WebGPU has no device addresses to read it by address' : 'it is written or read through a binding';
+    refuse(`${op}: ${name} needs ${bound} bytes in one binding, more than the device's maxStorageBufferBindingSize of ${lim.maxBinding}, and ${why}`, 'unsupported');
+  }
+  if (need > BigInt(buf.size)) {
+    refuse(`${op}: ${name} needs ${end} elements (offset ${off}, ${rows} x ${cols} with ld ${ld}, batch ${batch} with stride ${stride}), but its buffer holds ${Math.floor(buf.size / elemBytes)}`);
+  }
+  return { buffer: buf, offset: Number(start), size: Number((bound + 3n) / 4n * 4n), elements: Number((first - start) / eb) };
+}
+
+/** A float32 vector read at offset + j for every column j < N (the bias). */
+function checkColumns(lim, op, name, buf, offset, n) {
+  if (!Number.isSafeInteger(offset) || offset < 0) refuse(`${op}: ${name} offset (${offset}) is negative or too large`);
+  checkBuffer(op, name, buf);
+  const first = 4n * BigInt(offset);
+  const need = first + 4n * BigInt(n);
+  const start = bindingStart(lim, first);
+  const bound = need - start;
+  if (bound / 4n > U32) refuse(`${op}: ${name} offset (${offset}) exceeds 32-bit indexing from where the device can bind it`);
+  if (bound > lim.maxBinding) {
+    refuse(`${op}: ${name} needs ${bound} bytes in one binding, more than the device's maxStorageBufferBindingSize of ${lim.maxBinding}`, 'unsupported');
+  }
+  if (need > BigInt(buf.size)) {
+    refuse(`${op}: ${name} needs ${need / 4n} elements (offset ${offset} + N ${n}), but its buffer holds ${Math.floor(buf.size / 4)}`);
+  }
+  return { buffer: buf, offset: Number(start), size: Math.max(4, Number(bound)), elements: Number((first - start) / 4n) };
+}
+
+/** Every field non-negative and, but for the offsets, within 32-bit indexing. */
+function checkFields(op, fields) {
+  for (const [name, v] of fields) {
+    if (v < 0) refuse(`${op}: ${name} (${v}) is negative`);
+    if (v > 0xffffffff && !name.includes('offset')) refuse(`${op}: ${name} (${v}) exceeds 32-bit indexing`);
+  }
+}
+
+/** A leading dimension against the stored row length: at least max(1, dim), BLAS's rule. */
+function checkLd(op, ldName, ld, dimName, dim, what) {
+  if (ld >= Math.max(1, dim)) return;
+  if (dim === 0) refuse(`${op}: ${ldName} (${ld}) must be at least 1 (${dimName} is 0; BLAS asks for max(1, ${dimName}))${what}`);
+  refuse(`${op}: ${ldName} (${ld}) is smaller than ${dimName} (${dim})${what}`);
+}
+
+function checkBatchOverlap(op, m, n, ldc, strideC, batch) {
+  const need = BigInt(m - 1) * BigInt(ldc) + BigInt(n);
+  if (batch > 1 && BigInt(strideC) < need) {
+    refuse(`${op}: stride_c (${strideC}) makes the batch's outputs overlap (needs at least (M-1)*ldc + N = ${need})`);
+  }
+}
+
+function checkEpilogue(lim, op, args, n) {
+  const act = args.activation ?? 0;
+  if (!Number.isInteger(act) || act < 0 || act > 3) refuse(`${op}: activation ${act} is not none, ReLU, GELU (erf) or GELU (tanh)`);
+  return args.bias ? checkColumns(lim, op, 'bias', args.bias, args.bias_offset ?? 0, n) : null;
+}
+
+/** WebGPU's usage scopes: a dispatch binds no buffer both read-only and writable. */
+function checkAliases(op, c, others) {
+  for (const [name, binding] of others) {
+    if (binding && binding.buffer === c.buffer) {
+      refuse(`${op}: C and ${name} share a GPUBuffer, which WebGPU cannot bind both writable and read-only in one dispatch`);
+    }
+  }
+}
+
+/**
+ * A checked GEMM call (og_gemm_args's fields, snake_case as in onegpu.h):
+ * its sizes, alpha and beta as float32, the epilogue bits and the bindings
+ * of A, B, C and the bias ({buffer, offset, size} in bytes, elements: the
+ * operand's element offset from there). Throws the refusal otherwise.
+ */
+export function checkGemm(lim, elemBytes, args) {
+  const op = 'gemm';
+  const f = {};
+  for (const name of ['m', 'n', 'k', 'batch', 'a_offset', 'b_offset', 'c_offset', 'stride_a', 'stride_b', 'stride_c', 'lda', 'ldb', 'ldc']) {
+    f[name] = int(op, args, name);
+  }
+  checkFields(op, [['M', f.m], ['N', f.n], ['K', f.k], ['batch', f.batch], ['a_offset', f.a_offset], ['b_offset', f.b_offset],
+    ['c_offset', f.c_offset], ['stride_a', f.stride_a], ['stride_b', f.stride_b], ['stride_c', f.stride_c],
+    ['lda', f.lda], ['ldb', f.ldb], ['ldc', f.ldc]]);
+  const transA = !!args.trans_a, transB = !!args.trans_b;
+  checkLd(op, 'lda', f.lda, transA ? 'M' : 'K', transA ? f.m : f.k, transA ? ' for A transposed' : ' for A not transposed');
+  checkLd(op, 'ldb', f.ldb, transB ? 'K' : 'N', transB ? f.k : f.n, transB ? ' for B transposed' : ' for B not transposed');
+  checkLd(op, 'ldc', f.ldc, 'N', f.n, '');
+  const bias = checkEpilogue(lim, op, args, f.n);
+  const batch = f.batch === 0 ? 1 : f.batch;
+  const call = {
+    ...f, batch, transA, transB, alpha: Math.fround(args.alpha ?? 0), beta: Math.fround(args.beta ?? 0),
+    activation: args.activation ?? 0, bias, a: null, b: null, c: null, empty: f.m === 0 || f.n === 0,
+  };
+  if (call.empty) return call;
+  checkBatchOverlap(op, f.m, f.n, f.ldc, f.stride_c, batch);
+  if (f.k > 0) {
+    call.a = checkOperand(lim, op, 'A', args.a, elemBytes, f.a_offset, batch, f.stride_a, transA ? f.k : f.m, f.lda, transA ? f.m : f.k);
+    call.b = checkOperand(lim, op, 'B', args.b, elemBytes, f.b_offset, batch, f.stride_b, transB ? f.n : f.k, f.ldb, transB ? f.k : f.n);
+  }
+  call.c = checkOperand(lim, op, 'C', args.c, 4, f.c_offset, batch, f.stride_c, f.m, f.ldc, f.n);
+  checkAliases(op, call.c, [['A', call.a], ['B', call.b], ['the bias', bias]]);
+  return call;
+}
+
+/** A checked elementwise call: M x N of C per product, and the bias (og_elementwise_check). */
+export function checkElementwise(lim, args) {
+  const op = 'elementwise';
+  const f = {};
+  for (const name of ['m', 'n', 'batch', 'c_offset', 'stride_c', 'ldc']) f[name] = int(op, args, name);
+  checkFields(op, [['M', f.m], ['N', f.n], ['batch', f.batch], ['c_offset', f.c_offset], ['stride_c', f.stride_c], ['ldc', f.ldc]]);
+  checkLd(op, 'ldc', f.ldc, 'N', f.n, '');
+  const bias = checkEpilogue(lim, op, args, f.n);
+  const batch = f.batch === 0 ? 1 : f.batch;
+  const call = { ...f, k: 0, batch, activation: args.activation ?? 0, bias, c: null, empty: f.m === 0 || f.n === 0 };
+  if (call.empty) return call;
+  checkBatchOverlap(op, f.m, f.n, f.ldc, f.stride_c, batch);
+  call.c = checkOperand(lim, op, 'C', args.c, 4, f.c_offset, batch, f.stride_c, f.m, f.ldc, f.n);
+  checkAliases(op, call.c, [['the bias', bias]]);
+  return call;
+}

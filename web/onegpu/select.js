@@ -1,0 +1,54 @@
+// Kernel selection (runtime/plan/og_select.c): in Fast mode the exact
+// tuned shape of the call's key (dtype, op(A), op(B)), else the nearest
+// tuned shape, else the default tile; Deterministic mode always the default
+// (DESIGN.md invariant 1: it never depends on the database). The records are
+// those the build exported into the kernel table (web/tools/generate-kernels.js).
+
+/** Tile parameters from their text (bm=64,bn=64,...,split=rule), numbers where numeric. */
+export function parseParams(text) {
+  const p = {};
+  for (const item of text.split(',')) {
+    const [key, value] = item.split('=');
+    p[key] = /^\d+$/.test(value) ? Number(value) : value;
+  }
+  return p;
+}
+
+/** Squared distance of two shapes in log space; sizes below 1 count as 1 (db/og_db.c). */
+function distance(a, b) {
+  let d = 0;
+  for (let i = 0; i < 4; i++) {
+    const l = Math.log(Math.max(1, a[i]) / Math.max(1, b[i]));
+    d += l * l;
+  }
+  return d;
+}
+
+/**
+ * The kernel for a call of template 'gemm_tile' or 'gemm_fewrows':
+ * {template, text, params, kernels, source} where kernels is {gemm, planes}
+ * (the tile) or {gemm} (few rows) and source 'default', 'db' or 'db, nearest
+ * shape'. fallback: the default's params text. usable(kernels) says whether
+ * the device can run a record's kernels (else it is passed over, as
+ * og_select passes over a record og_params_check refuses).
+ */
+export function chooseKernel(table, template, key, mode, shape, fallback, usable) {
+  const fewRows = template === 'gemm_fewrows';
+  const group = fewRows ? table.fewRows : table.tiles;
+  // The tile's kernels are the rule's whatever a record's split; its split decides the ranges.
+  const id = (params) => (fewRows ? params : params.replace(/split=[^,]*/, 'split=rule'));
+  let best = null;
+  if (mode === 'fast') {
+    for (const r of table.records) {
+      if (r.template !== template || r.key !== key || !usable(group[id(r.params)][key])) continue;
+      const exact = r.shape.every((v, i) => v === shape[i]);
+      const d = exact ? 0 : distance(r.shape, shape);
+      const better = !best || (exact !== best.exact ? exact
+        : Math.abs(d - best.d) > 1e-12 * Math.max(d, best.d) ? d < best.d : r.gflops > best.gflops);
+      if (better) best = { exact, d, gflops: r.gflops, params: r.params };
+    }
+  }
+  const text = best ? best.params : fallback;
+  const source = !best ? 'default' : best.exact ? 'db' : 'db, nearest shape';
+  return { template, text, params: parseParams(text), kernels: group[id(text)][key], source };
+}

@@ -1,0 +1,156 @@
+#!/usr/bin/env node
+// Writes web/onegpu's kernel table (kernels.generated.js): the WGSL that
+// `ogtune gen --emit wgsl` generates from the templates, never hand-written,
+// for the runtime's defaults (every dtype x op(A) x op(B), the tile and its
+// split-k planes, the planes' reduction; few rows in the rule's three shapes
+// for both layouts of B; the elementwise scale, bias and activation kernels)
+// and, with --db, for the tuned records of one device exported from a
+// tuning database.
+//
+//   node tools/generate-kernels.js --ogtune PATH --out FILE [--db DB --device NAME]
+//
+// --db DB --device NAME: the accepted, current (not stale) Fast-mode GEMM
+// records (tile and few rows) of every device of DB whose name contains
+// NAME, read through `ogtune show --json`. For each template, key (dtype,
+// op(A), op(B)) and shape the best
+// record WGSL can run is kept as onegpu's selection keeps it (db/og_db.c:
+// the highest GFLOP/s; among equals the newest); records whose parameters
+// WGSL does not cover (ogtune refuses them: vec=4, src=texel) cannot compete
+// and are listed in the table's `skipped`. CMake runs this at build time (web/CMakeLists.txt).
+import { execFileSync } from 'node:child_process';
+import { writeFileSync, renameSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+
+const { values: opt } = parseArgs({
+  options: { ogtune: { type: 'string' }, out: { type: 'string' }, db: { type: 'string' }, device: { type: 'string' } },
+});
+if (!opt.ogtune || !opt.out || !opt.db !== !opt.device) {
+  console.error('usage: generate-kernels.js --ogtune PATH --out FILE [--db DB --device NAME]');
+  process.exit(2);
+}
+
+const dtypes = ['f32', 'f16', 'bf16'];
+const layouts = ['NN', 'NT', 'TN', 'TT'];
+
+function ogtune(args) {
+  return execFileSync(opt.ogtune, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 28 });
+}
+
+/** One kernel: its WGSL and what the runtime needs to bind and launch it. */
+function kernel(args) {
+  const wgsl = ogtune(['gen', '--emit', 'wgsl', ...args]);
+  const size = /@workgroup_size\((\d+), (\d+), (\d+)\)/.exec(wgsl).slice(1, 4).map(Number);
+  // [binding, its GPUBufferBindingType]: the runtime makes explicit layouts, as
+  // 'auto' would leave out a binding the entry point never uses (the planes' bias).
+  const types = { uniform: 'uniform', 'storage, read': 'read-only-storage', 'storage, read_write': 'storage' };
+  const bindings = [...wgsl.matchAll(/@binding\((\d+)\) var<([^>]+)>/g)].map((m) => [Number(m[1]), types[m[2]]]);
+  const workgroupBytes = [...wgsl.matchAll(/var<workgroup> \w+: array<(?:f32|u32|i32), (\d+)>/g)]
+    .reduce((sum, m) => sum + 4 * Number(m[1]), 0);
+  return { wgsl, workgroupSize: size, workgroupBytes, bindings };
+}
+
+/** The struct Push fields (the uniform at binding 6), the same in every kernel. */
+function pushFields(wgsl) {
+  const body = /struct Push \{([^}]*)\}/.exec(wgsl)[1];
+  return [...body.matchAll(/(\w+): (u32|i32|f32)/g)].map((m) => [m[1], m[2]]);
+}
+
+/** The tile's kernels for params text p (split set to the rule: the ranges are uniforms). */
+function tileKernels(p, keys) {
+  const params = p.replace(/split=[^,]*/, 'split=rule');
+  const out = {};
+  for (const key of keys) {
+    const [dtype, layout] = key.split('.');
+    const flags = ['--dtype', dtype, ...(layout[0] === 'T' ? ['--trans-a'] : []), ...(layout[1] === 'T' ? ['--trans-b'] : [])];
+    out[key] = {
+      gemm: kernel(['--params', params, '--kernel', 'gemm', ...flags]),
+      planes: kernel(['--params', params, '--kernel', 'planes', ...flags]),
+    };
+  }
+  return out;
+}
+
+/** Few rows' kernel for params text p (variant=fewrows,...) and B's layout 'N' or 'T'. */
+function fewRowsKernel(p, transB) {
+  return { gemm: kernel(['--params', p, '--kernel', 'gemm', ...(transB === 'T' ? ['--trans-b'] : [])]) };
+}
+
+// The few-rows shapes of the rule (og_params_fewrows), read one element at a
+// time (vec=1: WGSL has no vector loads; vec never changes a slice's chain).
+const fewRowsDefaults = {
+  N: 'variant=fewrows,cols=16,slices=16,vec=1', // B stored K x N, N < 8192
+  wide: 'variant=fewrows,cols=32,slices=8,vec=1', // B stored K x N, N >= 8192
+  T: 'variant=fewrows,cols=8,slices=32,vec=1', // B stored N x K
+};
+
+// The default tile (og_params_default, the reference design's 64x64x16) as
+// ogtune prints parameters; checked against ogtune's own default below, as
+// `ogtune select` would need a Vulkan device to print it.
+const defaultTile = 'bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,load=staged,acc=blocked,vec=1,src=ssbo,split=rule';
+if (ogtune(['gen', '--emit', 'wgsl']) !== ogtune(['gen', '--emit', 'wgsl', '--params', defaultTile])) {
+  console.error('generate-kernels.js: ogtune\'s default tile is no longer ' + defaultTile + ' (gen/og_params.c, og_params_default)');
+  process.exit(1);
+}
+const table = {
+  defaultTile,
+  tiles: { [defaultTile]: tileKernels(defaultTile, dtypes.flatMap((d) => layouts.map((l) => `${d}.${l}`))) },
+  reduce: kernel(['--kernel', 'reduce']),
+  fewRowsDefaults,
+  fewRows: {
+    [fewRowsDefaults.N]: { 'f32.NN': fewRowsKernel(fewRowsDefaults.N, 'N') },
+    [fewRowsDefaults.wide]: { 'f32.NN': fewRowsKernel(fewRowsDefaults.wide, 'N') },
+    [fewRowsDefaults.T]: { 'f32.NT': fewRowsKernel(fewRowsDefaults.T, 'T') },
+  },
+  elementwise: { scale: kernel(['--kernel', 'scale']), bias: kernel(['--kernel', 'bias']), activate: kernel(['--kernel', 'activate']) },
+  records: [],
+  skipped: [],
+  database: null,
+};
+table.pushFields = pushFields(table.reduce.wgsl);
+
+if (opt.db) {
+  const rows = JSON.parse(ogtune(['show', '--json', '--db', opt.db]));
+  const best = new Map();
+  // Oldest first: a later record of equal GFLOP/s replaces an earlier one.
+  rows.sort((x, y) => x.created - y.created);
+  for (const r of rows) {
+    if (!r.device.includes(opt.device) || r.op !== 'gemm' || r.mode !== 'fast' || !r.accepted || r.stale) continue;
+    if (!['gemm_tile', 'gemm_fewrows'].includes(r.template) || !dtypes.includes(r.dtype)) continue;
+    const key = `${r.dtype}.${r.trans_a ? 'T' : 'N'}${r.trans_b ? 'T' : 'N'}`;
+    const fewRows = r.template === 'gemm_fewrows';
+    const params = fewRows ? r.params : r.params.replace(/^variant=tile,/, '');
+    const id = fewRows ? params : params.replace(/split=[^,]*/, 'split=rule');
+    const group = fewRows ? table.fewRows : table.tiles;
+    try {
+      if (!group[id]?.[key]) {
+        (group[id] ??= {})[key] = fewRows ? fewRowsKernel(params, key[4]) : tileKernels(params, [key])[key];
+      }
+    } catch (e) {
+      table.skipped.push({ template: r.template, key, shape: r.shape, params, why: String(e.stderr).trim() });
+      continue;
+    }
+    const shapeId = `${r.template} ${key} ${r.shape.join('x')}`;
+    if (!best.has(shapeId) || r.gflops >= best.get(shapeId).gflops) {
+      best.set(shapeId, { template: r.template, key, shape: r.shape, params, gflops: r.gflops, device: r.device });
+    }
+  }
+  // Kernels of records that lost to a better one are not shipped.
+  const id = (r) => (r.template === 'gemm_fewrows' ? r.params : r.params.replace(/split=[^,]*/, 'split=rule'));
+  const used = new Set([...best.values()].map((r) => `${id(r)} ${r.key}`));
+  const defaults = new Set([defaultTile, ...Object.values(fewRowsDefaults)]);
+  for (const group of [table.tiles, table.fewRows]) {
+    for (const [params, keys] of Object.entries(group)) {
+      if (defaults.has(params)) continue;
+      for (const key of Object.keys(keys)) if (!used.has(`${params} ${key}`)) delete keys[key];
+      if (!Object.keys(keys).length) delete group[params];
+    }
+  }
+  table.records = [...best.values()];
+  table.database = { path: opt.db, device: opt.device };
+}
+
+const text = `// Generated by web/tools/generate-kernels.js from ogtune's WGSL: do not edit.
+export default ${JSON.stringify(table)};
+`;
+writeFileSync(`${opt.out}.tmp`, text);
+renameSync(`${opt.out}.tmp`, opt.out);
