@@ -296,8 +296,16 @@ int og_kernel_check(const og_kernel_key *key, const og_limits *lim, char *why, s
 
 /* The kernels the WGSL dialect is written for (og_kernel_check calls it
  * first for a WGSL key): the tile's GEMM and split-k planes with float32,
- * float16 or bfloat16 inputs, vec=1, src=ssbo, and the split-k reduction. */
+ * float16 or bfloat16 inputs, few rows (float32), all with vec=1 and
+ * src=ssbo, the split-k reduction and the elementwise kernels. */
 int og_wgsl_check(const og_kernel_key *key, char *why, size_t len);
+
+/* WebGPU's default limits as og_limits, for the tuner's spaces of a
+ * WebGPU device (the WebGPU specification, "Limits"): 65535 workgroups a
+ * dimension, 128 MiB storage bindings starting on 256 bytes; no texel
+ * buffers, device addresses or matrix hardware. Subgroups: 32, a guess
+ * (WebGPU reports none without the subgroups feature). */
+og_limits og_wgsl_limits(void);
 
 /* A WGSL kernel's workgroup within WebGPU's default limits (og_kernel_check
  * calls it last, after the parameters' own checks). */

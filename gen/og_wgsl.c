@@ -1,5 +1,6 @@
 /* What the WGSL dialect covers, and WebGPU's default limits (docs/wgsl.md). */
 #include <stdio.h>
+#include <string.h>
 
 #include "og_gen.h"
 
@@ -80,4 +81,22 @@ int og_wgsl_limits_check(const og_kernel_key *key, char *why, size_t len)
         return -1;
     }
     return 0;
+}
+
+og_limits og_wgsl_limits(void)
+{
+    og_limits lim;
+    memset(&lim, 0, sizeof lim);
+    lim.max_invocations = OG_WGSL_MAX_INVOCATIONS;
+    lim.max_size[0] = lim.max_size[1] = OG_WGSL_MAX_SIZE_XY;
+    lim.max_size[2] = 64;
+    for (int i = 0; i < 3; i++)
+        lim.max_count[i] = 65535;
+    lim.max_shared_bytes = OG_WGSL_MAX_SHARED_BYTES;
+    lim.max_storage_range = 128u << 20;
+    lim.bind_align = 256;
+    /* The push constants are a uniform buffer (at least 64 KiB in WebGPU). */
+    lim.max_push_bytes = 256;
+    lim.subgroup_size = 32;
+    return lim;
 }

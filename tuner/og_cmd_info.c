@@ -322,6 +322,8 @@ static og_status write_words(const uint32_t *words, size_t count, char *err, siz
 
 int og_cmd_gen(const og_cli *o)
 {
+    if (o->preset)
+        return og_cmd_gen_space(o);
     og_kernel_key key = {.p = og_params_default(), .trans_a = o->trans_a, .trans_b = o->trans_b};
     char err[4096];
     og_dtype dtypes[3];

@@ -47,6 +47,9 @@ int og_cmd_worker(const og_cli *o);
  * Names the instructions the KHR rewrite writes and the capabilities the
  * kernels declare; other opcodes print as Op<number> with raw operand words. */
 void og_spirv_print(FILE *f, const uint32_t *words, size_t count);
+/* ogtune gen --emit wgsl --json --preset P: the WGSL of every kernel of
+ * preset P's space for WebGPU's default limits (og_cmd_gen_space.c). */
+int og_cmd_gen_space(const og_cli *o);
 /* ogtune bench --op int8gemm, on an open context. */
 int og_cmd_bench_int8(const og_cli *o, og_context *ctx);
 /* ogtune bench --first-call: the latency of a new process's first GEMM,

@@ -58,3 +58,16 @@ export function workgroupBytes(wgsl) {
   return [...wgsl.matchAll(/var<workgroup> \w+: array<(?:f32|u32|i32), (\d+)>/g)]
     .reduce((sum, m) => sum + 4 * Number(m[1]), 0);
 }
+
+/**
+ * Every kernel of a preset's tuning space for WebGPU's default limits
+ * (`ogtune gen --emit wgsl --json --preset`): objects with params, kernel,
+ * dtype, trans_a, trans_b and either text (the WGSL) or refused (why).
+ */
+export function space({ preset = 'quick', dtypes = 'f32,f16,bf16', transA = false, transB = false } = {}) {
+  const args = ['gen', '--emit', 'wgsl', '--json', '--preset', preset, '--dtype', dtypes];
+  if (transA) args.push('--trans-a');
+  if (transB) args.push('--trans-b');
+  const out = execFileSync(ogtune, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 28 });
+  return out.trim().split('\n').map((line) => JSON.parse(line));
+}

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { openDevice, pipeline } from './gpu.js';
-import { generate, refusal, tile } from './kernels.js';
+import { generate, refusal, space, tile } from './kernels.js';
 
 let device;
 before(async () => { device = await openDevice('null'); });
@@ -40,6 +40,21 @@ test('few rows: a spread of cols x slices, B K x N and N x K', async () => {
       await pipeline(device, generate({ params: { variant: 'fewrows', cols, slices, vec: 1 }, transB }));
     }
   }
+});
+
+test('every kernel of the quick space (WebGPU\'s limits), every op(A) x op(B), passes Dawn\'s validation', async () => {
+  let generated = 0;
+  for (const transA of [false, true]) for (const transB of [false, true]) {
+    for (const k of space({ transA, transB })) {
+      if (k.refused) {
+        assert.match(k.refused, /^wgsl: vec=4/, `${k.params}: only vector loads are refused`);
+        continue;
+      }
+      await pipeline(device, k.text).catch((e) => assert.fail(`${k.kernel} ${k.dtype} ${k.params} ${transA} ${transB}: ${e.message}`));
+      generated++;
+    }
+  }
+  assert.ok(generated >= 4 * 80, `${generated} kernels`);
 });
 
 test('ogtune refuses what the WGSL tile does not cover, and WebGPU\'s default limits', () => {
