@@ -4,8 +4,10 @@
 # the fuzz targets, fuzz/README.md). Does nothing when every package is
 # already present. nodejs, npm and libegl-dev (the unversioned libEGL.so that
 # Dawn's OpenGL backend opens) run the WGSL tests in web/ (npm's webgpu
-# package, which scripts/test.sh installs from web/package-lock.json);
-# chromium runs the WebGPU runtime's browser test.
+# package, which scripts/test.sh installs from web/package-lock.json).
+# --tests adds chromium, which only CTest's test_webgpu_browser needs (the
+# WebGPU runtime in a real browser: headless Chromium, WebGPU on
+# SwiftShader); scripts/test.sh passes it, scripts/tune.sh does not.
 # --peers adds what bench/peers.sh compares against (CLBlast and its tuners on
 # PoCL, OpenBLAS); the build and the tests never need those.
 set -euo pipefail
@@ -23,22 +25,23 @@ packages=(
   vulkan-validationlayers
   clang-14 libclang-rt-14-dev
   libegl-dev
-  # Only CTest's test_webgpu_browser needs it: the WebGPU runtime in a real
-  # browser (headless Chromium, WebGPU on SwiftShader).
-  chromium
 )
 # Node.js from Debian, unless a node and npm are already installed (another
 # distribution's nodejs package brings its own npm, which Debian's conflicts with).
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   packages+=(nodejs npm)
 fi
-if [ "${1:-}" = "--peers" ]; then
-  packages+=(
-    libclblast-dev clblast-utils
-    pocl-opencl-icd ocl-icd-opencl-dev opencl-headers
-    libopenblas-dev
-  )
-fi
+for option in "$@"; do
+  case $option in
+    --tests) packages+=(chromium) ;;
+    --peers) packages+=(
+        libclblast-dev clblast-utils
+        pocl-opencl-icd ocl-icd-opencl-dev opencl-headers
+        libopenblas-dev
+      ) ;;
+    *) echo "setup: unknown option $option (--tests, --peers)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

@@ -15,7 +15,7 @@
 #     failed property fails the run (steps 1 and 4 replay the corpora).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/setup.sh --tests
 jobs=$(nproc)
 
 # web/'s pinned npm packages (Dawn for Node) for CTest's test_wgsl_webgpu and

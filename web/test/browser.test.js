@@ -2,7 +2,7 @@
 // WebGPU implementation (SwiftShader here), loads web/browser/index.html from
 // a server of web/ on 127.0.0.1 and logs the cases' results to its console,
 // which --enable-logging=stderr prints. OG_CHROMIUM names the browser
-// (CTest sets it; scripts/setup.sh installs chromium): without one the test
+// (CTest sets it; scripts/setup.sh --tests installs chromium): without one the test
 // fails, it does not skip.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -57,7 +57,7 @@ function chromium(url, seconds) {
 }
 
 test('Chromium runs the page\'s GEMMs through web/onegpu and reports them correct', async () => {
-  assert.ok(process.env.OG_CHROMIUM, 'no chromium: scripts/setup.sh installs it (OG_CHROMIUM names it)');
+  assert.ok(process.env.OG_CHROMIUM, 'no chromium: scripts/setup.sh --tests installs it (OG_CHROMIUM names it)');
   const server = await serve();
   const url = `http://127.0.0.1:${server.address().port}/browser/index.html`;
   const log = await chromium(url, 90).finally(() => server.close());
