@@ -78,8 +78,9 @@ uint32_t og_kernel_shared_bytes(const og_kernel_key *key)
      * parts: float32 values in the portable tile, float16 in the matrix one,
      * whose small sums also leave through a float32 fragment per subgroup. */
     if (p->variant == OG_VARIANT_COOPMAT)
-        return bytes + (uint32_t)(2 * p->buf * (p->bm * (p->bk + p->pad) + p->bk * (p->bn + p->pad)) +
-                                  4 * 256 * p->sgx * p->sgy);
+        return bytes +
+               (uint32_t)(2 * p->buf * (p->bm * (p->bk + p->pad) + p->bk * (p->bn + p->pad)) +
+                          4 * 256 * p->sgx * p->sgy);
     return 2 * bytes;
 }
 

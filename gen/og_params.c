@@ -253,9 +253,9 @@ int og_params_parse(const char *text, og_params *out, char *why, size_t len)
             /* variant_named has set p.variant */
         } else if (strcmp(item, "src") == 0 && src_named(value, &p.src)) {
             seen |= 1u << 30;
-        } else if (strcmp(item, "mat") == 0 && (strcmp(value, "nv") == 0 ||
-                                                strcmp(value, "khr") == 0 ||
-                                                strcmp(value, "emu") == 0)) {
+        } else if (strcmp(item, "mat") == 0 &&
+                   (strcmp(value, "nv") == 0 || strcmp(value, "khr") == 0 ||
+                    strcmp(value, "emu") == 0)) {
             p.mat = strcmp(value, "khr") == 0   ? OG_MATRIX_KHR
                     : strcmp(value, "emu") == 0 ? OG_MATRIX_EMU
                                                 : OG_MATRIX_NV;
@@ -539,8 +539,8 @@ static int emulation_check(const og_params *p, const og_limits *lim, char *why, 
  * one or two buffers. */
 static int coopmat_shape_check(const og_params *p, char *why, size_t len)
 {
-    static const int tiles[] = {32, 64, 128, 256}, steps[] = {16, 32, 64},
-                     splits[] = {1, 2, 4, 8}, pads[] = {0, 8}, bufs[] = {1, 2};
+    static const int tiles[] = {32, 64, 128, 256}, steps[] = {16, 32, 64}, splits[] = {1, 2, 4, 8},
+                     pads[] = {0, 8}, bufs[] = {1, 2};
     int sg = p->sgx * p->sgy;
     if (!one_of(p->bm, tiles, 4) || !one_of(p->bn, tiles, 4) || !one_of(p->bk, steps, 3) ||
         !one_of(p->pad, pads, 2) || !one_of(p->buf, bufs, 2)) {

@@ -142,8 +142,8 @@ Test(matrix, space_covers_both_subgroup_counts)
             four += space[i].sgx * space[i].sgy == 4;
             direct += space[i].load == OG_LOAD_DIRECT;
             /* 128x128x32, 64x64 a subgroup, double buffered */
-            large += space[i].bm == 128 && space[i].bn == 128 && space[i].bk == 32 &&
-                     space[i].buf == 2;
+            large +=
+                space[i].bm == 128 && space[i].bn == 128 && space[i].bk == 32 && space[i].buf == 2;
         }
     free(space);
     cr_expect_eq(eight, 2);

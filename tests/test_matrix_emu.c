@@ -72,35 +72,35 @@ static void run_case(og_context *ctx, const emu_case *c, int *accepted, char *wh
  * workgroup memory (pad 0 where 8 would not fit), staged and direct (K and
  * the transposed extents multiples of 8, so interior tiles load directly
  * and a partial last step is staged), one and two buffers, k steps of 16,
- * 32 and 64, every transpose, sizes 1, 17, 130 and 257. */
+ * 32 and 64, every transpose, sizes 1, 17, 33, 130 and 257. */
 static const emu_case cases[] = {
     /* The design's default tile, staged, ragged and batched. */
-    {"variant=coopmat,bm=64,bn=64,bk=16,sgx=4,sgy=2,pad=8,load=staged,mat=emu", 0, 0, 0, 0, 130,
-     17, 57, 2, 0.75f, 0.5f, 0, 0},
+    {"variant=coopmat,bm=64,bn=64,bk=16,sgx=4,sgy=2,pad=8,load=staged,mat=emu", 0, 0, 0, 0, 130, 17,
+     57, 2, 0.75f, 0.5f, 0, 0},
     /* 128x128, 64x64 per subgroup (16 accumulators), k 32, direct. */
-    {"variant=coopmat,bm=128,bn=128,bk=32,sgx=2,sgy=2,pad=0,load=direct,mat=emu", 0, 0, 0,
-     1, 130, 136, 72, 1, 1.0f, 0.0f, 1, 0},
+    {"variant=coopmat,bm=128,bn=128,bk=32,sgx=2,sgy=2,pad=0,load=direct,mat=emu", 0, 0, 0, 1, 130,
+     136, 72, 1, 1.0f, 0.0f, 1, 0},
     /* 256x128, 64x64 per subgroup, two buffers, direct, A transposed. */
-    {"variant=coopmat,bm=256,bn=128,bk=16,sgx=2,sgy=4,pad=0,load=direct,mat=emu,buf=2", 0, 0, 1,
-     0, 264, 130, 88, 1, -1.25f, 0.5f, 0, 0},
+    {"variant=coopmat,bm=256,bn=128,bk=16,sgx=2,sgy=4,pad=0,load=direct,mat=emu,buf=2", 0, 0, 1, 0,
+     264, 136, 88, 1, -1.25f, 0.5f, 0, 0},
     /* 128x256 (N the long side), one buffer, padded, staged, both transposed. */
     {"variant=coopmat,bm=128,bn=256,bk=16,sgx=4,sgy=2,pad=8,load=staged,mat=emu", 0, 0, 1, 1, 257,
      1, 40, 1, 1.0f, 0.0f, 1, 1},
     /* k step 64, two buffers, a narrow tile, direct. */
     {"variant=coopmat,bm=32,bn=64,bk=64,sgx=2,sgy=1,pad=8,load=direct,mat=emu,buf=2", 0, 0, 0, 0,
-     33, 130, 200, 3, 0.5f, -1.0f, 0, 0},
+     33, 136, 200, 3, 0.5f, -1.0f, 0, 0},
     /* k step 64, one buffer, 128x64, staged, B transposed. */
     {"variant=coopmat,bm=128,bn=64,bk=64,sgx=2,sgy=2,pad=0,load=staged,mat=emu", 0, 0, 0, 1, 129,
      65, 130, 1, 1.0f, 1.0f, 0, 0},
     /* Subgroups of 64 (wave64): 128x128, two buffers, direct. */
-    {"variant=coopmat,bm=128,bn=128,bk=16,sgx=2,sgy=2,pad=0,load=direct,mat=emu,sub=64,buf=2", 0,
-     0, 0, 0, 256, 136, 48, 1, 1.0f, 0.0f, 1, 0},
+    {"variant=coopmat,bm=128,bn=128,bk=16,sgx=2,sgy=2,pad=0,load=direct,mat=emu,sub=64,buf=2", 0, 0,
+     0, 0, 256, 136, 48, 1, 1.0f, 0.0f, 1, 0},
     /* Recovered float32, two buffers, 64x32 per subgroup (8 + 8 accumulators). */
-    {"variant=coopmat,bm=128,bn=64,bk=16,sgx=2,sgy=2,pad=0,load=staged,mat=emu,buf=2", 1, 0, 0,
-     1, 130, 70, 100, 2, 1.0f, 0.0f, 1, 0},
+    {"variant=coopmat,bm=128,bn=64,bk=16,sgx=2,sgy=2,pad=0,load=staged,mat=emu,buf=2", 1, 0, 0, 1,
+     130, 70, 100, 2, 1.0f, 0.0f, 1, 0},
     /* Recovered and scaled, k 32, one buffer, A transposed. */
-    {"variant=coopmat,bm=64,bn=64,bk=32,sgx=4,sgy=2,pad=0,load=staged,mat=emu", 1, 1, 1, 0, 65,
-     66, 300, 1, 1.25f, -0.5f, 0, 1},
+    {"variant=coopmat,bm=64,bn=64,bk=32,sgx=4,sgy=2,pad=0,load=staged,mat=emu", 1, 1, 1, 0, 65, 66,
+     300, 1, 1.25f, -0.5f, 0, 1},
 };
 
 Test(emu, the_spread_of_the_space_is_right, .timeout = 600)
@@ -135,7 +135,18 @@ Test(emu, a_fault_in_the_double_buffering_is_caught, .timeout = 300)
     }
     const emu_case c = {"variant=coopmat,bm=64,bn=64,bk=16,sgx=2,sgy=2,pad=8,load=staged,"
                         "mat=emu,buf=2",
-                        0, 0, 0, 0, 64, 64, 64, 1, 1.0f, 0.0f, 0, 0};
+                        0,
+                        0,
+                        0,
+                        0,
+                        64,
+                        64,
+                        64,
+                        1,
+                        1.0f,
+                        0.0f,
+                        0,
+                        0};
     int accepted;
     char why[512] = "";
     run_case(ctx, &c, &accepted, why, sizeof why);
