@@ -87,9 +87,10 @@ f16_kernels=("$base,load=staged" "$base,load=direct"
 recovered_kernels=("$base,load=staged"
   "variant=coopmat,bm=128,bn=128,bk=16,sgx=2,sgy=2,pad=0,load=staged,buf=2")
 if [ "${DEVICE_CHECK_QUICK:-}" = 1 ]; then
-  echo "## the kernels the run times generate and compile (NV and KHR)"
+  echo "## the kernels the run times generate and compile (NV and KHR; the recovered"
+  echo "## tiles in their float16 form: tests/test_matrix compiles their recovered one)"
   for mat in "" ",mat=khr"; do
-    for p in "${f16_kernels[@]}"; do
+    for p in "${f16_kernels[@]}" "${recovered_kernels[1]}"; do
       ogtune gen --emit spv --dtype f16 --params "$p$mat" > /dev/null && echo "ok f16 $p$mat" ||
         echo "(FAILED: f16 $p$mat)"
     done
