@@ -98,6 +98,54 @@ ParameterizedTest(og_kernel_key *key, matrix, module)
                  r.shared_bytes, og_kernel_shared_bytes(key));
 }
 
+/* The tile parameters' limits: tiles of 32 to 256, k steps of 16 to 64, one
+ * or two buffers, at most 16 accumulators a subgroup; buf and mat=emu go
+ * through the text form, which keeps the old text for one buffer. */
+Test(matrix, tile_parameters_are_checked)
+{
+    static const struct {
+        const char *params;
+        const char *why; /* NULL: accepted */
+    } cases[] = {
+        {"variant=coopmat,bm=256,bn=128,bk=64,sgx=2,sgy=4,pad=8,load=direct,buf=2", NULL},
+        {"variant=coopmat,bm=128,bn=256,bk=16,sgx=4,sgy=2,pad=0,load=staged,mat=emu", NULL},
+        {"variant=coopmat,bm=512,bn=128,bk=16,sgx=2,sgy=4,pad=8,load=staged", "tiles of 32"},
+        {"variant=coopmat,bm=128,bn=128,bk=128,sgx=2,sgy=2,pad=8,load=staged", "k step 16, 32"},
+        {"variant=coopmat,bm=128,bn=128,bk=32,sgx=2,sgy=2,pad=8,load=staged,buf=3", "buf 1 or 2"},
+        {"variant=coopmat,bm=256,bn=128,bk=32,sgx=2,sgy=2,pad=8,load=staged",
+         "at most 16 accumulators"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        og_params p;
+        char why[256] = "", again[OG_PARAMS_MAX];
+        cr_assert_eq(og_params_parse(cases[i].params, &p, why, sizeof why), 0, "%s: %s",
+                     cases[i].params, why);
+        og_params_format(&p, again, sizeof again);
+        cr_expect_str_eq(again, cases[i].params);
+        int st = og_params_check(&p, NULL, why, sizeof why);
+        if (!cases[i].why)
+            cr_expect_eq(st, 0, "%s: %s", cases[i].params, why);
+        else
+            cr_expect(st != 0 && strstr(why, cases[i].why), "%s: '%s' lacks '%s'", cases[i].params,
+                      why, cases[i].why);
+    }
+    /* Workgroup memory and invocations against the device's limits. */
+    og_limits lim = qualified();
+    og_params big;
+    char why[256] = "";
+    cr_assert_eq(og_params_parse("variant=coopmat,bm=256,bn=128,bk=64,sgx=2,sgy=4,pad=8,"
+                                 "load=staged,buf=2",
+                                 &big, why, sizeof why),
+                 0);
+    lim.max_shared_bytes = 64 * 1024;
+    cr_expect_eq(og_params_check(&big, &lim, why, sizeof why), -1);
+    cr_expect_not_null(strstr(why, "bytes of workgroup memory exceed"), "%s", why);
+    lim = qualified();
+    lim.max_invocations = 128;
+    cr_expect_eq(og_params_check(&big, &lim, why, sizeof why), -1);
+    cr_expect_not_null(strstr(why, "invocations"), "%s", why);
+}
+
 /* The standard space holds what the hardware is worth: tiles of 256, k
  * steps of 64, 64x64 a subgroup, two buffers, staged and direct. */
 Test(matrix, standard_space_holds_the_large_tiles)
