@@ -18,9 +18,13 @@
 #       the device lists them), then times against the portable 64x64 tile,
 #       each kernel verified against the float64 reference first (ogtune
 #       bench): float16 with the NV and the KHR 8-subgroup kernels, staged
-#       and direct, and recovered float32 (--precision recovered) with both,
-#       at 1024, 2048 and 4096 cubed, then the reference design's BERT
-#       shapes; each line ends with the fraction of the H200's dense peak
+#       and direct, then the large tiles of the tuner's space (128x128x32
+#       with 64x64 a subgroup and 256x128x16, double buffered, direct), and
+#       recovered float32 (--precision recovered) with both on the default
+#       tile and on a double-buffered 128x128 one, at 1024, 2048 and 4096
+#       cubed, then the reference design's BERT shapes (the default tiles
+#       first, so a short budget still compares them); each line ends with
+#       the fraction of the H200's dense peak
 #       (float16 990 TFLOP/s; recovered float32 against the 67 TFLOP/s
 #       float32 peak it must beat to be worth it). A device without matrix
 #       variants (lavapipe) stops after saying why; an extension the device
@@ -28,8 +32,9 @@
 #       less than DEVICE_CHECK_BUDGET seconds (default 420) have passed, so
 #       the run stays under 8 minutes. Output goes to stdout and, when $OUT
 #       is set, to $OUT/device_check_matrix.log.
-#       DEVICE_CHECK_QUICK=1 stops after the driver and device section (a
-#       rehearsal, e.g. here on lavapipe).
+#       DEVICE_CHECK_QUICK=1 stops after the driver and device section and
+#       a check that every kernel the run would time generates and compiles
+#       (NV and KHR forms; a rehearsal, e.g. here on lavapipe).
 #
 # The steps shared with other device scripts live in bench/device_env.sh.
 set -euo pipefail
@@ -71,7 +76,25 @@ echo
 echo "## the float16 choice at 1024 cubed, and why (every matrix variant, NV and KHR)"
 choice=$(ogtune select --dtype f16 --shape 1024x1024x1024 --json) || true
 echo "$choice"
+# The kernels timed below: the design's 8-subgroup tile staged and direct,
+# the large tiles of the tuner's space, and for recovered float32 the
+# default and a double-buffered 128x128 tile (pad 0: its four float16
+# tiles fit 48 KiB twice).
+base="variant=coopmat,bm=64,bn=64,bk=16,sgx=4,sgy=2,pad=8"
+f16_kernels=("$base,load=staged" "$base,load=direct"
+  "variant=coopmat,bm=128,bn=128,bk=32,sgx=2,sgy=2,pad=8,load=direct,buf=2"
+  "variant=coopmat,bm=256,bn=128,bk=16,sgx=2,sgy=4,pad=8,load=direct,buf=2")
+recovered_kernels=("$base,load=staged"
+  "variant=coopmat,bm=128,bn=128,bk=16,sgx=2,sgy=2,pad=0,load=staged,buf=2")
 if [ "${DEVICE_CHECK_QUICK:-}" = 1 ]; then
+  echo "## the kernels the run times generate and compile (NV and KHR; the recovered"
+  echo "## tiles in their float16 form: tests/test_matrix compiles their recovered one)"
+  for mat in "" ",mat=khr"; do
+    for p in "${f16_kernels[@]}" "${recovered_kernels[1]}"; do
+      ogtune gen --emit spv --dtype f16 --params "$p$mat" > /dev/null && echo "ok f16 $p$mat" ||
+        echo "(FAILED: f16 $p$mat)"
+    done
+  done
   echo "# DEVICE_CHECK_QUICK=1: stopping after the driver and device section"
   exit 0
 fi
@@ -111,7 +134,6 @@ echo "## correctness of every matrix variant (quick space) against the float64 r
 "${run[@]}" build/tests/test_matrix --filter 'matrix/kernels*' --verbose || echo "(FAILED: exit $?)"
 cubes=1024x1024x1024,2048x2048x2048,4096x4096x4096
 bert=128x768x768,128x2304x768,128x3072x768,128x768x3072,1024x768x3072
-base="variant=coopmat,bm=64,bn=64,bk=16,sgx=4,sgy=2,pad=8"
 for shapes in "$cubes" "$bert"; do
   for e in "${exts[@]}"; do
     mat=$([ "$e" = KHR ] && echo ",mat=khr" || true)
@@ -119,14 +141,16 @@ for shapes in "$cubes" "$bert"; do
     sub=$(echo "$choice" | tr '{' '\n' | grep "\"extension\":\"VK_${e}_cooperative_matrix\"" |
       grep -o '"subgroup_size":[0-9]*' | head -1 | cut -d: -f2)
     [ "${sub:-32}" = 32 ] || mat="$mat,sub=$sub"
-    for load in staged direct; do
-      in_budget "float16 $e $load $shapes" || continue
-      echo "## float16, $e matrices: $base,load=$load$mat against the 64x64 portable tile"
-      bench 990 --dtype f16 --shapes "$shapes" --params "$base,load=$load$mat"
+    for p in "${f16_kernels[@]}"; do
+      in_budget "float16 $e $p $shapes" || continue
+      echo "## float16, $e matrices: $p$mat against the 64x64 portable tile"
+      bench 990 --dtype f16 --shapes "$shapes" --params "$p$mat"
     done
-    in_budget "recovered float32 $e $shapes" || continue
-    echo "## recovered float32 (three float16 products), $e matrices, against the recovered 64x64 tile"
-    bench 67 --dtype f32 --precision recovered --shapes "$shapes" --params "$base,load=staged$mat"
+    for p in "${recovered_kernels[@]}"; do
+      in_budget "recovered float32 $e $p $shapes" || continue
+      echo "## recovered float32 (three float16 products), $e matrices: $p$mat against the recovered 64x64 tile"
+      bench 67 --dtype f32 --precision recovered --shapes "$shapes" --params "$p$mat"
+    done
   done
 done
 echo

@@ -39,7 +39,14 @@ typedef enum og_variant {
 /* The cooperative-matrix extension a kernel is written for: the module
  * glslang compiles (VK_NV_cooperative_matrix), or its rewrite into
  * SPV_KHR_cooperative_matrix (og_spirv_khr) for VK_KHR_cooperative_matrix. */
-typedef enum og_matrix_ext { OG_MATRIX_NV = 0, OG_MATRIX_KHR = 1 } og_matrix_ext;
+typedef enum og_matrix_ext {
+    OG_MATRIX_NV = 0,
+    OG_MATRIX_KHR = 1,
+    /* Test only: the same template with each 16x16x16 fragment operation
+     * emulated in plain GLSL, so a device without matrices (lavapipe) runs
+     * everything else of the kernel; never a tuner candidate or a choice. */
+    OG_MATRIX_EMU = 2
+} og_matrix_ext;
 
 /* Split-k ranges (og_params.split): the documented rule, or a fixed count. */
 #define OG_SPLIT_RULE 0
@@ -74,6 +81,9 @@ typedef struct og_params {
     int sgx, sgy;
     og_matrix_ext mat; /* which extension's matrices the module speaks */
     int sub;           /* invocations per subgroup the kernel divides its tile by: 32 or 64 */
+    /* Workgroup-memory buffers of the staged tiles: 1, or 2 (the next k step
+     * is staged into one while the products read the other). */
+    int buf;
 } og_params;
 
 /* The kernels behind one GEMM call. */

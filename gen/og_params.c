@@ -65,7 +65,8 @@ og_params og_params_coopmat(int subgroups)
                    .pad = 8,
                    .load = OG_LOAD_STAGED,
                    .mat = OG_MATRIX_NV,
-                   .sub = OG_COOPMAT_SUBGROUP};
+                   .sub = OG_COOPMAT_SUBGROUP,
+                   .buf = 1};
     return p;
 }
 
@@ -117,16 +118,20 @@ void og_params_format(const og_params *p, char *buf, size_t len)
         return;
     }
     if (p->variant == OG_VARIANT_COOPMAT) {
-        /* NV matrices in subgroups of 32 keep the text they had before KHR
-         * matrices existed, so the records measured then keep their keys. */
+        /* NV matrices in subgroups of 32 with one buffer keep the text they
+         * had before KHR matrices and double buffering existed, so the
+         * records measured then keep their keys. */
         int used =
             snprintf(buf, len, "variant=coopmat,bm=%d,bn=%d,bk=%d,sgx=%d,sgy=%d,pad=%d,load=%s",
                      p->bm, p->bn, p->bk, p->sgx, p->sgy, p->pad,
                      p->load == OG_LOAD_DIRECT ? "direct" : "staged");
-        if (p->mat == OG_MATRIX_KHR && used >= 0 && (size_t)used < len)
-            used += snprintf(buf + used, len - (size_t)used, ",mat=khr");
+        if (p->mat != OG_MATRIX_NV && used >= 0 && (size_t)used < len)
+            used += snprintf(buf + used, len - (size_t)used, ",mat=%s",
+                             p->mat == OG_MATRIX_KHR ? "khr" : "emu");
         if (p->sub != OG_COOPMAT_SUBGROUP && used >= 0 && (size_t)used < len)
-            snprintf(buf + used, len - (size_t)used, ",sub=%d", p->sub);
+            used += snprintf(buf + used, len - (size_t)used, ",sub=%d", p->sub);
+        if (p->buf != 1 && used >= 0 && (size_t)used < len)
+            snprintf(buf + used, len - (size_t)used, ",buf=%d", p->buf);
         return;
     }
     if (p->variant == OG_VARIANT_INT8_SKINNY) {
@@ -169,6 +174,7 @@ static int *int_field(og_params *p, const char *key, unsigned *position)
         {"slices", offsetof(og_params, slices)}, {"rows", offsetof(og_params, rows)},
         {"dot", offsetof(og_params, dot)},       {"sgx", offsetof(og_params, sgx)},
         {"sgy", offsetof(og_params, sgy)},       {"sub", offsetof(og_params, sub)},
+        {"buf", offsetof(og_params, buf)},
     };
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         if (strcmp(fields[i].key, key) == 0) {
@@ -248,8 +254,11 @@ int og_params_parse(const char *text, og_params *out, char *why, size_t len)
         } else if (strcmp(item, "src") == 0 && src_named(value, &p.src)) {
             seen |= 1u << 30;
         } else if (strcmp(item, "mat") == 0 &&
-                   (strcmp(value, "nv") == 0 || strcmp(value, "khr") == 0)) {
-            p.mat = strcmp(value, "khr") == 0 ? OG_MATRIX_KHR : OG_MATRIX_NV;
+                   (strcmp(value, "nv") == 0 || strcmp(value, "khr") == 0 ||
+                    strcmp(value, "emu") == 0)) {
+            p.mat = strcmp(value, "khr") == 0   ? OG_MATRIX_KHR
+                    : strcmp(value, "emu") == 0 ? OG_MATRIX_EMU
+                                                : OG_MATRIX_NV;
             seen |= 1u << 29;
         } else {
             snprintf(why, len, "params: unknown item %s=%s", item, value);
@@ -257,8 +266,8 @@ int og_params_parse(const char *text, og_params *out, char *why, size_t len)
         }
     }
     /* Bits 0 and 1 are load and acc, 2..10 the tile's integers, 11 and 12
-     * cols and slices, 13 rows, 14 dot, 15 and 16 sgx and sgy, 17 sub, 29
-     * mat, 30 src. */
+     * cols and slices, 13 rows, 14 dot, 15 and 16 sgx and sgy, 17 sub, 18
+     * buf, 29 mat, 30 src. */
     static const struct {
         unsigned keys;
         const char *what;
@@ -286,12 +295,14 @@ int og_params_parse(const char *text, og_params *out, char *why, size_t len)
     unsigned optional = (seen & extra) == extra ? extra : 0u;
     if (p.variant != OG_VARIANT_TILE && p.variant != OG_VARIANT_COOPMAT)
         optional |= seen & (1u << 30);
-    /* The matrix kernels may name their extension and subgroup size (NV
-     * and 32 when absent). */
+    /* The matrix kernels may name their extension, subgroup size and
+     * buffers (NV, 32 and 1 when absent). */
     if (p.variant == OG_VARIANT_COOPMAT) {
-        optional |= seen & (1u << 29 | 1u << 17);
+        optional |= seen & (1u << 29 | 1u << 17 | 1u << 18);
         if (!(seen & (1u << 17)))
             p.sub = OG_COOPMAT_SUBGROUP;
+        if (!(seen & (1u << 18)))
+            p.buf = 1;
     }
     if (seen != (wanted[p.variant].keys | optional) || (unsplit && p.split != OG_SPLIT_RULE)) {
         snprintf(why, len, "params: '%s' needs exactly %s", text, wanted[p.variant].what);
@@ -309,10 +320,11 @@ uint32_t og_params_shared_bytes(const og_params *p)
     /* Int8Gemm skinny: one 32-bit sum per row and invocation. */
     if (p->variant == OG_VARIANT_INT8_SKINNY)
         return (uint32_t)(4 * p->rows * p->cols * p->slices);
-    /* Cooperative matrix: the float16 A and B tiles, padded, and a float32
-     * 16x16 fragment per subgroup that the accumulators leave through. */
+    /* Cooperative matrix: the float16 A and B tiles, padded, once or twice
+     * (buf), and a float32 16x16 fragment per subgroup that the accumulators
+     * leave through. */
     if (p->variant == OG_VARIANT_COOPMAT)
-        return (uint32_t)(2 * (p->bm * (p->bk + p->pad) + p->bk * (p->bn + p->pad)) +
+        return (uint32_t)(2 * p->buf * (p->bm * (p->bk + p->pad) + p->bk * (p->bn + p->pad)) +
                           4 * 256 * p->sgx * p->sgy);
     /* Int8Gemm tile: an int per element (dot = 0), or a word of four k (dot = 1);
      * none with direct loads. */
@@ -508,37 +520,66 @@ static int matrix_ext_check(const og_params *p, const og_matrix_caps *m, char *w
     return 0;
 }
 
+/* The emulated fragments (mat=emu, a test's kernel) need of the device
+ * what the rest of the template needs: float16 in workgroup memory, and
+ * 16-bit storage for direct loads. */
+static int emulation_check(const og_params *p, const og_limits *lim, char *why, size_t len)
+{
+    const og_matrix_caps *m = &lim->matrix;
+    if (!m->float16 || (p->load == OG_LOAD_DIRECT && !m->storage16)) {
+        snprintf(why, len, "the emulated matrix kernel needs shaderFloat16%s",
+                 p->load == OG_LOAD_DIRECT ? " and storageBuffer16BitAccess" : "");
+        return -1;
+    }
+    return limits_check(p, lim, (uint32_t)(p->sub * p->sgx * p->sgy), 1, why, len);
+}
+
+/* The cooperative-matrix tile's own rules: tiles of 32 to 256, k steps of
+ * 16 to 64, 2 to 8 subgroups each owning at most 16 accumulators (64x64),
+ * one or two buffers. */
+static int coopmat_shape_check(const og_params *p, char *why, size_t len)
+{
+    static const int tiles[] = {32, 64, 128, 256}, steps[] = {16, 32, 64}, splits[] = {1, 2, 4, 8},
+                     pads[] = {0, 8}, bufs[] = {1, 2};
+    int sg = p->sgx * p->sgy;
+    if (!one_of(p->bm, tiles, 4) || !one_of(p->bn, tiles, 4) || !one_of(p->bk, steps, 3) ||
+        !one_of(p->pad, pads, 2) || !one_of(p->buf, bufs, 2)) {
+        snprintf(why, len,
+                 "params: cooperative-matrix tile %dx%dx%d, pad=%d, buf=%d: tiles of 32, 64, 128 "
+                 "or 256, k step 16, 32 or 64, pad 0 or 8, buf 1 or 2",
+                 p->bm, p->bn, p->bk, p->pad, p->buf);
+        return -1;
+    }
+    if (!one_of(p->sgx, splits, 4) || !one_of(p->sgy, splits, 4) || sg < 2 || sg > 8 ||
+        (p->bm / p->sgy) % 16 != 0 || (p->bn / p->sgx) % 16 != 0 ||
+        (p->bm / p->sgy / 16) * (p->bn / p->sgx / 16) > 16) {
+        snprintf(why, len,
+                 "params: %dx%d subgroups must number 2 to 8 and each own a multiple of 16x16 "
+                 "of the %dx%d tile, at most 16 accumulators",
+                 p->sgx, p->sgy, p->bn, p->bm);
+        return -1;
+    }
+    if ((p->mat != OG_MATRIX_NV && p->mat != OG_MATRIX_KHR && p->mat != OG_MATRIX_EMU) ||
+        (p->sub != OG_COOPMAT_SUBGROUP && p->sub != OG_COOPMAT_SUBGROUP_WIDE)) {
+        snprintf(why, len,
+                 "params: cooperative-matrix mat=%d sub=%d: NV, KHR or emu, subgroups of 32 or 64",
+                 (int)p->mat, p->sub);
+        return -1;
+    }
+    return 0;
+}
+
 /* The cooperative-matrix tile: its own rules, then what it needs of the
  * device (reference design, "Which devices take the matrix kernel"). */
 static int coopmat_check(const og_params *p, const og_limits *lim, char *why, size_t len)
 {
-    static const int tiles[] = {32, 64, 128}, steps[] = {16, 32}, splits[] = {1, 2, 4, 8},
-                     pads[] = {0, 8};
-    int sg = p->sgx * p->sgy;
-    if (!one_of(p->bm, tiles, 3) || !one_of(p->bn, tiles, 3) || !one_of(p->bk, steps, 2) ||
-        !one_of(p->pad, pads, 2)) {
-        snprintf(why, len,
-                 "params: cooperative-matrix tile %dx%dx%d, pad=%d: tiles of 32, 64 or 128, k "
-                 "step 16 or 32, pad 0 or 8",
-                 p->bm, p->bn, p->bk, p->pad);
+    if (coopmat_shape_check(p, why, len) != 0)
         return -1;
-    }
-    if (!one_of(p->sgx, splits, 4) || !one_of(p->sgy, splits, 4) || sg < 2 || sg > 8 ||
-        (p->bm / p->sgy) % 16 != 0 || (p->bn / p->sgx) % 16 != 0) {
-        snprintf(why, len,
-                 "params: %dx%d subgroups must number 2 to 8 and each own a multiple of 16x16 "
-                 "of the %dx%d tile",
-                 p->sgx, p->sgy, p->bn, p->bm);
-        return -1;
-    }
-    if ((p->mat != OG_MATRIX_NV && p->mat != OG_MATRIX_KHR) ||
-        (p->sub != OG_COOPMAT_SUBGROUP && p->sub != OG_COOPMAT_SUBGROUP_WIDE)) {
-        snprintf(why, len, "params: cooperative-matrix mat=%d sub=%d: NV or KHR, subgroups of 32 or 64",
-                 (int)p->mat, p->sub);
-        return -1;
-    }
     if (!lim)
         return 0;
+    if (p->mat == OG_MATRIX_EMU)
+        return emulation_check(p, lim, why, len);
+    int sg = p->sgx * p->sgy;
     const og_matrix_caps *m = &lim->matrix;
     if (matrix_ext_check(p, m, why, len) != 0)
         return -1;

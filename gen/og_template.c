@@ -211,6 +211,8 @@ static void push_params(lua_State *L, const og_kernel_key *key)
     set_int(L, "SGX", p->sgx);
     set_int(L, "SGY", p->sgy);
     set_int(L, "SUB", p->sub);
+    set_int(L, "BUF", p->buf);
+    set_str(L, "MAT", p->mat == OG_MATRIX_EMU ? "emu" : p->mat == OG_MATRIX_KHR ? "khr" : "nv");
     set_int(L, "BM", p->bm);
     set_int(L, "BN", p->bn);
     set_int(L, "BK", p->bk);

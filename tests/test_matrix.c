@@ -38,7 +38,7 @@ ParameterizedTestParameters(matrix, module)
     og_shape cube = {1024, 1024, 1024, 1};
     if (og_space(&lim, OG_PRESET_STANDARD, OG_F16, 0, 0, &cube, &space, &n) != OG_OK)
         n = 0;
-    og_kernel_key *keys = cr_malloc((n + 8) * sizeof *keys);
+    og_kernel_key *keys = cr_malloc((n + 12) * sizeof *keys);
     for (size_t i = 0; i < n; i++)
         if (space[i].variant == OG_VARIANT_COOPMAT)
             keys[count++] = (og_kernel_key){.p = space[i],
@@ -57,6 +57,23 @@ ParameterizedTestParameters(matrix, module)
                                         .dialect = OG_GLSL,
                                         .recover = OG_RECOVER_SHIFT,
                                         .scaled = (v >> 1) & 1};
+    /* ... and on the large double-buffered tiles (64x64 a subgroup). */
+    for (int v = 0; v < 4; v++) {
+        og_params p = og_params_coopmat(v < 2 ? 4 : 8);
+        p.bm = v < 2 ? 128 : 256;
+        p.bn = 128;
+        p.bk = v < 2 ? 32 : 16;
+        p.sgx = 2;
+        p.sgy = v < 2 ? 2 : 4;
+        p.buf = 2;
+        keys[count++] = (og_kernel_key){.p = p,
+                                        .dtype = OG_F32,
+                                        .trans_a = v & 1,
+                                        .trans_b = !(v & 1),
+                                        .dialect = OG_GLSL,
+                                        .recover = OG_RECOVER_SHIFT,
+                                        .scaled = v >> 1};
+    }
     return cr_make_param_array(og_kernel_key, keys, count);
 }
 
@@ -81,11 +98,88 @@ ParameterizedTest(og_kernel_key *key, matrix, module)
                  r.shared_bytes, og_kernel_shared_bytes(key));
 }
 
+/* The tile parameters' limits: tiles of 32 to 256, k steps of 16 to 64, one
+ * or two buffers, at most 16 accumulators a subgroup; buf and mat=emu go
+ * through the text form, which keeps the old text for one buffer. */
+Test(matrix, tile_parameters_are_checked)
+{
+    static const struct {
+        const char *params;
+        const char *why; /* NULL: accepted */
+    } cases[] = {
+        {"variant=coopmat,bm=256,bn=128,bk=64,sgx=2,sgy=4,pad=8,load=direct,buf=2", NULL},
+        {"variant=coopmat,bm=128,bn=256,bk=16,sgx=4,sgy=2,pad=0,load=staged,mat=emu", NULL},
+        {"variant=coopmat,bm=512,bn=128,bk=16,sgx=2,sgy=4,pad=8,load=staged", "tiles of 32"},
+        {"variant=coopmat,bm=128,bn=128,bk=128,sgx=2,sgy=2,pad=8,load=staged", "k step 16, 32"},
+        {"variant=coopmat,bm=128,bn=128,bk=32,sgx=2,sgy=2,pad=8,load=staged,buf=3", "buf 1 or 2"},
+        {"variant=coopmat,bm=256,bn=128,bk=32,sgx=2,sgy=2,pad=8,load=staged",
+         "at most 16 accumulators"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        og_params p;
+        char why[256] = "", again[OG_PARAMS_MAX];
+        cr_assert_eq(og_params_parse(cases[i].params, &p, why, sizeof why), 0, "%s: %s",
+                     cases[i].params, why);
+        og_params_format(&p, again, sizeof again);
+        cr_expect_str_eq(again, cases[i].params);
+        int st = og_params_check(&p, NULL, why, sizeof why);
+        if (!cases[i].why)
+            cr_expect_eq(st, 0, "%s: %s", cases[i].params, why);
+        else
+            cr_expect(st != 0 && strstr(why, cases[i].why), "%s: '%s' lacks '%s'", cases[i].params,
+                      why, cases[i].why);
+    }
+    /* Workgroup memory and invocations against the device's limits. */
+    og_limits lim = qualified();
+    og_params big;
+    char why[256] = "";
+    cr_assert_eq(og_params_parse("variant=coopmat,bm=256,bn=128,bk=64,sgx=2,sgy=4,pad=8,"
+                                 "load=staged,buf=2",
+                                 &big, why, sizeof why),
+                 0);
+    lim.max_shared_bytes = 64 * 1024;
+    cr_expect_eq(og_params_check(&big, &lim, why, sizeof why), -1);
+    cr_expect_not_null(strstr(why, "bytes of workgroup memory exceed"), "%s", why);
+    lim = qualified();
+    lim.max_invocations = 128;
+    cr_expect_eq(og_params_check(&big, &lim, why, sizeof why), -1);
+    cr_expect_not_null(strstr(why, "invocations"), "%s", why);
+}
+
+/* The standard space holds what the hardware is worth: tiles of 256, k
+ * steps of 64, 64x64 a subgroup, two buffers, staged and direct. */
+Test(matrix, standard_space_holds_the_large_tiles)
+{
+    og_limits lim = qualified();
+    lim.max_shared_bytes = 48 * 1024; /* NVIDIA's limit for Vulkan compute */
+    og_params *space = NULL;
+    size_t n = 0, wide = 0, deep = 0, blocks = 0, buffered = 0, direct_buffered = 0;
+    og_shape cube = {1024, 1024, 1024, 1};
+    cr_assert_eq(og_space(&lim, OG_PRESET_STANDARD, OG_F16, 0, 0, &cube, &space, &n), OG_OK);
+    for (size_t i = 0; i < n; i++) {
+        const og_params *p = &space[i];
+        if (p->variant != OG_VARIANT_COOPMAT)
+            continue;
+        cr_expect_leq(og_params_shared_bytes(p), lim.max_shared_bytes);
+        wide += p->bm == 256 || p->bn == 256;
+        deep += p->bk == 64;
+        blocks += p->bm / p->sgy == 64 && p->bn / p->sgx == 64;
+        buffered += p->buf == 2;
+        direct_buffered += p->buf == 2 && p->load == OG_LOAD_DIRECT;
+    }
+    free(space);
+    cr_expect_gt(wide, 0);
+    cr_expect_gt(deep, 0);
+    cr_expect_gt(blocks, 0);
+    cr_expect_gt(buffered, 0);
+    cr_expect_gt(direct_buffered, 0);
+}
+
 Test(matrix, space_covers_both_subgroup_counts)
 {
     og_limits lim = qualified();
     og_params *space = NULL;
-    size_t n = 0, eight = 0, four = 0, direct = 0;
+    size_t n = 0, eight = 0, four = 0, direct = 0, large = 0;
     og_shape cube = {1024, 1024, 1024, 1};
     cr_assert_eq(og_space(&lim, OG_PRESET_QUICK, OG_F16, 0, 0, &cube, &space, &n), OG_OK);
     og_params def = og_params_default();
@@ -95,11 +189,15 @@ Test(matrix, space_covers_both_subgroup_counts)
             eight += space[i].sgx * space[i].sgy == 8;
             four += space[i].sgx * space[i].sgy == 4;
             direct += space[i].load == OG_LOAD_DIRECT;
+            /* 128x128x32, 64x64 a subgroup, double buffered */
+            large +=
+                space[i].bm == 128 && space[i].bn == 128 && space[i].bk == 32 && space[i].buf == 2;
         }
     free(space);
     cr_expect_eq(eight, 2);
-    cr_expect_eq(four, 2);
-    cr_expect_eq(direct, 2);
+    cr_expect_eq(four, 4);
+    cr_expect_eq(direct, 3);
+    cr_expect_eq(large, 2);
     /* Not for float32 or bfloat16, and not where the device does not qualify. */
     og_limits none = qualified();
     none.matrix.n_shapes = 0;

@@ -51,7 +51,7 @@ ParameterizedTestParameters(matrix_khr, rewrite)
     og_shape cube = {1024, 1024, 1024, 1};
     if (og_space(&lim, OG_PRESET_STANDARD, OG_F16, 0, 0, &cube, &space, &n) != OG_OK)
         n = 0;
-    og_kernel_key *keys = cr_malloc((n + 16) * sizeof *keys);
+    og_kernel_key *keys = cr_malloc((n + 18) * sizeof *keys);
     for (size_t i = 0; i < n; i++)
         if (space[i].variant == OG_VARIANT_COOPMAT && space[i].mat == OG_MATRIX_KHR)
             keys[count++] = (og_kernel_key){.p = space[i],
@@ -72,6 +72,24 @@ ParameterizedTestParameters(matrix_khr, rewrite)
                                         .dialect = OG_GLSL,
                                         .recover = OG_RECOVER_SHIFT,
                                         .scaled = (v >> 1) & 1};
+    }
+    /* Recovered on the large double-buffered tiles (64x64 a subgroup). */
+    for (int v = 0; v < 2; v++) {
+        og_params p = og_params_coopmat(v ? 8 : 4);
+        p.mat = OG_MATRIX_KHR;
+        p.bm = v ? 256 : 128;
+        p.bn = 128;
+        p.bk = v ? 16 : 32;
+        p.sgy = v ? 4 : 2;
+        p.sgx = 2;
+        p.buf = 2;
+        keys[count++] = (og_kernel_key){.p = p,
+                                        .dtype = OG_F32,
+                                        .trans_a = v,
+                                        .trans_b = !v,
+                                        .dialect = OG_GLSL,
+                                        .recover = OG_RECOVER_SHIFT,
+                                        .scaled = v};
     }
     for (int v = 0; v < 4; v++) {
         og_params p = og_params_coopmat(v < 2 ? 8 : 4);
@@ -249,7 +267,7 @@ Test(matrix_khr, khr_only_32_to_64_selectable)
         nv += space[i].variant == OG_VARIANT_COOPMAT && space[i].mat == OG_MATRIX_NV;
     }
     free(space);
-    cr_expect_eq(khr, 4);
+    cr_expect_eq(khr, 6);
     cr_expect_eq(nv, 0);
 }
 
@@ -282,8 +300,8 @@ Test(matrix_khr, nv_and_khr_both)
         nv += space[i].variant == OG_VARIANT_COOPMAT && space[i].mat == OG_MATRIX_NV;
     }
     free(space);
-    cr_expect_eq(khr, 4, "KHR candidates");
-    cr_expect_eq(nv, 4, "NV candidates");
+    cr_expect_eq(khr, 6, "KHR candidates");
+    cr_expect_eq(nv, 6, "NV candidates");
 }
 
 Test(matrix_khr, khr_without_float16_components)

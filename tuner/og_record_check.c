@@ -66,6 +66,11 @@ int og_record_check(const og_record *rec, char *why, size_t len)
                      og_params_template(&p), rec->template_name);
             return -1;
         }
+        if (p.variant == OG_VARIANT_COOPMAT && p.mat == OG_MATRIX_EMU) {
+            snprintf(why, len, "params '%s' name the tests' emulated matrices (mat=emu)",
+                     rec->params);
+            return -1;
+        }
     }
     if (!isfinite(rec->median_us) || rec->median_us < 0 || !isfinite(rec->gflops) ||
         rec->gflops < 0 || isnan(rec->max_error) || rec->max_error < 0 || rec->samples < 0) {

@@ -33,19 +33,19 @@ static uint64_t next_random(uint64_t *state)
 
 /* The parameters that tell candidates apart (wgx and wgy follow from the
  * tile and register tile), for the neighbourhood of the smart strategy. */
-static int free_fields(const og_params *p, int out[18])
+static int free_fields(const og_params *p, int out[20])
 {
-    const int f[18] = {p->variant, p->bm,     p->bn,   p->bk,  p->tm,  p->tn,
-                       p->pad,     p->load,   p->acc,  p->vec, p->src, p->split,
-                       p->cols,    p->slices, p->rows, p->dot, p->sgx, p->sgy};
+    const int f[20] = {p->variant, p->bm,  p->bn,  p->bk,  p->tm,       p->tn,   p->pad,
+                       p->load,    p->acc, p->vec, p->src, p->split,    p->cols, p->slices,
+                       p->rows,    p->dot, p->sgx, p->sgy, (int)p->mat, p->buf};
     memcpy(out, f, sizeof f);
-    return 18;
+    return 20;
 }
 
 /* How many free parameters differ between two candidates. */
 static int distance(const og_params *a, const og_params *b)
 {
-    int fa[18], fb[18], d = 0;
+    int fa[20], fb[20], d = 0;
     int n = free_fields(a, fa);
     free_fields(b, fb);
     for (int i = 0; i < n; i++)

@@ -245,13 +245,35 @@ static og_status add_matrix(candidates *c, og_params p)
     return st == OG_OK ? add(c, p) : st;
 }
 
+/* A cooperative-matrix tile (the extension and subgroup size: add_matrix). */
+static og_params matrix_tile(int bm, int bn, int bk, int sgx, int sgy, int pad, int direct,
+                             int buf)
+{
+    return (og_params){.variant = OG_VARIANT_COOPMAT,
+                       .bm = bm,
+                       .bn = bn,
+                       .bk = bk,
+                       .sgx = sgx,
+                       .sgy = sgy,
+                       .pad = pad,
+                       .load = direct ? OG_LOAD_DIRECT : OG_LOAD_STAGED,
+                       .buf = buf};
+}
+
 /* The cooperative-matrix tiles: the reference design's 8- and 4-subgroup
- * 64x64x16 tiles staged and with direct fragment loads; the standard preset
- * adds 128-wide tiles, the 32 k step, other subgroup arrangements and no
- * padding. Each with the NV and the KHR extension where the device has it. */
+ * 64x64x16 tiles staged and with direct fragment loads, and a 128x128x32
+ * tile of four subgroups owning 64x64 each (16 accumulators), double
+ * buffered. The standard preset adds 128-wide tiles, the 32 k step, other
+ * subgroup arrangements and no padding (one buffer); two buffers for those
+ * tiles with 8 or 4 subgroups; and the large tiles, 128x128, 256x128 and
+ * 128x256, with k steps of 32 and 64, one or two buffers. Each with the NV
+ * and the KHR extension where the device has it; add() drops what the
+ * device's workgroup memory or invocations do not allow and arrangements
+ * of more than 16 accumulators a subgroup. */
 static og_status coopmat_space(candidates *c, og_preset preset)
 {
     static const int tiles[][2] = {{64, 64}, {128, 64}, {64, 128}, {128, 128}},
+                     large[][2] = {{128, 128}, {256, 128}, {128, 256}},
                      groups[][2] = {{4, 2}, {2, 2}, {2, 4}, {4, 1}}, pads[] = {8, 0};
     og_status st = OG_OK;
     for (int d = 0; d < 2 && st == OG_OK; d++)
@@ -260,19 +282,25 @@ static og_status coopmat_space(candidates *c, og_preset preset)
             p.load = d ? OG_LOAD_DIRECT : OG_LOAD_STAGED;
             st = add_matrix(c, p);
         }
+    for (int d = 0; d < 2 && st == OG_OK; d++)
+        st = add_matrix(c, matrix_tile(128, 128, 32, 2, 2, 8, d, 2));
     for (int t = 0; preset == OG_PRESET_STANDARD && t < 4; t++)
         for (int k = 16; k <= 32; k += 16)
             for (int g = 0; g < 4; g++)
-                for (int pd = 0; pd < 2; pd++)
-                    for (int d = 0; d < 2 && st == OG_OK; d++)
-                        st = add_matrix(c, (og_params){.variant = OG_VARIANT_COOPMAT,
-                                                .bm = tiles[t][0],
-                                                .bn = tiles[t][1],
-                                                .bk = k,
-                                                .sgx = groups[g][0],
-                                                .sgy = groups[g][1],
-                                                .pad = pads[pd],
-                                                .load = d ? OG_LOAD_DIRECT : OG_LOAD_STAGED});
+                for (int v = 0; v < 6 && st == OG_OK; v++) {
+                    /* pad 8 and 0 with one buffer, pad 8 with two (8 or 4 subgroups) */
+                    int buf = v < 4 ? 1 : 2;
+                    if (buf == 1 || g < 2)
+                        st = add_matrix(c, matrix_tile(tiles[t][0], tiles[t][1], k, groups[g][0],
+                                                       groups[g][1], pads[v < 4 ? v / 2 : 0],
+                                                       v % 2, buf));
+                }
+    for (int t = 0; preset == OG_PRESET_STANDARD && t < 3; t++)
+        for (int k = 32; k <= 64; k *= 2)
+            for (int g = 0; g < 3; g++)
+                for (int v = 0; v < 4 && st == OG_OK; v++)
+                    st = add_matrix(c, matrix_tile(large[t][0], large[t][1], k, groups[g][0],
+                                                   groups[g][1], 8, v % 2, 1 + v / 2));
     return st;
 }
 

@@ -112,6 +112,10 @@ static void search_databases(og_context *ctx, const og_record_key *key, int64_t 
             snprintf(err, sizeof err, "not the variant of template %s", template_name);
             usable = 0;
         }
+        if (usable && p.variant == OG_VARIANT_COOPMAT && p.mat == OG_MATRIX_EMU) {
+            snprintf(err, sizeof err, "mat=emu is the tests' emulation, never selected");
+            usable = 0;
+        }
         if (!usable) {
             fprintf(stderr, "onegpu: warning: tuning record '%s' is unusable here (%s)\n",
                     rec.params, err);

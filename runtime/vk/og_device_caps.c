@@ -228,14 +228,15 @@ void og_device_features_read(og_context *ctx, og_device_features *f)
     VkBool32 address = f->v12.bufferDeviceAddress;
     lim->buffer_address = address == VK_TRUE;
     og_matrix_caps *caps = &lim->matrix;
-    VkBool32 f16 = 0, model = 0, s16 = 0;
+    /* Float16 and 16-bit storage wherever the device has them: the matrix
+     * kernels' and their emulation's (mat=emu, which the tests run on
+     * devices without matrices); the memory model for matrices only. */
+    VkBool32 f16 = f->v12.shaderFloat16, model = 0, s16 = f->v11.storageBuffer16BitAccess;
+    caps->float16 = f16 == VK_TRUE;
+    caps->storage16 = s16 == VK_TRUE;
     if (matrix) {
-        caps->float16 = f->v12.shaderFloat16 == VK_TRUE;
         caps->memory_model = f->v12.vulkanMemoryModel == VK_TRUE;
-        caps->storage16 = f->v11.storageBuffer16BitAccess == VK_TRUE;
-        f16 = f->v12.shaderFloat16;
         model = f->v12.vulkanMemoryModel;
-        s16 = f->v11.storageBuffer16BitAccess;
     }
     f->v12 = (VkPhysicalDeviceVulkan12Features){
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,

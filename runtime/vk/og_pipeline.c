@@ -50,12 +50,12 @@ static og_status create_pipeline(og_context *ctx, const og_kernel_key *key, VkPi
         .layout = ctx->pipeline_layout[key->p.src == OG_SRC_TEXEL ? OG_SRC_TEXEL : OG_SRC_STORAGE]};
     /* The cooperative-matrix kernels are written for full subgroups of
      * p.sub (32 or 64): og_kernel_check has made sure the device runs or can
-     * pin that size. */
+     * pin that size. Their emulation (a test's) runs on any subgroups. */
     const og_matrix_caps *m = &ctx->limits.matrix;
     VkPipelineShaderStageRequiredSubgroupSizeCreateInfoEXT size = {
         .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO_EXT,
         .requiredSubgroupSize = (uint32_t)key->p.sub};
-    if (key->p.variant == OG_VARIANT_COOPMAT) {
+    if (key->p.variant == OG_VARIANT_COOPMAT && key->p.mat != OG_MATRIX_EMU) {
         if (m->full_subgroups)
             pi.stage.flags |= VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT_EXT;
         if (m->size_control && m->subgroup_min != m->subgroup_max)
