@@ -43,12 +43,14 @@ OG_STAGING=1 OG_VALIDATION=sync ctest --test-dir build --output-on-failure -j"$j
 
 OG_BUILD_DIR=build-asan scripts/build.sh -DOG_WERROR=ON -DOG_SANITIZE=ON
 # shaderc runs several times slower under ASan: the generator test builds a
-# spread of 40 modules here (all of its sample in the plain run above), and
-# the number-format test visits every 97th of the 2^32 float32 inputs.
+# spread of 40 modules here (all of its sample in the plain run above),
+# the number-format test visits every 97th of the 2^32 float32 inputs, and
+# the matrix module and KHR rewrite tests build every 4th matrix kernel of
+# the standard space (all of them in the plain run).
 # test_wgsl_webgpu and the WebGPU runtime's tests are left out: they run node,
 # Dawn and Chromium, none of onegpu's code but ogtune gen (and show, import,
 # export), which test_wgsl and test_travel cover here under the sanitizers.
-OG_TEST_GEN_MODULES=40 OG_TEST_FORMATS_STRIDE=97 ASAN_OPTIONS=detect_leaks=1 \
+OG_TEST_GEN_MODULES=40 OG_TEST_FORMATS_STRIDE=97 OG_TEST_MATRIX_STRIDE=4 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs" -E '^(test_wgsl_webgpu|test_webgpu_runtime|test_webgpu_browser)$'
 

@@ -6,6 +6,7 @@
 #ifndef OG_MATRIX_DEVICE_H
 #define OG_MATRIX_DEVICE_H
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "og_gen.h"
@@ -27,6 +28,16 @@ static inline og_limits matrix_device(void)
     m->subgroup_max = 64;
     m->size_control = m->full_subgroups = m->float16 = m->storage16 = m->memory_model = 1;
     return lim;
+}
+
+/* Every how many matrix kernels of the standard space the module and
+ * rewrite tests build: OG_TEST_MATRIX_STRIDE (scripts/test.sh's sanitizer
+ * pass, where shaderc runs several times slower, takes a spread), else all. */
+static inline size_t matrix_space_stride(void)
+{
+    const char *env = getenv("OG_TEST_MATRIX_STRIDE");
+    long stride = env ? strtol(env, NULL, 10) : 1;
+    return stride > 1 ? (size_t)stride : 1;
 }
 
 #endif /* OG_MATRIX_DEVICE_H */
