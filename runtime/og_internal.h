@@ -26,7 +26,7 @@ struct og_gemm {
     og_dtype b_type; /* of B */
     og_mode mode;
     int recover;          /* recovered float32: the residual shift s; 0 for native products */
-    og_params recovered;  /* ... and its kernel (og_params_recovered, fixed at creation) */
+    og_params recovered;  /* ... its default kernel (og_params_recovered, at creation) */
     int scaled;           /* recovered float32 with power-of-two row and column scaling */
     og_buffer *exponents; /* their exponents, OG_EXPONENT_BYTES, made on first use */
     og_shape_choice *choices; /* selection cache: after the first call, a lookup */

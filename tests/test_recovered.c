@@ -496,17 +496,15 @@ Test(recovered_tuning, keys_apart_and_unusable_records)
 
     tmp_path(bad, sizeof bad, "refused.db");
     snprintf(args, sizeof args,
-             "tune --precision recovered --dtype f16 --shapes 64x64x64 --db '%s' 2>/dev/null",
+             "tune --precision recovered --dtype f16 --shapes 64x64x64 --db '%s' 2>/dev/null", bad);
+    cr_expect_eq(ogtune(args, &out), 2);
+    free(out);
+    snprintf(args, sizeof args, "tune --precision double --shapes 64x64x64 --db '%s' 2>/dev/null",
              bad);
     cr_expect_eq(ogtune(args, &out), 2);
     free(out);
-    snprintf(args, sizeof args,
-             "tune --precision double --shapes 64x64x64 --db '%s' 2>/dev/null", bad);
-    cr_expect_eq(ogtune(args, &out), 2);
-    free(out);
     cr_expect_neq(access(bad, F_OK), 0, "a refused command wrote %s", bad);
-    cr_expect_eq(ogtune("select --precision recovered --op int8gemm --shape 8x8x8 2>/dev/null",
-                        &out),
-                 2);
+    cr_expect_eq(
+        ogtune("select --precision recovered --op int8gemm --shape 8x8x8 2>/dev/null", &out), 2);
     free(out);
 }

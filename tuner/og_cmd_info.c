@@ -191,9 +191,8 @@ void og_cli_print_choice_table(og_context *ctx, const og_cli *o, const og_dtype 
             snprintf(shape, sizeof shape, "%lldx%lldx%lldx%lld", (long long)s->m, (long long)s->n,
                      (long long)s->k, (long long)s->batch);
             printf("%-5s %-22s %-8s %13.2f  %s\n", recovered ? "f32r" : og_dtype_name(dtypes[d]),
-                   shape,
-                   c.source == OG_SOURCE_DB_NEAREST ? "nearest" : source_name(c.source), c.gflops,
-                   params);
+                   shape, c.source == OG_SOURCE_DB_NEAREST ? "nearest" : source_name(c.source),
+                   c.gflops, params);
         }
     if (o->json)
         printf("]}\n");
@@ -228,9 +227,8 @@ int og_cmd_select(const og_cli *o)
     og_context *ctx = og_cli_context(o);
     og_choice c;
     int rc = 1;
-    if (ctx &&
-        og_cli_select(ctx, dtypes[0], mode, o->trans_a, o->trans_b, recovered, &shapes[0], &c) ==
-            OG_OK) {
+    if (ctx && og_cli_select(ctx, dtypes[0], mode, o->trans_a, o->trans_b, recovered, &shapes[0],
+                             &c) == OG_OK) {
         if (o->json) {
             print_choice_json(stdout, ctx, dtypes[0], mode, o->trans_a, o->trans_b, recovered,
                               &shapes[0], &c);

@@ -216,9 +216,10 @@ static og_status tune_shape(og_context *ctx, og_db *db, int64_t device, const og
     run.proto.batch = s->batch;
     if (!o->json)
         fprintf(o->out, "%s %lldx%lldx%lld batch %lld%s%s: %zu candidates, %s search of %zu\n",
-                int8 || o->recovered ? run.proto.key.op : og_dtype_name(t), (long long)s->m, (long long)s->n,
-                (long long)s->k, (long long)s->batch, o->trans_a ? " op(A)=A^T" : "",
-                o->trans_b ? " op(B)=B^T" : "", n, og_strategy_name(o->strategy), run.total);
+                int8 || o->recovered ? run.proto.key.op : og_dtype_name(t), (long long)s->m,
+                (long long)s->n, (long long)s->k, (long long)s->batch,
+                o->trans_a ? " op(A)=A^T" : "", o->trans_b ? " op(B)=B^T" : "", n,
+                og_strategy_name(o->strategy), run.total);
     /* The seed follows the shape, so a resumed run takes the same path. */
     uint64_t seed = (uint64_t)(s->m * 31 + s->n * 37 + s->k * 41 + s->batch * 43) + (uint64_t)t;
     size_t measured;

@@ -357,11 +357,11 @@ typedef struct og_tune_opts {
     size_t n_shapes;
     int trans_a, trans_b;
     og_preset preset;
-    og_mode mode;    /* Deterministic: the rule's kernel only, recorded under its own key */
+    og_mode mode; /* Deterministic: the rule's kernel only, recorded under its own key */
     /* Float32 recovered from float16 products (dtypes float32 only): the
      * recovered space (og_space_recovered), records of op OG_OP_GEMM_RECOVERED */
     int recovered;
-    double budget_s; /* seconds for the whole run, shared by the shapes; 0: no limit */
+    double budget_s;          /* seconds for the whole run, shared by the shapes; 0: no limit */
     size_t budget_candidates; /* candidates per shape at most; 0: no limit */
     og_strategy strategy;
     int json;

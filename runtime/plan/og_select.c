@@ -219,8 +219,7 @@ og_status og_select_recovered(og_context *ctx, og_mode mode, int trans_a, int tr
     out->source = OG_SOURCE_DEFAULT;
     /* The notes: whether float16 matrices qualify, and whether recovered runs them. */
     int matrix = og_matrix_choose(&ctx->limits, OG_F16, mode, out->matrix);
-    if (matrix >= 0 &&
-        memcmp(&out->matrix[matrix].params, &out->params, sizeof out->params) != 0) {
+    if (matrix >= 0 && memcmp(&out->matrix[matrix].params, &out->params, sizeof out->params) != 0) {
         out->matrix[matrix].chosen = 0;
         snprintf(out->matrix[matrix].why, sizeof out->matrix[matrix].why,
                  "recovered float32 runs %s here (HLSL, or no workgroup memory for the "
@@ -231,8 +230,7 @@ og_status og_select_recovered(og_context *ctx, og_mode mode, int trans_a, int tr
     /* Invariant 1: Deterministic mode never depends on the database. */
     if (mode == OG_MODE_DETERMINISTIC)
         return OG_OK;
-    og_record_key key = {
-        .dtype = OG_F32, .mode = mode, .trans_a = trans_a, .trans_b = trans_b};
+    og_record_key key = {.dtype = OG_F32, .mode = mode, .trans_a = trans_a, .trans_b = trans_b};
     snprintf(key.op, sizeof key.op, OG_OP_GEMM_RECOVERED);
     if (matrix < 0) {
         search_databases(ctx, &key, OG_RECOVER_SHIFT, m, n, k, batch, out);
