@@ -151,6 +151,9 @@ int og_matrix_choose(const og_limits *lim, og_dtype dtype, og_mode mode,
  * summation order) without split-k. */
 og_params og_params_recovered(const og_limits *lim, og_dialect dialect, og_mode mode);
 
+/* Recovered float32's portable tile: the default tile without split-k. */
+og_params og_params_recovered_tile(void);
+
 /* Whether parameters p (checked by og_params_check already) run recovered
  * float32 with residual shift recover (1..12) in dialect on a device with
  * limits lim: the staged tile unsplit (split=1: split-k's planes kernel has

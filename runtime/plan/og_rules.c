@@ -269,6 +269,11 @@ og_params og_params_recovered(const og_limits *lim, og_dialect dialect, og_mode 
                 return key.p;
         }
     }
+    return og_params_recovered_tile();
+}
+
+og_params og_params_recovered_tile(void)
+{
     og_params p = og_params_default();
     p.split = 1;
     return p;

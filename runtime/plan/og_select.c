@@ -237,8 +237,7 @@ og_status og_select_recovered(og_context *ctx, og_mode mode, int trans_a, int tr
         return OG_OK;
     }
     og_choice tile = *out;
-    tile.params = og_params_default();
-    tile.params.split = 1;
+    tile.params = og_params_recovered_tile();
     search_competing(ctx, &key, OG_RECOVER_SHIFT, m, n, k, batch, matrix, &tile, out);
     return OG_OK;
 }
