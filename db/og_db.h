@@ -43,9 +43,16 @@ int og_db_uuid_known(const char *s);
  * pipeline cache UUID all equal ("" equals only ""). */
 int og_db_same_driver(const og_device_info *a, const og_device_info *b);
 
+/* The op of the records of float32 recovered from float16 products (the
+ * unscaled kernel with the default residual shift): kept apart from native
+ * float32's "gemm", so neither is ever selected for the other. */
+#define OG_OP_GEMM_RECOVERED "gemm_recovered"
+
 /* What a record is about: everything selection matches on but the shape. */
 typedef struct og_record_key {
-    char op[16]; /* "gemm" or "int8gemm" (dtype OG_INT8 for every 8-bit signedness) */
+    /* "gemm", OG_OP_GEMM_RECOVERED (dtype OG_F32) or "int8gemm" (dtype
+     * OG_INT8 for every 8-bit signedness) */
+    char op[16];
     og_dtype dtype;
     og_mode mode;
     int trans_a, trans_b;

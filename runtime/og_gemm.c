@@ -139,18 +139,29 @@ og_dtype og_gemm_select_type(const og_gemm *g)
     return og_dtype_is_fp8(g->dtype) || og_dtype_is_fp8(g->b_type) ? OG_F32 : g->dtype;
 }
 
+og_status og_gemm_select(og_gemm *g, const og_gemm_args *args, og_choice *c)
+{
+    int64_t batch = args->batch == 0 ? 1 : args->batch;
+    if (g->recover && (g->scaled || g->recover != OG_RECOVER_SHIFT)) {
+        memset(c, 0, sizeof *c);
+        c->params = g->recovered;
+        c->source = OG_SOURCE_DEFAULT;
+        return OG_OK;
+    }
+    if (g->recover)
+        return og_select_recovered(g->ctx, g->mode, !!args->trans_a, !!args->trans_b, args->m,
+                                   args->n, args->k, batch, c);
+    return og_select(g->ctx, og_gemm_select_type(g), g->mode, !!args->trans_a, !!args->trans_b,
+                     args->m, args->n, args->k, batch, c);
+}
+
 og_status og_gemm_choose(og_gemm *g, const og_gemm_args *args, og_params *p)
 {
     int64_t batch = args->batch == 0 ? 1 : args->batch;
-    if (g->recover) {
-        *p = g->recovered;
-        return OG_OK;
-    }
     if (og_choice_cached(g, args->trans_a, args->trans_b, args->m, args->n, args->k, batch, p))
         return OG_OK;
     og_choice choice;
-    og_status st = og_select(g->ctx, og_gemm_select_type(g), g->mode, !!args->trans_a,
-                             !!args->trans_b, args->m, args->n, args->k, batch, &choice);
+    og_status st = og_gemm_select(g, args, &choice);
     if (st == OG_OK)
         st = og_choice_cache(g, args->trans_a, args->trans_b, args->m, args->n, args->k, batch,
                              &choice.params);

@@ -114,19 +114,14 @@ og_status og_gemm_run_elementwise(og_gemm *g, og_elementwise op, const og_gemm_a
 
 og_status og_gemm_describe(og_gemm *g, const og_gemm_args *args, char *buf, size_t len)
 {
-    og_choice c = {.source = OG_SOURCE_DEFAULT};
+    og_choice c;
     int64_t batch = args->batch == 0 ? 1 : args->batch;
-    og_status st = OG_OK;
     if (!og_gemm_has_product(args)) {
         snprintf(buf, len, "elementwise scale: C = act(beta * C + bias), A and B not read (%s is 0)",
                  args->k == 0 ? "K" : "alpha");
         return OG_OK;
     }
-    if (g->recover)
-        c.params = g->recovered;
-    else
-        st = og_select(g->ctx, og_gemm_select_type(g), g->mode, !!args->trans_a, !!args->trans_b,
-                       args->m, args->n, args->k, batch, &c);
+    og_status st = og_gemm_select(g, args, &c);
     if (st != OG_OK)
         return st;
     char params[OG_PARAMS_MAX], split[64] = "", inputs[96] = "", reads[96] = "";

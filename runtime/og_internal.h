@@ -26,7 +26,7 @@ struct og_gemm {
     og_dtype b_type; /* of B */
     og_mode mode;
     int recover;          /* recovered float32: the residual shift s; 0 for native products */
-    og_params recovered;  /* ... and its kernel (og_params_recovered, fixed at creation) */
+    og_params recovered;  /* ... its default kernel (og_params_recovered, at creation) */
     int scaled;           /* recovered float32 with power-of-two row and column scaling */
     og_buffer *exponents; /* their exponents, OG_EXPONENT_BYTES, made on first use */
     og_shape_choice *choices; /* selection cache: after the first call, a lookup */
@@ -55,8 +55,13 @@ int og_choice_cached(const og_gemm *g, int trans_a, int trans_b, int64_t m, int6
 og_status og_choice_cache(og_gemm *g, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                           int64_t batch, const og_params *p);
 
-/* The selected parameters for a call (selection cache, then og_select;
- * recovered float32 always runs og_params_recovered). */
+/* The kernel choice for a call of g, uncached: og_select; for recovered
+ * float32 with the default shift and no range scaling og_select_recovered;
+ * other recovered calls always run g->recovered (og_params_recovered:
+ * only the unscaled kernel with the default shift is tuned). */
+og_status og_gemm_select(og_gemm *g, const og_gemm_args *args, og_choice *c);
+
+/* The selected parameters for a call (selection cache, then og_gemm_select). */
 og_status og_gemm_choose(og_gemm *g, const og_gemm_args *args, og_params *p);
 
 /* The input type whose records and rules select g's kernels: float32's for

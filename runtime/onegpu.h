@@ -401,9 +401,13 @@ typedef struct og_gemm_desc {
  * residual tiles (three float16 matrix products per step); elsewhere, and in
  * Deterministic mode, the portable tile (64x64x16, staged; the float16 high
  * products summed in the documented blocked order, the small terms in one
- * fma chain in increasing k; no split-k). The tuning database is not
- * consulted for it; FP8 inputs use float32's records and rules (tile
- * geometry, few rows).
+ * fma chain in increasing k; no split-k). Those are the defaults: in Fast
+ * mode, without range scaling and with the default shift, a tuned record of
+ * op "gemm_recovered" (ogtune tune --precision recovered; another staged
+ * tile or matrix tile, unsplit) replaces them, and only such records do;
+ * scaled calls, other shifts and Deterministic mode never consult the
+ * database. FP8 inputs use float32's records and rules (tile geometry, few
+ * rows).
  * Errors: OG_ERROR_INVALID_ARGUMENT naming the field (a type pair outside
  * the list above, recovered precision with non-float32 inputs, a shift
  * outside 1..12). */

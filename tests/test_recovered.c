@@ -6,7 +6,9 @@
 
 #include <math.h>
 
+#include "og_ogtune.h"
 #include "og_test.h"
+#include "og_tmpdir.h"
 
 static og_precision_errors measure(og_context *ctx, og_input_kind kind, int64_t k)
 {
@@ -339,4 +341,170 @@ Test(recovered, matrix_kernel_right_where_the_device_qualifies, .timeout = 300)
     og_precision_errors e = measure(ctx, OG_INPUT_UNIFORM, 1024);
     cr_expect_leq(e.recovered, 2 * e.native, "recovered %.3g, native %.3g", e.recovered, e.native);
     close_context(ctx);
+}
+
+/* ---- tuning: op gemm_recovered records, selection, ogtune ---- */
+
+TestSuite(recovered_tuning, .init = make_tmpdir, .fini = remove_tmpdir);
+
+/* Stores a record of op (float32, Fast mode, no transposes) with params at
+ * MxNxK in the database at path, for the device of probe, measured faster
+ * than anything tuned. */
+static void plant(const char *path, const og_device_info *dev, const char *op, const char *params,
+                  int64_t m, int64_t n, int64_t k)
+{
+    og_db *db;
+    int64_t device;
+    char err[512];
+    og_params p;
+    cr_assert_eq(og_params_parse(params, &p, err, sizeof err), 0, "%s: %s", params, err);
+    cr_assert_eq(og_db_open(path, 1, &db, err, sizeof err), OG_OK, "%s", err);
+    cr_assert_eq(og_db_device(db, dev, &device, err, sizeof err), OG_OK, "%s", err);
+    og_record r = {.key = {.dtype = OG_F32, .mode = OG_MODE_FAST},
+                   .m = m,
+                   .n = n,
+                   .k = k,
+                   .batch = 1,
+                   .median_us = 1,
+                   .gflops = 1e6,
+                   .samples = 3,
+                   .accepted = 1};
+    snprintf(r.key.op, sizeof r.key.op, "%s", op);
+    snprintf(r.template_name, sizeof r.template_name, "%s", og_params_template(&p));
+    r.template_hash = og_template_hash(r.template_name);
+    snprintf(r.params, sizeof r.params, "%s", params);
+    cr_assert_eq(og_db_insert(db, device, &r, err, sizeof err), OG_OK, "%s", err);
+    og_db_close(db);
+}
+
+/* ogtune tune --precision recovered measures the recovered space into
+ * records of op gemm_recovered; a recovered GEMM selects the best of them
+ * (og_gemm_describe: "db") and stays within float32's bound of the float64
+ * reference; a native float32 GEMM, a scaled recovered one and Deterministic
+ * mode do not select them; ogtune select --precision recovered shows it. */
+Test(recovered_tuning, tune_and_select, .timeout = 300)
+{
+    char db[512], args[1400], *out;
+    tmp_path(db, sizeof db, "recovered.db");
+    snprintf(args, sizeof args,
+             "tune --precision recovered --shapes 96x80x128 --budget 3c --json --db '%s'", db);
+    cr_assert_eq(ogtune(args, &out), 0, "ogtune tune failed:\n%s", out);
+    cr_expect_not_null(strstr(out, "\"op\":\"gemm_recovered\",\"dtype\":\"f32\""), "%s", out);
+    cr_expect_null(strstr(out, "\"accepted\":false"), "a candidate was rejected:\n%s", out);
+    cr_expect_null(strstr(out, "\"op\":\"gemm\""), "a native record was written:\n%s", out);
+    free(out);
+
+    og_context *ctx = NULL;
+    cr_assert_eq(og_context_create(&(og_context_desc){.tuning_db = db}, &ctx), OG_OK);
+    og_problem *pr;
+    cr_assert_eq(og_problem_create(ctx, OG_F32, 0, 0, 96, 80, 128, 1, 5, &pr), OG_OK);
+    og_gemm *g = recovered_gemm(ctx, OG_MODE_FAST, 0, 0);
+    char text[512];
+    cr_assert_eq(og_gemm_describe(g, &pr->args, text, sizeof text), OG_OK);
+    cr_expect_not_null(strstr(text, " (db)"), "%s", text);
+    /* The best record of the selected template is the one that runs. */
+    og_choice c;
+    cr_assert_eq(og_select_recovered(ctx, OG_MODE_FAST, 0, 0, 96, 80, 128, 1, &c), OG_OK);
+    cr_expect_eq(c.source, OG_SOURCE_DB);
+    og_db *handle;
+    char err[512];
+    cr_assert_eq(og_db_open(db, 0, &handle, err, sizeof err), OG_OK, "%s", err);
+    og_record_key key = {.op = OG_OP_GEMM_RECOVERED, .dtype = OG_F32, .mode = OG_MODE_FAST};
+    og_record rec;
+    og_device_info rec_dev;
+    int found, other;
+    const char *name = og_params_template(&c.params);
+    cr_assert_eq(og_db_select(handle, &ctx->info, &key, name, og_template_hash(name), 96, 80, 128,
+                              1, &rec, &rec_dev, &found, &other, err, sizeof err),
+                 OG_OK, "%s", err);
+    cr_expect_eq(found, 1);
+    char params[OG_PARAMS_MAX];
+    og_params_format(&c.params, params, sizeof params);
+    cr_expect_str_eq(params, rec.params, "the best record is selected");
+    og_db_close(handle);
+    int accepted;
+    double metric;
+    cr_assert_eq(og_problem_verify(g, pr, NULL, &accepted, &metric, text, sizeof text), OG_OK);
+    cr_expect(accepted, "the tuned recovered kernel: %s", text);
+    cr_expect_leq(metric, og_dtype_bound(OG_F32));
+    og_gemm_destroy(g);
+    /* Native float32, scaled recovered and Deterministic mode keep their defaults. */
+    cr_assert_eq(og_select(ctx, OG_F32, OG_MODE_FAST, 0, 0, 96, 80, 128, 1, &c), OG_OK);
+    cr_expect_eq(c.source, OG_SOURCE_DEFAULT, "native float32 selected a recovered record");
+    g = recovered_gemm(ctx, OG_MODE_FAST, 0, 1);
+    cr_assert_eq(og_gemm_describe(g, &pr->args, text, sizeof text), OG_OK);
+    cr_expect_not_null(strstr(text, " (default)"), "scaled: %s", text);
+    og_gemm_destroy(g);
+    cr_assert_eq(og_select_recovered(ctx, OG_MODE_DETERMINISTIC, 0, 0, 96, 80, 128, 1, &c), OG_OK);
+    cr_expect_eq(c.source, OG_SOURCE_DEFAULT);
+    og_problem_destroy(pr);
+    close_context(ctx);
+
+    snprintf(args, sizeof args, "select --precision recovered --shape 96x80x128 --json --db '%s'",
+             db);
+    cr_expect_eq(ogtune(args, &out), 0);
+    cr_expect_not_null(strstr(out, "\"op\":\"gemm_recovered\""), "%s", out);
+    cr_expect_not_null(strstr(out, "\"source\":\"db\""), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "select --shape 96x80x128 --json --db '%s'", db);
+    cr_expect_eq(ogtune(args, &out), 0);
+    cr_expect_not_null(strstr(out, "\"source\":\"default\""), "native: %s", out);
+    free(out);
+}
+
+/* Records stay with their precision: a native record is never selected for
+ * a recovered call; a recovered record the recovered kernel cannot run
+ * (direct loads, split-k, vector loads) is skipped with a warning and the
+ * default kept; bad --precision options are refused, nothing written. */
+Test(recovered_tuning, keys_apart_and_unusable_records)
+{
+    static const char staged[] = "bm=128,bn=64,bk=16,tm=8,tn=4,wgx=16,wgy=16,pad=0,load=staged,"
+                                 "acc=blocked,vec=1,src=ssbo,split=1";
+    static const char *const unusable[] = {
+        "bm=64,bn=64,bk=16,tm=8,tn=8,wgx=8,wgy=8,pad=0,load=direct,acc=blocked,vec=1,src=ssbo,"
+        "split=1",
+        "bm=128,bn=64,bk=16,tm=8,tn=4,wgx=16,wgy=16,pad=0,load=staged,acc=blocked,vec=1,src=ssbo,"
+        "split=4",
+        "bm=64,bn=64,bk=16,tm=8,tn=8,wgx=8,wgy=8,pad=0,load=direct,acc=blocked,vec=4,src=ssbo,"
+        "split=1"};
+    og_context *probe = open_context();
+    og_device_info dev = probe->info;
+    og_params def = og_params_recovered(&probe->limits, probe->dialect, OG_MODE_FAST);
+    close_context(probe);
+    char native[512], bad[512], args[1400], *out;
+    tmp_path(native, sizeof native, "native.db");
+    tmp_path(bad, sizeof bad, "unusable.db");
+    plant(native, &dev, "gemm", staged, 64, 64, 64);
+    for (size_t i = 0; i < sizeof unusable / sizeof unusable[0]; i++)
+        plant(bad, &dev, OG_OP_GEMM_RECOVERED, unusable[i], 64, 64, 64 + (int64_t)i);
+    og_choice c;
+    og_context *ctx = NULL;
+    cr_assert_eq(og_context_create(&(og_context_desc){.tuning_db = native}, &ctx), OG_OK);
+    cr_assert_eq(og_select(ctx, OG_F32, OG_MODE_FAST, 0, 0, 64, 64, 64, 1, &c), OG_OK);
+    cr_expect_eq(c.source, OG_SOURCE_DB, "the native record serves native calls");
+    cr_assert_eq(og_select_recovered(ctx, OG_MODE_FAST, 0, 0, 64, 64, 64, 1, &c), OG_OK);
+    cr_expect_eq(c.source, OG_SOURCE_DEFAULT, "a native record was selected for recovered");
+    close_context(ctx);
+    cr_assert_eq(og_context_create(&(og_context_desc){.tuning_db = bad}, &ctx), OG_OK);
+    for (int64_t k = 64; k < 67; k++) {
+        cr_assert_eq(og_select_recovered(ctx, OG_MODE_FAST, 0, 0, 64, 64, k, 1, &c), OG_OK);
+        cr_expect_eq(c.source, OG_SOURCE_DEFAULT, "an unusable record was selected (k %lld)",
+                     (long long)k);
+        cr_expect(memcmp(&c.params, &def, sizeof def) == 0, "the default was not kept");
+    }
+    close_context(ctx);
+
+    tmp_path(bad, sizeof bad, "refused.db");
+    snprintf(args, sizeof args,
+             "tune --precision recovered --dtype f16 --shapes 64x64x64 --db '%s' 2>/dev/null", bad);
+    cr_expect_eq(ogtune(args, &out), 2);
+    free(out);
+    snprintf(args, sizeof args, "tune --precision double --shapes 64x64x64 --db '%s' 2>/dev/null",
+             bad);
+    cr_expect_eq(ogtune(args, &out), 2);
+    free(out);
+    cr_expect_neq(access(bad, F_OK), 0, "a refused command wrote %s", bad);
+    cr_expect_eq(
+        ogtune("select --precision recovered --op int8gemm --shape 8x8x8 2>/dev/null", &out), 2);
+    free(out);
 }

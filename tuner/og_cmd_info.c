@@ -70,9 +70,29 @@ int og_cli_dtypes(const og_cli *o, og_dtype *out, size_t *n)
     return *n ? 0 : -1;
 }
 
-og_status og_cli_select(og_context *ctx, og_dtype t, og_mode mode, int trans_a, int trans_b,
-                        const og_shape *s, og_choice *out)
+int og_cli_recovered(const og_cli *o, const char *cmd, const og_dtype *dtypes, size_t nd)
 {
+    if (!o->precision || strcmp(o->precision, "native") == 0)
+        return 0;
+    if (strcmp(o->precision, "recovered") != 0) {
+        og_cli_fail("ogtune %s: --precision takes native or recovered (got %s)\n", cmd,
+                    o->precision);
+        return -1;
+    }
+    if (nd != 1 || dtypes[0] != OG_F32) {
+        og_cli_fail("ogtune %s: --precision recovered takes float32 inputs alone (--dtype f32, "
+                    "--op gemm)\n",
+                    cmd);
+        return -1;
+    }
+    return 1;
+}
+
+og_status og_cli_select(og_context *ctx, og_dtype t, og_mode mode, int trans_a, int trans_b,
+                        int recovered, const og_shape *s, og_choice *out)
+{
+    if (recovered)
+        return og_select_recovered(ctx, mode, trans_a, trans_b, s->m, s->n, s->k, s->batch, out);
     if (og_dtype_is_int8(t))
         return og_select_int8(ctx, trans_a, trans_b, s->m, s->n, s->k, s->batch, out);
     return og_select(ctx, t, mode, trans_a, trans_b, s->m, s->n, s->k, s->batch, out);
@@ -84,7 +104,7 @@ static const char *source_name(og_source s)
 }
 
 static void print_choice_json(FILE *f, og_context *ctx, og_dtype t, og_mode mode, int ta, int tb,
-                              const og_shape *s, const og_choice *c)
+                              int recovered, const og_shape *s, const og_choice *c)
 {
     char params[OG_PARAMS_MAX];
     og_params_format(&c->params, params, sizeof params);
@@ -92,7 +112,10 @@ static void print_choice_json(FILE *f, og_context *ctx, og_dtype t, og_mode mode
     if (c->params.variant == OG_VARIANT_TILE)
         og_split_ranges(c->params.split, s->m, s->n, s->k, s->batch, OG_SCRATCH_BYTES / 4, &ranges,
                         &range_len);
-    fprintf(f, "{\"op\":\"%s\",\"device\":", og_dtype_is_int8(t) ? "int8gemm" : "gemm");
+    fprintf(f, "{\"op\":\"%s\",\"device\":",
+            og_dtype_is_int8(t) ? "int8gemm"
+            : recovered         ? OG_OP_GEMM_RECOVERED
+                                : "gemm");
     og_json_string(f, og_context_device_name(ctx));
     fprintf(f,
             ",\"dtype\":\"%s\",\"mode\":\"%s\",\"trans_a\":%s,\"trans_b\":%s,"
@@ -141,7 +164,7 @@ static void print_choice_json(FILE *f, og_context *ctx, og_dtype t, og_mode mode
 }
 
 void og_cli_print_choice_table(og_context *ctx, const og_cli *o, const og_dtype *dtypes, size_t nd,
-                               const og_shape *shapes, size_t ns)
+                               int recovered, const og_shape *shapes, size_t ns)
 {
     if (!o->json)
         /* The kernel last: its parameter text has no fixed width. */
@@ -153,22 +176,23 @@ void og_cli_print_choice_table(og_context *ctx, const og_cli *o, const og_dtype 
         for (size_t i = 0; i < ns; i++) {
             og_choice c;
             const og_shape *s = &shapes[i];
-            if (og_cli_select(ctx, dtypes[d], OG_MODE_FAST, o->trans_a, o->trans_b, s, &c) != OG_OK)
+            if (og_cli_select(ctx, dtypes[d], OG_MODE_FAST, o->trans_a, o->trans_b, recovered, s,
+                              &c) != OG_OK)
                 continue;
             if (o->json) {
                 if (d + i > 0)
                     putchar(',');
-                print_choice_json(stdout, ctx, dtypes[d], OG_MODE_FAST, o->trans_a, o->trans_b, s,
-                                  &c);
+                print_choice_json(stdout, ctx, dtypes[d], OG_MODE_FAST, o->trans_a, o->trans_b,
+                                  recovered, s, &c);
                 continue;
             }
             char shape[64], params[OG_PARAMS_MAX + 16];
             og_params_format(&c.params, params, sizeof params);
             snprintf(shape, sizeof shape, "%lldx%lldx%lldx%lld", (long long)s->m, (long long)s->n,
                      (long long)s->k, (long long)s->batch);
-            printf("%-5s %-22s %-8s %13.2f  %s\n", og_dtype_name(dtypes[d]), shape,
-                   c.source == OG_SOURCE_DB_NEAREST ? "nearest" : source_name(c.source), c.gflops,
-                   params);
+            printf("%-5s %-22s %-8s %13.2f  %s\n", recovered ? "f32r" : og_dtype_name(dtypes[d]),
+                   shape, c.source == OG_SOURCE_DB_NEAREST ? "nearest" : source_name(c.source),
+                   c.gflops, params);
         }
     if (o->json)
         printf("]}\n");
@@ -195,13 +219,19 @@ int og_cmd_select(const og_cli *o)
         free(shapes);
         return 2;
     }
+    int recovered = og_cli_recovered(o, "select", dtypes, nd);
+    if (recovered < 0) {
+        free(shapes);
+        return 2;
+    }
     og_context *ctx = og_cli_context(o);
     og_choice c;
     int rc = 1;
-    if (ctx &&
-        og_cli_select(ctx, dtypes[0], mode, o->trans_a, o->trans_b, &shapes[0], &c) == OG_OK) {
+    if (ctx && og_cli_select(ctx, dtypes[0], mode, o->trans_a, o->trans_b, recovered, &shapes[0],
+                             &c) == OG_OK) {
         if (o->json) {
-            print_choice_json(stdout, ctx, dtypes[0], mode, o->trans_a, o->trans_b, &shapes[0], &c);
+            print_choice_json(stdout, ctx, dtypes[0], mode, o->trans_a, o->trans_b, recovered,
+                              &shapes[0], &c);
             putchar('\n');
         } else {
             char params[OG_PARAMS_MAX];
@@ -216,8 +246,9 @@ int og_cmd_select(const og_cli *o)
             if (ranges > 1)
                 printf("; split-k: %u k ranges of %u", ranges, range_len);
             putchar('\n');
-            /* The reasons matter for float16, the type the matrix kernels take. */
-            for (int i = 0; dtypes[0] == OG_F16 && i < OG_MATRIX_VARIANTS; i++)
+            /* The reasons matter for float16, the type the matrix kernels
+             * take, and for recovered float32, which runs them on float16 parts. */
+            for (int i = 0; (dtypes[0] == OG_F16 || recovered) && i < OG_MATRIX_VARIANTS; i++)
                 if (!c.matrix[i].chosen)
                     printf("  not the %s %d-subgroup cooperative-matrix kernel: %s\n",
                            c.matrix[i].params.mat == OG_MATRIX_KHR ? "KHR" : "NV",

@@ -56,6 +56,8 @@ int og_cmd_tune(const og_cli *o)
     }
     if (og_cli_dtypes(o, t.dtypes, &t.n_dtypes) != 0)
         return 2;
+    if ((t.recovered = og_cli_recovered(o, "tune", t.dtypes, t.n_dtypes)) < 0)
+        return 2;
     if (og_parse_shapes(o->shapes ? o->shapes : default_shapes, &t.shapes, &t.n_shapes) != 0) {
         og_cli_fail("ogtune tune: --shapes takes MxNxK[xBATCH],... (got %s)\n", o->shapes);
         return 2;
@@ -71,7 +73,8 @@ int og_cmd_tune(const og_cli *o)
         if (st != OG_OK) {
             og_cli_fail("ogtune tune: %s\n", og_context_last_error(ctx));
         } else {
-            og_cli_print_choice_table(ctx, o, t.dtypes, t.n_dtypes, t.shapes, t.n_shapes);
+            og_cli_print_choice_table(ctx, o, t.dtypes, t.n_dtypes, t.recovered, t.shapes,
+                                      t.n_shapes);
             if (!o->json)
                 printf("database: %s\n", path);
             rc = 0;

@@ -18,7 +18,7 @@ typedef struct og_cli {
     const char *emit;   /* --emit glsl|hlsl|wgsl|spirv|spv|msl */
     const char *kernel; /* --kernel gemm|planes|reduce (gen: which pass of a GEMM) */
     const char *matrix; /* --matrix nv|khr (gen: the matrix kernel's extension) */
-    const char *precision; /* --precision native|recovered (bench, float32) */
+    const char *precision; /* --precision native|recovered (bench, tune, select; float32) */
     const char *params; /* --params "bm=..,..." */
     const char *op;     /* --op gemm|int8gemm */
     const char *out;    /* --out FILE (export) or DIR (report) */
@@ -79,10 +79,15 @@ int og_cli_dtypes(const og_cli *o, og_dtype *out, size_t *n);
  * stderr and returns -1 when either does not parse. */
 int og_cli_bench_inputs(const og_cli *o, const char *default_shapes, og_shape **shapes, size_t *ns,
                         og_params *given);
-/* Selection for a dtype of og_cli_dtypes: og_select, or og_select_int8. */
+/* --precision of tune and select (cmd names the command in messages):
+ * returns 1 for recovered, 0 for native or none, and -1 (why printed) for
+ * another value or recovered with dtypes other than float32 alone. */
+int og_cli_recovered(const og_cli *o, const char *cmd, const og_dtype *dtypes, size_t nd);
+/* Selection for a dtype of og_cli_dtypes: og_select, og_select_int8, or
+ * og_select_recovered when recovered is set (float32). */
 og_status og_cli_select(og_context *ctx, og_dtype t, og_mode mode, int trans_a, int trans_b,
-                        const og_shape *s, og_choice *out);
+                        int recovered, const og_shape *s, og_choice *out);
 void og_cli_print_choice_table(og_context *ctx, const og_cli *o, const og_dtype *dtypes, size_t nd,
-                               const og_shape *shapes, size_t ns);
+                               int recovered, const og_shape *shapes, size_t ns);
 
 #endif /* OG_COMMANDS_H */

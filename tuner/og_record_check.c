@@ -34,9 +34,15 @@ int og_record_check(const og_record *rec, char *why, size_t len)
 {
     const og_record_key *key = &rec->key;
     int op_len = (int)strnlen(key->op, sizeof key->op);
-    if (strncmp(key->op, "gemm", sizeof key->op) != 0 &&
+    int recovered = strncmp(key->op, OG_OP_GEMM_RECOVERED, sizeof key->op) == 0;
+    if (strncmp(key->op, "gemm", sizeof key->op) != 0 && !recovered &&
         strncmp(key->op, "int8gemm", sizeof key->op) != 0) {
-        snprintf(why, len, "op '%.*s' is not gemm or int8gemm", op_len, key->op);
+        snprintf(why, len, "op '%.*s' is not gemm, " OG_OP_GEMM_RECOVERED " or int8gemm", op_len,
+                 key->op);
+        return -1;
+    }
+    if (recovered && key->dtype != OG_F32) {
+        snprintf(why, len, "op " OG_OP_GEMM_RECOVERED " takes dtype f32");
         return -1;
     }
     if ((unsigned)key->dtype > OG_UINT8 || (unsigned)key->mode > OG_MODE_DETERMINISTIC ||

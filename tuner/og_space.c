@@ -304,25 +304,15 @@ static og_status coopmat_space(candidates *c, og_preset preset)
     return st;
 }
 
-og_status og_space(const og_limits *lim, og_preset preset, og_dtype dtype, int trans_a, int trans_b,
-                   const og_shape *s, og_params **out, size_t *n)
+/* The float GEMM's tiles of a preset for shape s: the quick tiles (the
+ * default first), the standard preset's every tile, and split-k counts. */
+static og_status tile_space(candidates *c, og_preset preset, const og_shape *s)
 {
     static const int tiles[] = {32, 64, 128}, steps[] = {16, 32}, regs[] = {2, 4, 8, 16};
-    candidates c = {.lim = lim};
     og_status st = OG_OK;
-    *n = 0;
-    if (og_dtype_is_int8(dtype)) {
-        st = og_int8_skinny_eligible(s->m, trans_b) ? skinny_space(&c, preset)
-                                                    : int8_tile_space(&c, preset);
-        goto done;
-    }
-    if (og_fewrows_eligible(dtype, s->m, trans_a)) {
-        st = fewrows_space(&c, trans_b, s, preset);
-        goto done;
-    }
     /* The default always comes first, whatever the preset. */
     for (size_t i = 0; i < OG_QUICK_TILES && st == OG_OK; i++)
-        st = add(&c, quick_tile(i));
+        st = add(c, quick_tile(i));
     /* The standard preset: every tile, k step and register tile, each staged
      * (with and without padding) and direct (storage or texel buffers,
      * element or vector loads). */
@@ -338,7 +328,7 @@ og_status og_space(const og_limits *lim, og_preset preset, og_dtype dtype, int t
                                                v >= 4 ? OG_SRC_TEXEL : OG_SRC_STORAGE);
                             /* Fewer than 32 invocations leave most devices' lanes idle. */
                             if (p.wgx * p.wgy >= 32)
-                                st = add(&c, p);
+                                st = add(c, p);
                         }
     /* Split-k in Fast mode: where k is long enough to cut, tiles also run
      * unsplit and with 2 to 16 ranges, whatever the rule says: the default
@@ -353,20 +343,64 @@ og_status og_space(const og_limits *lim, og_preset preset, og_dtype dtype, int t
                 quick_tile(preset == OG_PRESET_STANDARD ? i : (size_t)quick_split_tiles[i]);
             p.split = splits[j];
             if (s->k / splits[j] >= 32)
-                st = add(&c, p);
+                st = add(c, p);
         }
-    /* Float16 in Fast mode: the cooperative-matrix tiles, where the device
-     * qualifies (add() drops them elsewhere), after the portable ones so the
-     * first candidate stays the portable default. */
-    if (dtype == OG_F16 && st == OG_OK)
-        st = coopmat_space(&c, preset);
-done:
+    return st;
+}
+
+/* Hands the list of c to the caller, or frees it on an error. */
+static og_status space_done(og_status st, candidates *c, og_params **out, size_t *n)
+{
     if (st != OG_OK) {
-        free(c.list);
+        free(c->list);
         *n = 0;
         return st;
     }
-    *out = c.list;
-    *n = c.n;
+    *out = c->list;
+    *n = c->n;
     return OG_OK;
+}
+
+og_status og_space(const og_limits *lim, og_preset preset, og_dtype dtype, int trans_a, int trans_b,
+                   const og_shape *s, og_params **out, size_t *n)
+{
+    candidates c = {.lim = lim};
+    og_status st;
+    int fewrows = og_fewrows_eligible(dtype, s->m, trans_a);
+    *n = 0;
+    if (og_dtype_is_int8(dtype))
+        st = og_int8_skinny_eligible(s->m, trans_b) ? skinny_space(&c, preset)
+                                                    : int8_tile_space(&c, preset);
+    else if (fewrows)
+        st = fewrows_space(&c, trans_b, s, preset);
+    else
+        st = tile_space(&c, preset, s);
+    /* Float16 in Fast mode: the cooperative-matrix tiles, where the device
+     * qualifies (add() drops them elsewhere), after the portable ones so the
+     * first candidate stays the portable default. */
+    if (dtype == OG_F16 && !fewrows && st == OG_OK)
+        st = coopmat_space(&c, preset);
+    return space_done(st, &c, out, n);
+}
+
+og_status og_space_recovered(const og_limits *lim, og_dialect dialect, og_preset preset,
+                             og_mode mode, const og_shape *s, og_params **out, size_t *n)
+{
+    candidates c = {.lim = lim}, all = {.lim = lim};
+    *n = 0;
+    og_status st = add(&c, og_params_recovered(lim, dialect, mode));
+    if (st == OG_OK)
+        st = tile_space(&all, preset, s);
+    if (st == OG_OK)
+        st = coopmat_space(&all, preset);
+    for (size_t i = 0; i < all.n && st == OG_OK; i++) {
+        og_params p = all.list[i];
+        char why[256];
+        if (p.variant == OG_VARIANT_TILE)
+            p.split = 1;
+        if (og_params_recover_check(&p, lim, dialect, OG_RECOVER_SHIFT, why, sizeof why) == 0)
+            st = add(&c, p);
+    }
+    free(all.list);
+    return space_done(st, &c, out, n);
 }

@@ -18,7 +18,12 @@ og_status og_subject_create(og_context *ctx, const og_subject_job *job, og_subje
             st = og_int8_problem_create_words(ctx, OG_INT8, OG_INT8, job->trans_a, job->trans_b,
                                               s->m, s->n, s->k, s->batch, 1234, &out->ipr);
     } else {
-        st = og_gemm_create(ctx, job->dtype, job->mode, &out->g);
+        og_gemm_desc d = {.a_type = job->dtype,
+                          .b_type = job->dtype,
+                          .mode = job->mode,
+                          .precision =
+                              job->recovered ? OG_PRECISION_RECOVERED : OG_PRECISION_NATIVE};
+        st = og_gemm_create_desc(ctx, &d, &out->g);
         if (st == OG_OK)
             st = og_problem_create(ctx, job->dtype, job->trans_a, job->trans_b, s->m, s->n, s->k,
                                    s->batch, 1234, &out->pr);

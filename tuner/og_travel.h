@@ -62,9 +62,9 @@
 int og_record_stale(const og_record *rec);
 
 /* Checks a record from elsewhere (a dump, another database) before it is
- * stored: op gemm or int8gemm; dtype, mode, trans_a, trans_b and accepted
- * in range; M, N, K below 2^32 and batch 1 to 2^32 - 1; template name and
- * params of the characters og_params_format writes (a-z, 0-9, '_', '=',
+ * stored: op gemm, gemm_recovered (dtype f32) or int8gemm; dtype, mode, trans_a, trans_b and
+ * accepted in range; M, N, K below 2^32 and batch 1 to 2^32 - 1; template name and params of the
+ * characters og_params_format writes (a-z, 0-9, '_', '=',
  * ','); for a record that is not stale, params that og_params_parse reads
  * and that name the record's template; times and GFLOP/s finite and not
  * negative, max_error not negative (infinite allowed), samples not negative,

@@ -178,7 +178,10 @@ static og_status tune_shape(og_context *ctx, og_db *db, int64_t device, const og
     int int8 = og_dtype_is_int8(t);
     og_params *space;
     size_t n;
-    og_status st = og_space(&ctx->limits, o->preset, t, o->trans_a, o->trans_b, s, &space, &n);
+    og_status st =
+        o->recovered
+            ? og_space_recovered(&ctx->limits, ctx->dialect, o->preset, o->mode, s, &space, &n)
+            : og_space(&ctx->limits, o->preset, t, o->trans_a, o->trans_b, s, &space, &n);
     if (st != OG_OK)
         return og_fail(ctx, st, "tune: out of memory");
     /* Deterministic mode has one kernel per shape, fixed by the rule: it is
@@ -191,6 +194,7 @@ static og_status tune_shape(og_context *ctx, og_db *db, int64_t device, const og
                     .o = o,
                     .job = {.dtype = t,
                             .mode = o->mode,
+                            .recovered = o->recovered,
                             .trans_a = o->trans_a,
                             .trans_b = o->trans_b,
                             .shape = *s},
@@ -203,17 +207,19 @@ static og_status tune_shape(og_context *ctx, og_db *db, int64_t device, const og
     /* Int8Gemm: one record serves every signedness (og_select_int8). */
     run.proto.key = (og_record_key){"gemm", int8 ? OG_INT8 : t, int8 ? OG_MODE_FAST : o->mode,
                                     o->trans_a, o->trans_b};
-    if (int8)
-        snprintf(run.proto.key.op, sizeof run.proto.key.op, "int8gemm");
+    if (int8 || o->recovered)
+        snprintf(run.proto.key.op, sizeof run.proto.key.op, "%s",
+                 int8 ? "int8gemm" : OG_OP_GEMM_RECOVERED);
     run.proto.m = s->m;
     run.proto.n = s->n;
     run.proto.k = s->k;
     run.proto.batch = s->batch;
     if (!o->json)
         fprintf(o->out, "%s %lldx%lldx%lld batch %lld%s%s: %zu candidates, %s search of %zu\n",
-                int8 ? "int8gemm" : og_dtype_name(t), (long long)s->m, (long long)s->n,
-                (long long)s->k, (long long)s->batch, o->trans_a ? " op(A)=A^T" : "",
-                o->trans_b ? " op(B)=B^T" : "", n, og_strategy_name(o->strategy), run.total);
+                int8 || o->recovered ? run.proto.key.op : og_dtype_name(t), (long long)s->m,
+                (long long)s->n, (long long)s->k, (long long)s->batch,
+                o->trans_a ? " op(A)=A^T" : "", o->trans_b ? " op(B)=B^T" : "", n,
+                og_strategy_name(o->strategy), run.total);
     /* The seed follows the shape, so a resumed run takes the same path. */
     uint64_t seed = (uint64_t)(s->m * 31 + s->n * 37 + s->k * 41 + s->batch * 43) + (uint64_t)t;
     size_t measured;

@@ -219,6 +219,7 @@ og_status og_search(og_strategy strategy, const og_params *space, size_t n, size
 typedef struct og_subject_job {
     og_dtype dtype; /* OG_INT8: Int8Gemm */
     og_mode mode;
+    int recovered; /* float32 recovered from float16 products (dtype OG_F32) */
     int trans_a, trans_b;
     og_shape shape;
 } og_subject_job;
@@ -356,8 +357,11 @@ typedef struct og_tune_opts {
     size_t n_shapes;
     int trans_a, trans_b;
     og_preset preset;
-    og_mode mode;    /* Deterministic: the rule's kernel only, recorded under its own key */
-    double budget_s; /* seconds for the whole run, shared by the shapes; 0: no limit */
+    og_mode mode; /* Deterministic: the rule's kernel only, recorded under its own key */
+    /* Float32 recovered from float16 products (dtypes float32 only): the
+     * recovered space (og_space_recovered), records of op OG_OP_GEMM_RECOVERED */
+    int recovered;
+    double budget_s;          /* seconds for the whole run, shared by the shapes; 0: no limit */
     size_t budget_candidates; /* candidates per shape at most; 0: no limit */
     og_strategy strategy;
     int json;
@@ -378,6 +382,16 @@ typedef struct og_tune_opts {
  * tiles. *out is malloc'ed. */
 og_status og_space(const og_limits *lim, og_preset preset, og_dtype dtype, int trans_a, int trans_b,
                    const og_shape *s, og_params **out, size_t *n);
+
+/* The candidates of a preset for float32 recovered from float16 products
+ * (the unscaled kernel with the default residual shift) at shape s, in
+ * dialect and mode on a device with limits lim: og_params_recovered first
+ * (the runtime's default), then the preset's tiles (og_space's, each unsplit)
+ * and cooperative-matrix tiles (where the device qualifies) that run
+ * recovered (og_params_recover_check): the staged ones. Few-rows shapes take
+ * tiles too: recovered float32 has no few-rows kernel. *out is malloc'ed. */
+og_status og_space_recovered(const og_limits *lim, og_dialect dialect, og_preset preset,
+                             og_mode mode, const og_shape *s, og_params **out, size_t *n);
 
 /* The progress line ogtune tune rewrites on a terminal: candidates done of
  * total, the best rate so far and the time left (from the mean time per

@@ -151,6 +151,19 @@ int og_matrix_choose(const og_limits *lim, og_dtype dtype, og_mode mode,
  * summation order) without split-k. */
 og_params og_params_recovered(const og_limits *lim, og_dialect dialect, og_mode mode);
 
+/* Recovered float32's portable tile: the default tile without split-k. */
+og_params og_params_recovered_tile(void);
+
+/* Whether parameters p (checked by og_params_check already) run recovered
+ * float32 with residual shift recover (1..12) in dialect on a device with
+ * limits lim: the staged tile unsplit (split=1: split-k's planes kernel has
+ * no recovered form) or the staged cooperative-matrix tile, with the
+ * residual tiles in workgroup memory (og_kernel_check). Returns 0, or -1
+ * with the reason in why. The tuner's recovered space and the selection of
+ * recovered records both apply it. */
+int og_params_recover_check(const og_params *p, const og_limits *lim, og_dialect dialect,
+                            int recover, char *why, size_t len);
+
 /* ---- Selection (og_select.c): the tuning databases, else the defaults ---- */
 
 /* Where a kernel choice came from. */
@@ -184,6 +197,19 @@ typedef struct og_choice {
  * nearest one, then the higher GFLOP/s. Reads the context's databases. */
 og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, int trans_b,
                     int64_t m, int64_t n, int64_t k, int64_t batch, og_choice *out);
+
+/* Selection for float32 recovered from float16 products with the default
+ * residual shift and no range scaling (og_gemm_choose keeps the others on
+ * og_params_recovered): the exact record for op OG_OP_GEMM_RECOVERED (float32,
+ * mode, trans_a, trans_b), else the nearest tuned shape, else
+ * og_params_recovered. A record must run recovered here (the staged tile
+ * unsplit or the staged matrix kernel, og_kernel_check with the shift) or it
+ * is skipped with a warning. Where the default is a matrix variant, records
+ * of it and of the portable tile compete as in og_select. Deterministic mode
+ * always takes the default. out->matrix notes whether float16 matrices
+ * qualify and whether recovered runs them. Reads the context's databases. */
+og_status og_select_recovered(og_context *ctx, og_mode mode, int trans_a, int trans_b, int64_t m,
+                              int64_t n, int64_t k, int64_t batch, og_choice *out);
 
 /* Selection for Int8Gemm: the skinny kernel's or the tile's record for op
  * "int8gemm" (input type "i8", Fast mode), else its default. */

@@ -269,7 +269,24 @@ og_params og_params_recovered(const og_limits *lim, og_dialect dialect, og_mode 
                 return key.p;
         }
     }
+    return og_params_recovered_tile();
+}
+
+og_params og_params_recovered_tile(void)
+{
     og_params p = og_params_default();
     p.split = 1;
     return p;
+}
+
+int og_params_recover_check(const og_params *p, const og_limits *lim, og_dialect dialect,
+                            int recover, char *why, size_t len)
+{
+    if (p->variant == OG_VARIANT_TILE && p->split != 1) {
+        snprintf(why, len, "recovered float32 runs the tile unsplit (split=1)");
+        return -1;
+    }
+    og_kernel_key key = {
+        .kernel = OG_KERNEL_GEMM, .p = *p, .dtype = OG_F32, .dialect = dialect, .recover = recover};
+    return og_kernel_check(&key, lim, why, len);
 }

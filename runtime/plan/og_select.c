@@ -82,9 +82,11 @@ static void load_databases(og_context *ctx)
 }
 
 /* The best record for key and the template of out->params: exact shape,
- * else the nearest tuned shape; out keeps its default when none is usable. */
-static void search_databases(og_context *ctx, const og_record_key *key, int64_t m, int64_t n,
-                             int64_t k, int64_t batch, og_choice *out)
+ * else the nearest tuned shape; out keeps its default when none is usable.
+ * recover: the residual shift of recovered float32 records (each must run
+ * recovered, og_params_recover_check), 0 for native ones. */
+static void search_databases(og_context *ctx, const og_record_key *key, int recover, int64_t m,
+                             int64_t n, int64_t k, int64_t batch, og_choice *out)
 {
     const char *template_name = og_params_template(&out->params);
     if (!ctx->dbs_loaded)
@@ -116,6 +118,9 @@ static void search_databases(og_context *ctx, const og_record_key *key, int64_t 
             snprintf(err, sizeof err, "mat=emu is the tests' emulation, never selected");
             usable = 0;
         }
+        if (usable && recover)
+            usable = og_params_recover_check(&p, &ctx->limits, ctx->dialect, recover, err,
+                                             sizeof err) == 0;
         if (!usable) {
             fprintf(stderr, "onegpu: warning: tuning record '%s' is unusable here (%s)\n",
                     rec.params, err);
@@ -150,6 +155,31 @@ static void search_databases(og_context *ctx, const og_record_key *key, int64_t 
     }
 }
 
+/* Where matrix variant `matrix` is the default (out->params), records of it
+ * and of the portable tile (tile->params) compete: an exact match before a
+ * nearest one, then the higher GFLOP/s; the winner is left in out, whose
+ * notes say why the matrix variant lost. */
+static void search_competing(og_context *ctx, const og_record_key *key, int recover, int64_t m,
+                             int64_t n, int64_t k, int64_t batch, int matrix, og_choice *tile,
+                             og_choice *out)
+{
+    search_databases(ctx, key, recover, m, n, k, batch, out);
+    search_databases(ctx, key, recover, m, n, k, batch, tile);
+    int tile_found = tile->source != OG_SOURCE_DEFAULT;
+    int better = out->source == OG_SOURCE_DEFAULT ||
+                 (tile->source == OG_SOURCE_DB && out->source == OG_SOURCE_DB_NEAREST) ||
+                 (tile->source == out->source && tile->gflops > out->gflops);
+    if (tile_found && better) {
+        og_matrix_note notes[OG_MATRIX_VARIANTS];
+        memcpy(notes, out->matrix, sizeof notes);
+        *out = *tile;
+        memcpy(out->matrix, notes, sizeof notes);
+        out->matrix[matrix].chosen = 0;
+        snprintf(out->matrix[matrix].why, sizeof out->matrix[matrix].why,
+                 "a tuned portable tile measured faster here");
+    }
+}
+
 og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, int trans_b,
                     int64_t m, int64_t n, int64_t k, int64_t batch, og_choice *out)
 {
@@ -172,28 +202,43 @@ og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, 
     og_record_key key = {.dtype = dtype, .mode = mode, .trans_a = trans_a, .trans_b = trans_b};
     snprintf(key.op, sizeof key.op, "gemm");
     if (matrix < 0) {
-        search_databases(ctx, &key, m, n, k, batch, out);
+        search_databases(ctx, &key, 0, m, n, k, batch, out);
         return OG_OK;
     }
-    /* The matrix variant is the default; tuned records of it and of the
-     * portable tile compete. */
     og_choice tile = *out;
     out->params = out->matrix[matrix].params;
-    search_databases(ctx, &key, m, n, k, batch, out);
-    search_databases(ctx, &key, m, n, k, batch, &tile);
-    int tile_found = tile.source != OG_SOURCE_DEFAULT;
-    int better = out->source == OG_SOURCE_DEFAULT ||
-                 (tile.source == OG_SOURCE_DB && out->source == OG_SOURCE_DB_NEAREST) ||
-                 (tile.source == out->source && tile.gflops > out->gflops);
-    if (tile_found && better) {
-        og_matrix_note notes[OG_MATRIX_VARIANTS];
-        memcpy(notes, out->matrix, sizeof notes);
-        *out = tile;
-        memcpy(out->matrix, notes, sizeof notes);
+    search_competing(ctx, &key, 0, m, n, k, batch, matrix, &tile, out);
+    return OG_OK;
+}
+
+og_status og_select_recovered(og_context *ctx, og_mode mode, int trans_a, int trans_b, int64_t m,
+                              int64_t n, int64_t k, int64_t batch, og_choice *out)
+{
+    memset(out, 0, sizeof *out);
+    out->params = og_params_recovered(&ctx->limits, ctx->dialect, mode);
+    out->source = OG_SOURCE_DEFAULT;
+    /* The notes: whether float16 matrices qualify, and whether recovered runs them. */
+    int matrix = og_matrix_choose(&ctx->limits, OG_F16, mode, out->matrix);
+    if (matrix >= 0 && memcmp(&out->matrix[matrix].params, &out->params, sizeof out->params) != 0) {
         out->matrix[matrix].chosen = 0;
         snprintf(out->matrix[matrix].why, sizeof out->matrix[matrix].why,
-                 "a tuned portable tile measured faster here");
+                 "recovered float32 runs %s here (HLSL, or no workgroup memory for the "
+                 "residual tiles)",
+                 og_params_template(&out->params));
+        matrix = -1;
     }
+    /* Invariant 1: Deterministic mode never depends on the database. */
+    if (mode == OG_MODE_DETERMINISTIC)
+        return OG_OK;
+    og_record_key key = {.dtype = OG_F32, .mode = mode, .trans_a = trans_a, .trans_b = trans_b};
+    snprintf(key.op, sizeof key.op, OG_OP_GEMM_RECOVERED);
+    if (matrix < 0) {
+        search_databases(ctx, &key, OG_RECOVER_SHIFT, m, n, k, batch, out);
+        return OG_OK;
+    }
+    og_choice tile = *out;
+    tile.params = og_params_recovered_tile();
+    search_competing(ctx, &key, OG_RECOVER_SHIFT, m, n, k, batch, matrix, &tile, out);
     return OG_OK;
 }
 
@@ -208,6 +253,6 @@ og_status og_select_int8(og_context *ctx, int trans_a, int trans_b, int64_t m, i
     og_record_key key = {
         .dtype = OG_INT8, .mode = OG_MODE_FAST, .trans_a = trans_a, .trans_b = trans_b};
     snprintf(key.op, sizeof key.op, "int8gemm");
-    search_databases(ctx, &key, m, n, k, batch, out);
+    search_databases(ctx, &key, 0, m, n, k, batch, out);
     return OG_OK;
 }
