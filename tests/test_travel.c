@@ -623,6 +623,28 @@ Test(travel, pretuned_dumps_import)
     free(l.e);
 }
 
+/* The user's default database is made where XDG_CACHE_HOME says although
+ * none of its directories exist yet (a fresh account has no ~/.cache). */
+Test(travel, default_database_directories_are_made)
+{
+    char cache[512], db[600], args[1024], *out;
+    tmp_path(cache, sizeof cache, "fresh/account/.cache");
+    snprintf(db, sizeof db, "%s/onegpu/tuning.db", cache);
+    char *saved = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME")) : NULL;
+    setenv("XDG_CACHE_HOME", cache, 1);
+    snprintf(args, sizeof args, "import '%s/llvmpipe.sql' 2>&1", OG_PRETUNED_SQL);
+    int rc = ogtune(args, &out);
+    if (saved)
+        setenv("XDG_CACHE_HOME", saved, 1);
+    else
+        unsetenv("XDG_CACHE_HOME");
+    free(saved);
+    cr_expect_eq(rc, 0, "%s", out);
+    free(out);
+    struct stat st;
+    cr_expect_eq(stat(db, &st), 0, "no %s", db);
+}
+
 Test(travel, hostile_dumps_are_refused_without_change)
 {
     char good[2048], text_gflops[2048], sql_params[2048], absurd_params[2048], call[2048];

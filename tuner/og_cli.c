@@ -4,7 +4,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "og_commands.h"
 
@@ -53,15 +52,12 @@ void og_default_db_path(char *buf, size_t len)
 {
     const char *cache = getenv("XDG_CACHE_HOME");
     const char *home = getenv("HOME");
-    char dir[900];
     if (cache && *cache)
-        snprintf(dir, sizeof dir, "%s", cache);
+        snprintf(buf, len, "%s/onegpu/tuning.db", cache);
     else
-        snprintf(dir, sizeof dir, "%s/.cache", home ? home : ".");
-    mkdir(dir, 0755);
-    snprintf(buf, len, "%s/onegpu", dir);
-    mkdir(buf, 0755);
-    snprintf(buf, len, "%s/onegpu/tuning.db", dir);
+        snprintf(buf, len, "%s/.cache/onegpu/tuning.db", home ? home : ".");
+    /* Every missing directory: a fresh account may have no ~/.cache yet. */
+    og_make_dirs(buf);
 }
 
 void og_json_string(FILE *f, const char *s)

@@ -86,8 +86,7 @@ int og_cache_read(const og_allocator *a, const char *path, size_t min_bytes, siz
     return 1;
 }
 
-/* mkdir -p of the directory part of path. */
-static void make_dirs(char *path)
+void og_make_dirs(char *path)
 {
     for (char *s = strchr(path + 1, '/'); s; s = strchr(s + 1, '/')) {
         *s = '\0';
@@ -105,7 +104,7 @@ int og_cache_write(const char *path, const void *data, size_t bytes)
     int n = snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
     if (n < 0 || (size_t)n >= sizeof tmp)
         return -1;
-    make_dirs(tmp);
+    og_make_dirs(tmp);
     /* A name of its own (O_EXCL): concurrent writers, in this process or
      * others, never share a temporary file, and a link there is not followed. */
     int fd = mkstemp(tmp);

@@ -344,6 +344,12 @@ int og_cache_dir(char *dir, size_t len);
 int og_cache_read(const og_allocator *a, const char *path, size_t min_bytes, size_t max_bytes,
                   void **data, size_t *bytes);
 
+/* mkdir -p of the directory part of path (mode 0700, as the XDG base
+ * directory specification asks of the cache): every missing directory up to
+ * the last '/'. path is restored; a directory that cannot be made is left
+ * for the open that follows to report. */
+void og_make_dirs(char *path);
+
 /* Writes data and its checksum to a new file beside path (creating the
  * directories, mode 0600), then renames it onto path. Returns 0, or -1 with
  * nothing left behind and path as it was. */
