@@ -7,7 +7,8 @@
 # package, which scripts/test.sh installs from web/package-lock.json).
 # --tests adds chromium, which only CTest's test_webgpu_browser needs (the
 # WebGPU runtime in a real browser: headless Chromium, WebGPU on
-# SwiftShader); scripts/test.sh passes it, scripts/tune.sh does not.
+# SwiftShader), and patchelf, with which scripts/mesa26.sh runs programs on
+# Mesa 26; scripts/test.sh passes it, scripts/tune.sh does not.
 # --peers adds what bench/peers.sh compares against (CLBlast and its tuners on
 # PoCL, OpenBLAS); the build and the tests never need those.
 set -euo pipefail
@@ -33,7 +34,7 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 fi
 for option in "$@"; do
   case $option in
-    --tests) packages+=(chromium) ;;
+    --tests) packages+=(chromium patchelf) ;;
     --peers) packages+=(
         libclblast-dev clblast-utils
         pocl-opencl-icd ocl-icd-opencl-dev opencl-headers
