@@ -77,10 +77,13 @@ typedef struct og_params {
      * (the direct-load tile: exact float32 products, see its template). */
     int dot;
     /* Cooperative matrix (with bm, bn, bk, pad and load): subgroups along N
-     * and M; each owns (bm/sgy) x (bn/sgx) of C as 16x16 accumulators. */
+     * and M; each owns (bm/sgy) x (bn/sgx) of C as fm x fn accumulators. */
     int sgx, sgy;
     og_matrix_ext mat; /* which extension's matrices the module speaks */
-    int sub;           /* invocations per subgroup the kernel divides its tile by: 32 or 64 */
+    int sub;           /* invocations per subgroup the kernel divides its tile by: 8 to 64 */
+    /* The fragment shape, one the device lists (og_matrix_fragment): A
+     * fragments fm x fk, B fragments fk x fn, accumulators fm x fn. */
+    int fm, fn, fk;
     /* Workgroup-memory buffers of the staged tiles: 1, or 2 (the next k step
      * is staged into one while the products read the other). */
     int buf;
@@ -119,13 +122,24 @@ typedef struct og_kernel_key {
  * beside an FP8 A (dtype_b 0 is OG_F32), else A's type. */
 og_dtype og_kernel_b_type(const og_kernel_key *key);
 
+/* Component types of a cooperative-matrix shape: the values of
+ * VkComponentTypeKHR (the same as VkComponentTypeNV's). */
+enum {
+    OG_COMPONENT_F16 = 0,
+    OG_COMPONENT_F32 = 1,
+    OG_COMPONENT_S8 = 3,
+    OG_COMPONENT_S32 = 5,
+    OG_COMPONENT_U8 = 7,
+    OG_COMPONENT_U32 = 9
+};
+
 /* A cooperative-matrix shape a device lists (VkCooperativeMatrixPropertiesNV
- * or VkCooperativeMatrixPropertiesKHR). */
+ * or VkCooperativeMatrixPropertiesKHR): an M x K A times a K x N B added to
+ * an M x N C into an M x N result, component types OG_COMPONENT_*. */
 typedef struct og_matrix_shape {
     uint32_t m, n, k;
-    int a_f16, b_f16; /* A and B are float16 */
-    int acc_f32;      /* C and D (the accumulators) are float32 */
-    int subgroup;     /* subgroup scope */
+    int a, b, c, result; /* component types */
+    int subgroup;        /* subgroup scope */
 } og_matrix_shape;
 
 #define OG_MATRIX_SHAPES_MAX 32
@@ -210,9 +224,9 @@ uint32_t og_limits_lack(const og_limits *lim, uint32_t needs, char *why, size_t 
 #define OG_TEMPLATE_INT8_SKINNY "int8gemm_skinny"
 #define OG_TEMPLATE_COOPMAT "gemm_coopmat"
 #define OG_TEMPLATE_EXPONENTS "gemm_exponents"
-/* The subgroup sizes the cooperative-matrix kernels can divide a tile by. */
+/* The subgroup size the cooperative-matrix kernels divide a tile by where
+ * a parameter string names none (they take 8, 16, 32 or 64). */
 #define OG_COOPMAT_SUBGROUP 32
-#define OG_COOPMAT_SUBGROUP_WIDE 64
 /* Local size of the reduce and elementwise kernels. */
 #define OG_ELEMENTWISE_THREADS 64
 #define OG_PARAMS_MAX 160 /* bytes of a formatted parameter string */
@@ -243,15 +257,26 @@ og_params og_params_int8_tile(void);
 og_params og_params_int8_skinny(void);
 
 /* The reference design's cooperative-matrix tiles: 64x64x16 with 8 subgroups
- * (2x4, each 32x16 of C as two 16x16 accumulators) or 4 (2x2, each 32x32 as
- * four), staged through padded workgroup memory; NV matrices, subgroups of 32. */
+ * (2x4, each 32x16 of C) or 4 (2x2, each 32x32), staged through padded
+ * workgroup memory; NV matrices, subgroups of 32, 16x16x16 fragments (the
+ * device's own: og_matrix_variant). */
 og_params og_params_coopmat(int subgroups);
 
 /* The subgroup size a device runs the matrix kernels with, from its
- * capabilities (never its vendor): 32 where it can run 32 (fixed, or
- * pinned with subgroup size control), else 64 likewise (RADV runs wave64),
- * else 0. */
+ * capabilities (never its vendor): its fixed size, or the first it can pin
+ * with subgroup size control, of 32, 64 (RADV's wave64), 16 and 8 (Intel,
+ * lavapipe); 0 when it runs none of them. */
 int og_matrix_subgroup(const og_limits *lim);
+
+/* The fragment the matrix kernels take for A of type a and B of type b
+ * (OG_COMPONENT_F16, S8 or U8) accumulated in acc (F32 or S32) with
+ * extension mat (NV or KHR) on a device with matrix capabilities m: of the
+ * shapes it lists at subgroup scope with those types, with M and N 8 or 16
+ * and K 8, 16 or 32, the one of most products (16x16x16 before 16x8x16 and
+ * 8x16x16; 8x8x8 on lavapipe). Sets fm, fn, fk and returns 0, or returns -1
+ * when the device lists none. */
+int og_matrix_fragment(const og_matrix_caps *m, og_matrix_ext mat, int a, int b, int acc,
+                       int *fm, int *fn, int *fk);
 
 /* Template file of a variant. */
 const char *og_params_template(const og_params *p);
@@ -263,7 +288,8 @@ const char *og_params_template(const og_params *p);
  * loads add ",load=direct,vec=4") and
  * "variant=int8skinny,rows=4,cols=32,slices=16,dot=0"; cooperative matrix:
  * "variant=coopmat,bm=64,bn=64,bk=16,sgx=4,sgy=2,pad=8,load=staged", followed by
- * ",mat=khr" for KHR matrices and ",sub=64" for subgroups of 64 (absent: NV, 32). */
+ * ",mat=khr" for KHR matrices, ",sub=64" for subgroups of 64 (8, 16, 32 or 64)
+ * and ",frag=8x8x8" for fragments of 8x8x8 (absent: NV, 32, 16x16x16). */
 void og_params_format(const og_params *p, char *buf, size_t len);
 
 /* Parses what og_params_format writes (keys in any order, all present but

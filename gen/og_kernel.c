@@ -80,7 +80,7 @@ uint32_t og_kernel_shared_bytes(const og_kernel_key *key)
     if (p->variant == OG_VARIANT_COOPMAT)
         return bytes +
                (uint32_t)(2 * p->buf * (p->bm * (p->bk + p->pad) + p->bk * (p->bn + p->pad)) +
-                          4 * 256 * p->sgx * p->sgy);
+                          4 * p->fm * p->fn * p->sgx * p->sgy);
     return 2 * bytes;
 }
 
@@ -129,17 +129,18 @@ uint64_t og_kernel_loop_iterations(const og_kernel_key *key, uint64_t k_len)
         uint64_t kw = (uint64_t)(p->dot ? p->bk / 4 : p->bk);
         return steps(k_len, p->bk) * (kw + 2u) + 1u + (uint64_t)(p->tm * p->tn) + 1u;
     }
-    case OG_VARIANT_COOPMAT: { /* k steps: the staging loops and the 16-deep products
+    case OG_VARIANT_COOPMAT: { /* k steps: the staging loops and the fk-deep products
                                 * (the direct steps' loops counted as staged ones;
                                 * double buffering stages one step more, before the
                                 * loop); then each accumulator's epilogue loop */
         uint64_t threads = (uint64_t)p->sub * (uint64_t)(p->sgx * p->sgy);
         uint64_t loads = steps((uint64_t)(p->bm * p->bk), (int)threads) +
                          steps((uint64_t)(p->bk * p->bn), (int)threads);
-        uint64_t accs = (uint64_t)((p->bm / p->sgy / 16) * (p->bn / p->sgx / 16));
+        uint64_t accs = (uint64_t)((p->bm / p->sgy / p->fm) * (p->bn / p->sgx / p->fn));
+        uint64_t elements = (uint64_t)(p->fm * p->fn);
         return (steps(k_len, p->bk) + (uint64_t)(p->buf - 1)) *
-                   (1u + 2u * ((uint64_t)(p->bk / 16) + 1u) + loads + 2u) +
-               2u + accs * (256u / (uint64_t)p->sub + 1u);
+                   (1u + 2u * ((uint64_t)(p->bk / p->fk) + 1u) + loads + 2u) +
+               2u + accs * ((elements + (uint64_t)p->sub - 1u) / (uint64_t)p->sub + 1u);
     }
     default: /* the tile: k steps (direct loads: an unchecked loop of the whole
               * steps, then a checked one for the tail), then the register tile */

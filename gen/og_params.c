@@ -66,6 +66,9 @@ og_params og_params_coopmat(int subgroups)
                    .load = OG_LOAD_STAGED,
                    .mat = OG_MATRIX_NV,
                    .sub = OG_COOPMAT_SUBGROUP,
+                   .fm = 16,
+                   .fn = 16,
+                   .fk = 16,
                    .buf = 1};
     return p;
 }
@@ -131,7 +134,9 @@ void og_params_format(const og_params *p, char *buf, size_t len)
         if (p->sub != OG_COOPMAT_SUBGROUP && used >= 0 && (size_t)used < len)
             used += snprintf(buf + used, len - (size_t)used, ",sub=%d", p->sub);
         if (p->buf != 1 && used >= 0 && (size_t)used < len)
-            snprintf(buf + used, len - (size_t)used, ",buf=%d", p->buf);
+            used += snprintf(buf + used, len - (size_t)used, ",buf=%d", p->buf);
+        if ((p->fm != 16 || p->fn != 16 || p->fk != 16) && used >= 0 && (size_t)used < len)
+            snprintf(buf + used, len - (size_t)used, ",frag=%dx%dx%d", p->fm, p->fn, p->fk);
         return;
     }
     if (p->variant == OG_VARIANT_INT8_SKINNY) {
@@ -260,6 +265,14 @@ int og_params_parse(const char *text, og_params *out, char *why, size_t len)
                     : strcmp(value, "emu") == 0 ? OG_MATRIX_EMU
                                                 : OG_MATRIX_NV;
             seen |= 1u << 29;
+        } else if (strcmp(item, "frag") == 0) {
+            char tail;
+            if (sscanf(value, "%3dx%3dx%3d%c", &p.fm, &p.fn, &p.fk, &tail) != 3 || p.fm < 1 ||
+                p.fn < 1 || p.fk < 1) {
+                snprintf(why, len, "params: frag=%s is not MxNxK", value);
+                return -1;
+            }
+            seen |= 1u << 28;
         } else {
             snprintf(why, len, "params: unknown item %s=%s", item, value);
             return -1;
@@ -267,7 +280,7 @@ int og_params_parse(const char *text, og_params *out, char *why, size_t len)
     }
     /* Bits 0 and 1 are load and acc, 2..10 the tile's integers, 11 and 12
      * cols and slices, 13 rows, 14 dot, 15 and 16 sgx and sgy, 17 sub, 18
-     * buf, 29 mat, 30 src. */
+     * buf, 28 frag, 29 mat, 30 src. */
     static const struct {
         unsigned keys;
         const char *what;
@@ -295,14 +308,16 @@ int og_params_parse(const char *text, og_params *out, char *why, size_t len)
     unsigned optional = (seen & extra) == extra ? extra : 0u;
     if (p.variant != OG_VARIANT_TILE && p.variant != OG_VARIANT_COOPMAT)
         optional |= seen & (1u << 30);
-    /* The matrix kernels may name their extension, subgroup size and
-     * buffers (NV, 32 and 1 when absent). */
+    /* The matrix kernels may name their extension, subgroup size, buffers
+     * and fragment (NV, 32, 1 and 16x16x16 when absent). */
     if (p.variant == OG_VARIANT_COOPMAT) {
-        optional |= seen & (1u << 29 | 1u << 17 | 1u << 18);
+        optional |= seen & (1u << 28 | 1u << 29 | 1u << 17 | 1u << 18);
         if (!(seen & (1u << 17)))
             p.sub = OG_COOPMAT_SUBGROUP;
         if (!(seen & (1u << 18)))
             p.buf = 1;
+        if (!(seen & (1u << 28)))
+            p.fm = p.fn = p.fk = 16;
     }
     if (seen != (wanted[p.variant].keys | optional) || (unsplit && p.split != OG_SPLIT_RULE)) {
         snprintf(why, len, "params: '%s' needs exactly %s", text, wanted[p.variant].what);
@@ -321,11 +336,11 @@ uint32_t og_params_shared_bytes(const og_params *p)
     if (p->variant == OG_VARIANT_INT8_SKINNY)
         return (uint32_t)(4 * p->rows * p->cols * p->slices);
     /* Cooperative matrix: the float16 A and B tiles, padded, once or twice
-     * (buf), and a float32 16x16 fragment per subgroup that the accumulators
-     * leave through. */
+     * (buf), and a float32 fm x fn fragment per subgroup that the
+     * accumulators leave through. */
     if (p->variant == OG_VARIANT_COOPMAT)
         return (uint32_t)(2 * p->buf * (p->bm * (p->bk + p->pad) + p->bk * (p->bn + p->pad)) +
-                          4 * 256 * p->sgx * p->sgy);
+                          4 * p->fm * p->fn * p->sgx * p->sgy);
     /* Int8Gemm tile: an int per element (dot = 0), or a word of four k (dot = 1);
      * none with direct loads. */
     if (p->variant == OG_VARIANT_INT8_TILE && p->load == OG_LOAD_DIRECT)
@@ -469,24 +484,54 @@ static int skinny_check(const og_params *p, const og_limits *lim, char *why, siz
                : 0;
 }
 
-/* Whether the device lists a 16x16x16 shape of float16 A and B with float32
- * accumulators at subgroup scope. */
-static int has_f16_16x16x16(const og_matrix_shape *shapes, uint32_t n)
+/* Whether a fragment shape is one the matrix templates take. */
+static int fragment_taken(uint32_t m, uint32_t n, uint32_t k)
 {
-    for (uint32_t i = 0; i < n && i < OG_MATRIX_SHAPES_MAX; i++) {
+    return (m == 8 || m == 16) && (n == 8 || n == 16) && (k == 8 || k == 16 || k == 32);
+}
+
+/* The shapes the device lists for extension mat. */
+static const og_matrix_shape *listed(const og_matrix_caps *m, og_matrix_ext mat, uint32_t *n)
+{
+    *n = mat == OG_MATRIX_KHR ? m->n_khr_shapes : m->n_shapes;
+    if (*n > OG_MATRIX_SHAPES_MAX)
+        *n = OG_MATRIX_SHAPES_MAX;
+    return mat == OG_MATRIX_KHR ? m->khr_shapes : m->shapes;
+}
+
+/* Whether s multiplies a of type a by b into accumulators (and results) of acc. */
+static int shape_types(const og_matrix_shape *s, int a, int b, int acc)
+{
+    return s->subgroup && s->a == a && s->b == b && s->c == acc && s->result == acc;
+}
+
+int og_matrix_fragment(const og_matrix_caps *m, og_matrix_ext mat, int a, int b, int acc,
+                       int *fm, int *fn, int *fk)
+{
+    uint32_t n;
+    const og_matrix_shape *shapes = listed(m, mat, &n), *best = NULL;
+    for (uint32_t i = 0; i < n; i++) {
         const og_matrix_shape *s = &shapes[i];
-        if (s->m == 16 && s->n == 16 && s->k == 16 && s->a_f16 && s->b_f16 && s->acc_f32 &&
-            s->subgroup)
-            return 1;
+        if (!shape_types(s, a, b, acc) || !fragment_taken(s->m, s->n, s->k))
+            continue;
+        /* The most products; of as many, the squarer (16x16x16 before 16x8x32). */
+        uint32_t size = s->m * s->n * s->k, best_size = best ? best->m * best->n * best->k : 0;
+        if (!best || size > best_size || (size == best_size && s->m * s->n > best->m * best->n))
+            best = s;
     }
+    if (!best)
+        return -1;
+    *fm = (int)best->m;
+    *fn = (int)best->n;
+    *fk = (int)best->k;
     return 0;
 }
 
 int og_matrix_subgroup(const og_limits *lim)
 {
     const og_matrix_caps *m = &lim->matrix;
-    static const int sizes[] = {OG_COOPMAT_SUBGROUP, OG_COOPMAT_SUBGROUP_WIDE};
-    for (size_t i = 0; i < 2; i++) {
+    static const int sizes[] = {32, 64, 16, 8};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         uint32_t s = (uint32_t)sizes[i];
         if (m->size_control ? m->subgroup_min <= s && s <= m->subgroup_max
                             : lim->subgroup_size == s)
@@ -495,21 +540,24 @@ int og_matrix_subgroup(const og_limits *lim)
     return 0;
 }
 
-/* What the extension a matrix kernel speaks needs of the device. */
+/* What the extension a matrix kernel speaks needs of the device: its
+ * fragment listed with float16 A and B and float32 accumulators. */
 static int matrix_ext_check(const og_params *p, const og_matrix_caps *m, char *why, size_t len)
 {
-    if (p->mat == OG_MATRIX_NV && !has_f16_16x16x16(m->shapes, m->n_shapes)) {
-        snprintf(why, len,
-                 "the device lists no 16x16x16 float16 combination for "
-                 "VK_NV_cooperative_matrix%s",
-                 m->n_shapes ? "" : " (it lists no NV shapes)");
-        return -1;
-    }
-    if (p->mat == OG_MATRIX_KHR && !has_f16_16x16x16(m->khr_shapes, m->n_khr_shapes)) {
-        snprintf(why, len,
-                 "the device lists no 16x16x16 float16 combination for "
-                 "VK_KHR_cooperative_matrix%s",
-                 m->n_khr_shapes ? "" : " (it lists no KHR shapes)");
+    const char *ext = p->mat == OG_MATRIX_KHR ? "VK_KHR_cooperative_matrix"
+                                              : "VK_NV_cooperative_matrix";
+    uint32_t n;
+    const og_matrix_shape *shapes = listed(m, p->mat, &n);
+    int found = 0;
+    for (uint32_t i = 0; i < n && !found; i++)
+        found = shapes[i].m == (uint32_t)p->fm && shapes[i].n == (uint32_t)p->fn &&
+                shapes[i].k == (uint32_t)p->fk &&
+                shape_types(&shapes[i], OG_COMPONENT_F16, OG_COMPONENT_F16, OG_COMPONENT_F32);
+    if (!found) {
+        snprintf(why, len, "the device lists no %dx%dx%d float16 combination for %s%s", p->fm,
+                 p->fn, p->fk, ext,
+                 n ? "" : p->mat == OG_MATRIX_KHR ? " (it lists no KHR shapes)"
+                                                  : " (it lists no NV shapes)");
         return -1;
     }
     if (p->mat == OG_MATRIX_KHR && !m->khr_compute) {
@@ -526,6 +574,13 @@ static int matrix_ext_check(const og_params *p, const og_matrix_caps *m, char *w
 static int emulation_check(const og_params *p, const og_limits *lim, char *why, size_t len)
 {
     const og_matrix_caps *m = &lim->matrix;
+    if ((p->fm * p->fn) % p->sub != 0) {
+        snprintf(why, len,
+                 "the emulated matrix kernel gives each of its %d lanes as many elements of a "
+                 "%dx%d accumulator",
+                 p->sub, p->fm, p->fn);
+        return -1;
+    }
     if (!m->float16 || (p->load == OG_LOAD_DIRECT && !m->storage16)) {
         snprintf(why, len, "the emulated matrix kernel needs shaderFloat16%s",
                  p->load == OG_LOAD_DIRECT ? " and storageBuffer16BitAccess" : "");
@@ -535,12 +590,13 @@ static int emulation_check(const og_params *p, const og_limits *lim, char *why, 
 }
 
 /* The cooperative-matrix tile's own rules: tiles of 32 to 256, k steps of
- * 16 to 64, 2 to 8 subgroups each owning at most 16 accumulators (64x64),
- * one or two buffers. */
+ * 16 to 64, fragments the templates take, 2 to 16 subgroups of 8 to 64
+ * each owning whole fragments, at most 16 accumulators and 128 of their
+ * elements a lane, one or two buffers. */
 static int coopmat_shape_check(const og_params *p, char *why, size_t len)
 {
     static const int tiles[] = {32, 64, 128, 256}, steps[] = {16, 32, 64}, splits[] = {1, 2, 4, 8},
-                     pads[] = {0, 8}, bufs[] = {1, 2};
+                     pads[] = {0, 8}, bufs[] = {1, 2}, subs[] = {8, 16, 32, 64};
     int sg = p->sgx * p->sgy;
     if (!one_of(p->bm, tiles, 4) || !one_of(p->bn, tiles, 4) || !one_of(p->bk, steps, 3) ||
         !one_of(p->pad, pads, 2) || !one_of(p->buf, bufs, 2)) {
@@ -550,20 +606,29 @@ static int coopmat_shape_check(const og_params *p, char *why, size_t len)
                  p->bm, p->bn, p->bk, p->pad, p->buf);
         return -1;
     }
-    if (!one_of(p->sgx, splits, 4) || !one_of(p->sgy, splits, 4) || sg < 2 || sg > 8 ||
-        (p->bm / p->sgy) % 16 != 0 || (p->bn / p->sgx) % 16 != 0 ||
-        (p->bm / p->sgy / 16) * (p->bn / p->sgx / 16) > 16) {
+    if (!fragment_taken((uint32_t)p->fm, (uint32_t)p->fn, (uint32_t)p->fk) || p->bk % p->fk != 0) {
         snprintf(why, len,
-                 "params: %dx%d subgroups must number 2 to 8 and each own a multiple of 16x16 "
-                 "of the %dx%d tile, at most 16 accumulators",
-                 p->sgx, p->sgy, p->bn, p->bm);
+                 "params: fragment %dx%dx%d: M and N 8 or 16, K 8, 16 or 32 dividing the k step %d",
+                 p->fm, p->fn, p->fk, p->bk);
         return -1;
     }
     if ((p->mat != OG_MATRIX_NV && p->mat != OG_MATRIX_KHR && p->mat != OG_MATRIX_EMU) ||
-        (p->sub != OG_COOPMAT_SUBGROUP && p->sub != OG_COOPMAT_SUBGROUP_WIDE)) {
+        !one_of(p->sub, subs, 4)) {
         snprintf(why, len,
-                 "params: cooperative-matrix mat=%d sub=%d: NV, KHR or emu, subgroups of 32 or 64",
+                 "params: cooperative-matrix mat=%d sub=%d: NV, KHR or emu, subgroups of 8, 16, "
+                 "32 or 64",
                  (int)p->mat, p->sub);
+        return -1;
+    }
+    int wm = p->bm / p->sgy, wn = p->bn / p->sgx;
+    int accs = wm % p->fm == 0 && wn % p->fn == 0 ? (wm / p->fm) * (wn / p->fn) : 0;
+    if (!one_of(p->sgx, splits, 4) || !one_of(p->sgy, splits, 4) || sg < 2 || sg > 16 ||
+        accs < 1 || accs > 16 || accs * p->fm * p->fn > 128 * p->sub) {
+        snprintf(why, len,
+                 "params: %dx%d subgroups of %d must number 2 to 16 and each own whole %dx%d "
+                 "fragments of the %dx%d tile, at most 16 accumulators and 128 of their elements "
+                 "a lane",
+                 p->sgx, p->sgy, p->sub, p->fm, p->fn, p->bn, p->bm);
         return -1;
     }
     return 0;

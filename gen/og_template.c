@@ -212,6 +212,9 @@ static void push_params(lua_State *L, const og_kernel_key *key)
     set_int(L, "SGY", p->sgy);
     set_int(L, "SUB", p->sub);
     set_int(L, "BUF", p->buf);
+    set_int(L, "FRAG_M", p->fm);
+    set_int(L, "FRAG_N", p->fn);
+    set_int(L, "FRAG_K", p->fk);
     set_str(L, "MAT", p->mat == OG_MATRIX_EMU ? "emu" : p->mat == OG_MATRIX_KHR ? "khr" : "nv");
     set_int(L, "BM", p->bm);
     set_int(L, "BN", p->bn);

@@ -15,8 +15,9 @@
 # the system's apt configuration touched), downloads the .debs and unpacks
 # them into the tree with dpkg-deb: a self-contained userland with its own
 # glibc, made without root, chroot or maintainer scripts. The tree lives in
-# $OG_MESA26_DIR (default ${XDG_CACHE_HOME:-~/.cache}/onegpu/mesa26) and is
-# remade only when the package list changes or a newer version is published.
+# $OG_MESA26_DIR (default ~/.cache/onegpu/mesa26: not under XDG_CACHE_HOME,
+# which the tests point elsewhere) and is remade only when the package list
+# changes or a newer version is published.
 #
 # `run` runs a program built here (ogtune, a test) against the tree's glibc,
 # Vulkan loader and lavapipe: an ELF program runs as a copy whose interpreter
@@ -32,7 +33,7 @@
 # spirv-val and spirv-dis are in $(mesa26.sh root)/bin, as wrappers.
 set -euo pipefail
 
-dir=${OG_MESA26_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/onegpu/mesa26}
+dir=${OG_MESA26_DIR:-${HOME:?}/.cache/onegpu/mesa26}
 # What the lane installs: the driver from trixie-backports (26.1.x, LLVM 19),
 # everything else from trixie.
 packages=(mesa-vulkan-drivers libvulkan1 glslang-tools spirv-tools)

@@ -30,6 +30,13 @@ static inline og_limits matrix_device(void)
     return lim;
 }
 
+/* A listed shape of float16 A and B with float32 accumulators at subgroup scope. */
+static inline og_matrix_shape f16_shape(uint32_t m, uint32_t n, uint32_t k)
+{
+    return (og_matrix_shape){m,  n, k, OG_COMPONENT_F16, OG_COMPONENT_F16, OG_COMPONENT_F32,
+                             OG_COMPONENT_F32, 1};
+}
+
 /* Every how many matrix kernels of the standard space the module and
  * rewrite tests build: OG_TEST_MATRIX_STRIDE (scripts/test.sh's sanitizer
  * pass, where shaderc runs several times slower, takes a spread), else all. */

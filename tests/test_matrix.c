@@ -23,8 +23,8 @@ static og_limits qualified(void)
 {
     og_limits lim = matrix_device();
     og_matrix_caps *m = &lim.matrix;
-    m->shapes[m->n_shapes++] = (og_matrix_shape){8, 8, 8, 1, 1, 1, 1};
-    m->shapes[m->n_shapes++] = (og_matrix_shape){16, 16, 16, 1, 1, 1, 1};
+    m->shapes[m->n_shapes++] = f16_shape(8, 8, 8);
+    m->shapes[m->n_shapes++] = f16_shape(16, 16, 16);
     return lim;
 }
 
@@ -259,12 +259,18 @@ Test(matrix, eligibility_from_capabilities)
     range.matrix.subgroup_max = 128;
     expect_choice(&range, OG_F16, OG_MODE_FAST, 0, NULL, NULL);
     cr_expect_eq(og_matrix_variant(&range, 0).sub, 64);
-    /* Subgroups of 16 only (no size the kernel divides its tile by). */
+    /* Subgroups of 16 only (Intel's size): the tile divided among 16-wide
+     * subgroups; of 128 only, no size the kernel divides its tile by. */
     og_limits sixteen = qualified();
     sixteen.subgroup_size = 16;
     sixteen.matrix.size_control = 0;
-    expect_choice(&sixteen, OG_F16, OG_MODE_FAST, -1, "subgroups of 16 only, the kernel needs 32",
-                  "subgroups of 16 only");
+    expect_choice(&sixteen, OG_F16, OG_MODE_FAST, 0, NULL, "qualifies first");
+    cr_expect_eq(og_matrix_variant(&sixteen, 0).sub, 16);
+    og_limits wide = qualified();
+    wide.subgroup_size = 128;
+    wide.matrix.size_control = 0;
+    expect_choice(&wide, OG_F16, OG_MODE_FAST, -1, "subgroups of 128 only, the kernel needs 32",
+                  "subgroups of 128 only");
 
     /* Fewer than 256 invocations: the four-subgroup shape. */
     og_limits small = qualified();
@@ -280,15 +286,28 @@ Test(matrix, eligibility_from_capabilities)
     expect_choice(&tight, OG_F16, OG_MODE_FAST, -1, "bytes of workgroup memory exceed",
                   "bytes of workgroup memory exceed");
 
-    /* Only 8x8x8 shapes listed; none at all (lavapipe). */
+    /* 16x16x16 and 8x8x8 listed: 16x16x16 (the most products); only 8x8x8
+     * (Mesa 26's lavapipe): 8x8x8 fragments in the same tile; float16 with
+     * float16 accumulators only, or none at all (Mesa 22's lavapipe): the
+     * reason names the fragment missing. */
+    cr_expect_eq(og_matrix_variant(&lim, 0).fm * og_matrix_variant(&lim, 0).fk, 256);
     og_limits eights = qualified();
     eights.matrix.n_shapes = 1;
-    expect_choice(&eights, OG_F16, OG_MODE_FAST, -1,
-                  "the device lists no 16x16x16 float16 combination",
-                  "the device lists no 16x16x16 float16 combination");
-    og_limits f32_only = qualified();
-    f32_only.matrix.shapes[1].a_f16 = 0;
-    expect_choice(&f32_only, OG_F16, OG_MODE_FAST, -1, "no 16x16x16 float16", NULL);
+    expect_choice(&eights, OG_F16, OG_MODE_FAST, 0, NULL, "qualifies first");
+    og_params e8 = og_matrix_variant(&eights, 0);
+    cr_expect(e8.fm == 8 && e8.fn == 8 && e8.fk == 8, "fragment %dx%dx%d", e8.fm, e8.fn, e8.fk);
+    char text[OG_PARAMS_MAX];
+    og_params_format(&e8, text, sizeof text);
+    cr_expect_not_null(strstr(text, ",frag=8x8x8"), "%s", text);
+    og_limits f16_acc = qualified();
+    f16_acc.matrix.shapes[0].c = f16_acc.matrix.shapes[0].result = OG_COMPONENT_F16;
+    f16_acc.matrix.shapes[1].c = f16_acc.matrix.shapes[1].result = OG_COMPONENT_F16;
+    expect_choice(&f16_acc, OG_F16, OG_MODE_FAST, -1,
+                  "the device lists no 16x16x16 float16 combination for VK_NV_cooperative_matrix",
+                  NULL);
+    og_limits none = qualified();
+    none.matrix.n_shapes = 0;
+    expect_choice(&none, OG_F16, OG_MODE_FAST, -1, "(it lists no NV shapes)", NULL);
 
     /* Features the kernel needs, from its SPIR-V (Float16, VulkanMemoryModel,
      * StorageBuffer16BitAccess for direct loads) and its pipeline. */

@@ -6,6 +6,7 @@
 
 #include <math.h>
 
+#include "og_matrix_device.h"
 #include "og_ogtune.h"
 #include "og_test.h"
 #include "og_tmpdir.h"
@@ -300,7 +301,7 @@ Test(recovered, matrix_kernel_where_the_device_qualifies)
     lim->subgroup_size = 32;
     og_matrix_caps *m = &lim->matrix;
     memset(m, 0, sizeof *m);
-    m->shapes[m->n_shapes++] = (og_matrix_shape){16, 16, 16, 1, 1, 1, 1};
+    m->shapes[m->n_shapes++] = f16_shape(16, 16, 16);
     m->subgroup_min = m->subgroup_max = 32;
     m->full_subgroups = m->float16 = m->storage16 = m->memory_model = 1;
     p = og_params_recovered(&ctx->limits, ctx->dialect, OG_MODE_FAST);

@@ -233,16 +233,23 @@ static og_status int8_tile_space(candidates *c, og_preset preset)
     return st;
 }
 
-/* A matrix tile with NV and with KHR matrices, in the subgroup size the
- * device runs them with (add() drops what the device does not take). */
+/* A matrix tile with NV and with KHR matrices, in the subgroup size and
+ * fragment the device runs them with (add() drops what the device does not
+ * take). */
 static og_status add_matrix(candidates *c, og_params p)
 {
     int sub = c->lim ? og_matrix_subgroup(c->lim) : 0;
     p.sub = sub ? sub : OG_COOPMAT_SUBGROUP;
-    p.mat = OG_MATRIX_NV;
-    og_status st = add(c, p);
-    p.mat = OG_MATRIX_KHR;
-    return st == OG_OK ? add(c, p) : st;
+    og_status st = OG_OK;
+    for (int e = 0; e < 2 && st == OG_OK; e++) {
+        p.mat = e ? OG_MATRIX_KHR : OG_MATRIX_NV;
+        p.fm = p.fn = p.fk = 16;
+        if (c->lim)
+            og_matrix_fragment(&c->lim->matrix, p.mat, OG_COMPONENT_F16, OG_COMPONENT_F16,
+                               OG_COMPONENT_F32, &p.fm, &p.fn, &p.fk);
+        st = add(c, p);
+    }
+    return st;
 }
 
 /* A cooperative-matrix tile (the extension and subgroup size: add_matrix). */

@@ -134,7 +134,9 @@ typedef struct og_matrix_note {
 
 /* Matrix variant i (0..OG_MATRIX_VARIANTS-1) of og_matrix_choose's order
  * on a device with limits lim: its subgroup size is og_matrix_subgroup's
- * (32 where the device has no size it can run, for the reason to say so). */
+ * (32 where the device has no size it can run, for the reason to say so)
+ * and its fragment og_matrix_fragment's (16x16x16 where the device lists
+ * none). */
 og_params og_matrix_variant(const og_limits *lim, int i);
 
 /* Considers the matrix variants for dtype and mode on a device with limits

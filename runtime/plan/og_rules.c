@@ -220,6 +220,10 @@ og_params og_matrix_variant(const og_limits *lim, int i)
     p.mat = i < 2 ? OG_MATRIX_NV : OG_MATRIX_KHR;
     int sub = og_matrix_subgroup(lim);
     p.sub = sub ? sub : OG_COOPMAT_SUBGROUP;
+    /* The device's fragment; where it lists none, 16x16x16 stays for the
+     * reason to name. */
+    og_matrix_fragment(&lim->matrix, p.mat, OG_COMPONENT_F16, OG_COMPONENT_F16, OG_COMPONENT_F32,
+                       &p.fm, &p.fn, &p.fk);
     return p;
 }
 

@@ -53,10 +53,10 @@ static void read_matrix_shapes(og_context *ctx, og_matrix_caps *caps)
         caps->shapes[i] = (og_matrix_shape){.m = p->MSize,
                                             .n = p->NSize,
                                             .k = p->KSize,
-                                            .a_f16 = p->AType == VK_COMPONENT_TYPE_FLOAT16_NV,
-                                            .b_f16 = p->BType == VK_COMPONENT_TYPE_FLOAT16_NV,
-                                            .acc_f32 = p->CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
-                                                       p->DType == VK_COMPONENT_TYPE_FLOAT32_NV,
+                                            .a = (int)p->AType,
+                                            .b = (int)p->BType,
+                                            .c = (int)p->CType,
+                                            .result = (int)p->DType,
                                             .subgroup = p->scope == VK_SCOPE_SUBGROUP_NV};
     }
     caps->n_shapes = n;
@@ -85,10 +85,10 @@ static void read_khr_shapes(og_context *ctx, og_matrix_caps *caps)
             .m = p->MSize,
             .n = p->NSize,
             .k = p->KSize,
-            .a_f16 = p->AType == VK_COMPONENT_TYPE_FLOAT16_NV,
-            .b_f16 = p->BType == VK_COMPONENT_TYPE_FLOAT16_NV,
-            .acc_f32 = p->CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
-                       p->ResultType == VK_COMPONENT_TYPE_FLOAT32_NV,
+            .a = (int)p->AType,
+            .b = (int)p->BType,
+            .c = (int)p->CType,
+            .result = (int)p->ResultType,
             .subgroup = p->scope == VK_SCOPE_SUBGROUP_NV};
     }
     caps->n_khr_shapes = n;
