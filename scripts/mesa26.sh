@@ -29,8 +29,9 @@
 # glslang compiles differently from the one the main lane tests), and a
 # second build; this way the very binaries the main lane tested run on the
 # newer driver. VK_DRIVER_FILES names the tree's lavapipe only, and
-# OG_MESA26=1 tells the lane's tests where they run. The tree's glslang,
-# spirv-val and spirv-dis are in $(mesa26.sh root)/bin, as wrappers.
+# OG_MESA26=1 and OG_MESA26_ROOT (the tree's directory) tell the lane's
+# tests where they run. The tree's glslang, spirv-val and spirv-dis are in
+# $(mesa26.sh root)/bin, as wrappers.
 set -euo pipefail
 
 dir=${OG_MESA26_DIR:-${HOME:?}/.cache/onegpu/mesa26}
@@ -108,7 +109,7 @@ EOF
 run() {
   [ $# -ge 1 ] || die "run: which command?"
   [ -x "$ldso" ] && [ -f "$manifest" ] || die "no tree in $dir: run scripts/mesa26.sh setup first"
-  export VK_DRIVER_FILES=$manifest OG_MESA26=1
+  export VK_DRIVER_FILES=$manifest OG_MESA26=1 OG_MESA26_ROOT=$dir
   unset VK_ICD_FILENAMES
   local prog
   prog=$(command -v -- "$1") || die "run: no command $1"

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # The test job on a fresh machine: install the packages, then
 #  1. a -Werror build and the whole Criterion suite through CTest;
+#  1b. the second driver lane (scripts/mesa26.sh): the CTest label mesa26 on
+#     Mesa 26's lavapipe, which executes the cooperative-matrix kernels
+#     (made from Debian's trixie and trixie-backports packages; if the tree
+#     cannot be made, this step fails and says why);
 #  2. the suite again with VK_LAYER_KHRONOS_validation on (OG_VALIDATION=1:
 #     every test asserts the layer reported no error, in its own process and
 #     in the ogtune commands and tuner workers it starts);
@@ -23,7 +27,10 @@ jobs=$(nproc)
 (cd web && npm ci --no-audit --no-fund --loglevel=error)
 
 scripts/build.sh -DOG_WERROR=ON
-ctest --test-dir build --output-on-failure -j"$jobs"
+ctest --test-dir build --output-on-failure -j"$jobs" -LE mesa26
+
+scripts/mesa26.sh setup
+ctest --test-dir build --output-on-failure -j"$jobs" -L mesa26
 
 # test_gen only generates and compiles kernels, test_formats converts
 # numbers, test_search replays recorded measurements on the host and the
@@ -32,7 +39,7 @@ ctest --test-dir build --output-on-failure -j"$jobs"
 # steps 1 and 3. test_wgsl, test_wgsl_webgpu and the WebGPU runtime's tests
 # (test_webgpu_runtime, test_webgpu_browser) generate WGSL and run it on
 # Dawn, never on Vulkan.
-OG_VALIDATION=1 ctest --test-dir build --output-on-failure -j"$jobs" \
+OG_VALIDATION=1 ctest --test-dir build --output-on-failure -j"$jobs" -LE mesa26 \
   -E '^(test_gen|test_formats|test_search|test_install|test_wgsl|test_wgsl_webgpu|test_webgpu_runtime|test_webgpu_browser|fuzz_replay_.*)$'
 
 # The kernel tests again with uploads and downloads through the staging
@@ -52,7 +59,7 @@ OG_BUILD_DIR=build-asan scripts/build.sh -DOG_WERROR=ON -DOG_SANITIZE=ON
 # export), which test_wgsl and test_travel cover here under the sanitizers.
 OG_TEST_GEN_MODULES=40 OG_TEST_FORMATS_STRIDE=97 OG_TEST_MATRIX_STRIDE=4 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -j"$jobs" -E '^(test_wgsl_webgpu|test_webgpu_runtime|test_webgpu_browser)$'
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE mesa26 -E '^(test_wgsl_webgpu|test_webgpu_runtime|test_webgpu_browser)$'
 
 # Bounded fuzzing: five targets, 40 s each, from a fixed seed so that a
 # failure replays (scripts/fuzz.sh SECONDS, unseeded, for longer runs).

@@ -149,11 +149,13 @@ static void print_choice_json(FILE *f, og_context *ctx, og_dtype t, og_mode mode
         og_params_format(&n->params, mp, sizeof mp);
         fprintf(f,
                 "%s{\"variant\":\"%s\",\"extension\":\"%s\",\"subgroups\":%d,"
-                "\"subgroup_size\":%d,\"params\":\"%s\",\"chosen\":%s",
+                "\"subgroup_size\":%d,\"fragment\":\"%dx%dx%d\",\"params\":\"%s\","
+                "\"chosen\":%s",
                 i == 0 ? ",\"matrix_variants\":[" : ",", og_params_template(&n->params),
                 n->params.mat == OG_MATRIX_KHR ? "VK_KHR_cooperative_matrix"
                                                : "VK_NV_cooperative_matrix",
-                n->params.sgx * n->params.sgy, n->params.sub, mp, n->chosen ? "true" : "false");
+                n->params.sgx * n->params.sgy, n->params.sub, n->params.fm, n->params.fn,
+                n->params.fk, mp, n->chosen ? "true" : "false");
         if (!n->chosen) {
             fputs(",\"reason\":", f);
             og_json_string(f, n->why);

@@ -1,0 +1,28 @@
+#!/bin/sh
+# The second driver lane's choice, as a user sees it: on Mesa 26's lavapipe
+# `ogtune select --dtype f16 --json` chooses the KHR matrix kernel with the
+# fragment the device lists (8x8x8, subgroups of 8), and names it for each
+# variant. Usage: test_lane_select.sh MESA26_SH OGTUNE
+set -eu
+mesa26=$1 ogtune=$2
+out=$("$mesa26" run "$ogtune" select --dtype f16 --shape 256x256x256 --json)
+fail() { echo "test_lane_select: $1" >&2; echo "$out" >&2; exit 1; }
+case $out in
+  *'"variant":"gemm_coopmat","params":"variant=coopmat,'*'mat=khr,sub=8,frag=8x8x8"'*) ;;
+  *) fail "float16 in Fast mode did not choose the KHR kernel with 8x8x8 fragments" ;;
+esac
+case $out in
+  *'"extension":"VK_KHR_cooperative_matrix","subgroups":8,"subgroup_size":8,"fragment":"8x8x8"'*'"chosen":true'*) ;;
+  *) fail "the chosen KHR variant does not name its fragment" ;;
+esac
+case $out in
+  *'"reason":"the device lists no 16x16x16 float16 combination for VK_NV_cooperative_matrix'*) ;;
+  *) fail "the NV variants' reason does not name the fragment missing" ;;
+esac
+# Deterministic mode keeps the portable tile, on this device too.
+out=$("$mesa26" run "$ogtune" select --dtype f16 --shape 256x256x256 --mode deterministic --json)
+case $out in
+  *'"variant":"gemm_tile"'*) ;;
+  *) fail "Deterministic mode left the portable tile" ;;
+esac
+echo "test_lane_select: the KHR 8x8x8 kernel chosen for float16, the portable tile in Deterministic mode"

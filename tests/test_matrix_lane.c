@@ -1,0 +1,403 @@
+/* The cooperative-matrix kernels executed: run on a device that lists
+ * VK_KHR_cooperative_matrix shapes (Mesa 26's lavapipe through
+ * scripts/mesa26.sh run, CTest label mesa26: 8x8x8 fragments in subgroups
+ * of 8), the KHR kernels of templates/gemm_coopmat.tmpl, with the device's
+ * own fragment and subgroup size, against the float64 reference within the
+ * design's bounds (og_problem_verify: float16 2e-3, recovered float32 1e-5,
+ * C untouched outside its region, NaN in C unread with beta = 0): every
+ * op(A) x op(B), sizes around the tile edges, batches, staged and direct
+ * loads, one and two buffers, the epilogue, recovered float32 with and
+ * without range scaling; through the public API (the default matrix kernel
+ * as Fast mode selects it, odd offsets, one and two buffers); the emulated
+ * kernel (mat=emu) against the real one on the same inputs; and faults
+ * planted in the fragment handling, each of which must fail the real run.
+ * On a device without KHR matrices every test fails: this file is the
+ * lane's evidence, never skipped. */
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "og_test.h"
+#include "onegpu_formats.h"
+#include "og_text.h"
+#include "og_tmpdir.h"
+
+TestSuite(lane, .init = make_tmpdir, .fini = remove_tmpdir);
+
+/* A context on a device with KHR matrices, or the test fails saying how to
+ * run it; *khr is the default KHR variant (its fragment and subgroup size). */
+static og_context *matrix_context(og_params *khr)
+{
+    og_context *ctx = open_context();
+    og_matrix_note notes[OG_MATRIX_VARIANTS];
+    og_matrix_choose(&ctx->limits, OG_F16, OG_MODE_FAST, notes);
+    cr_assert(notes[2].params.mat == OG_MATRIX_KHR && notes[2].why[0] == '\0',
+              "%s has no KHR matrix kernel (%s): run this test on Mesa 26 "
+              "(scripts/mesa26.sh run, CTest label mesa26)",
+              ctx->props.deviceName, notes[2].why);
+    *khr = notes[2].params;
+    return ctx;
+}
+
+/* base ("variant=coopmat,bm=..,load=..") with the extension, the device's
+ * subgroup size and fragment, and extra (",buf=2" or ""). */
+static og_params lane_params(const og_params *khr, const char *base, og_matrix_ext mat,
+                             const char *extra)
+{
+    char text[OG_PARAMS_MAX + 64], err[256] = "";
+    snprintf(text, sizeof text, "%s,mat=%s,sub=%d,frag=%dx%dx%d%s", base,
+             mat == OG_MATRIX_EMU ? "emu" : "khr", khr->sub, khr->fm, khr->fn, khr->fk, extra);
+    og_params p;
+    cr_assert_eq(og_params_parse(text, &p, err, sizeof err), 0, "%s: %s", text, err);
+    return p;
+}
+
+/* One run: a kernel, its operands and a call. */
+typedef struct lane_case {
+    const char *base, *extra;
+    int recovered, scaled; /* recovered float32 (float32 A and B), row and column scaling */
+    int trans_a, trans_b;
+    int64_t m, n, k, batch;
+    float alpha, beta;
+    int nan_c; /* C holds NaN where beta = 0 must not read it */
+    og_activation act;
+} lane_case;
+
+static og_gemm *case_gemm(og_context *ctx, const lane_case *c)
+{
+    og_gemm_desc d = {.a_type = c->recovered ? OG_F32 : OG_F16,
+                      .b_type = c->recovered ? OG_F32 : OG_F16,
+                      .mode = OG_MODE_FAST,
+                      .precision = c->recovered ? OG_PRECISION_RECOVERED : OG_PRECISION_NATIVE,
+                      .range_scaling = c->scaled};
+    og_gemm *g;
+    cr_assert_eq(og_gemm_create_desc(ctx, &d, &g), OG_OK, "%s", og_context_last_error(ctx));
+    return g;
+}
+
+/* The activation applied to the reference (bias 0). */
+static double activated(double v, og_activation act)
+{
+    switch (act) {
+    case OG_ACTIVATION_RELU:
+        return v < 0 ? 0 : v;
+    case OG_ACTIVATION_GELU_ERF:
+        return 0.5 * v * (1.0 + erf(v / sqrt(2.0)));
+    case OG_ACTIVATION_GELU_TANH:
+        return 0.5 * v * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (v + 0.044715 * v * v * v)));
+    default:
+        return v;
+    }
+}
+
+/* c's problem on ctx (reference with alpha, beta and the activation). */
+static og_problem *case_problem(og_context *ctx, const lane_case *c)
+{
+    og_problem *pr;
+    cr_assert_eq(og_problem_create(ctx, c->recovered ? OG_F32 : OG_F16, c->trans_a, c->trans_b,
+                                   c->m, c->n, c->k, c->batch, (uint64_t)(c->m * 31 + c->k), &pr),
+                 OG_OK);
+    if (c->nan_c)
+        for (size_t e = 0; e < pr->nc; e++)
+            pr->c0[e] = NAN;
+    pr->args.activation = c->act;
+    problem_scalars(pr, c->alpha, c->beta);
+    for (size_t e = 0; e < pr->nc; e++)
+        pr->ref[e] = activated(pr->ref[e], c->act);
+    return pr;
+}
+
+/* Runs c with parameters p: *accepted as og_problem_verify says, why its
+ * reason; C read back into got (pr->nc floats) when got is given. */
+static void run_case(og_context *ctx, const lane_case *c, const og_params *p, int *accepted,
+                     char *why, size_t len, float *got)
+{
+    og_gemm *g = case_gemm(ctx, c);
+    og_problem *pr = case_problem(ctx, c);
+    double metric;
+    cr_assert_eq(og_problem_verify(g, pr, p, accepted, &metric, why, len), OG_OK, "%s: %s",
+                 c->base, og_context_last_error(ctx));
+    if (got)
+        memcpy(got, pr->c, pr->nc * sizeof *got);
+    og_problem_destroy(pr);
+    og_gemm_destroy(g);
+}
+
+/* Tiles that fit lavapipe's 32 KiB of workgroup memory with 8x8 fragments
+ * (at most 16 accumulators a subgroup: 32x32 of C), staged and direct (K
+ * and the transposed extents multiples of 8 where interior tiles should
+ * load directly, a partial last step staged), one and two buffers, k steps
+ * of 16, 32 and 64, every transpose, sizes 1 to 264, batches up to 3,
+ * alpha and beta, NaN in C under beta = 0, each activation. */
+static const lane_case cases[] = {
+    /* The design's default tile, 8 subgroups, staged, ragged and batched. */
+    {"variant=coopmat,bm=64,bn=64,bk=16,sgx=4,sgy=2,pad=8,load=staged", "", 0, 0, 0, 0, 130, 17,
+     57, 2, 0.75f, 0.5f, 0, OG_ACTIVATION_NONE},
+    /* 4 subgroups (32x32 each: 16 accumulators), direct, B transposed, beta 0 over NaN. */
+    {"variant=coopmat,bm=64,bn=64,bk=16,sgx=2,sgy=2,pad=8,load=direct", "", 0, 0, 0, 1, 130, 136,
+     72, 1, 1.0f, 0.0f, 1, OG_ACTIVATION_NONE},
+    /* 128x128 of 16 subgroups, two buffers, direct, A transposed. */
+    {"variant=coopmat,bm=128,bn=128,bk=16,sgx=4,sgy=4,pad=0,load=direct", ",buf=2", 0, 0, 1, 0,
+     264, 136, 88, 1, -1.25f, 0.5f, 0, OG_ACTIVATION_NONE},
+    /* k step 64, 128x64, one buffer, staged, B transposed, beta 1. */
+    {"variant=coopmat,bm=128,bn=64,bk=64,sgx=2,sgy=4,pad=0,load=staged", "", 0, 0, 0, 1, 129, 65,
+     130, 1, 1.0f, 1.0f, 0, OG_ACTIVATION_NONE},
+    /* k step 64, two buffers, a narrow tile, direct, batched. */
+    {"variant=coopmat,bm=32,bn=64,bk=64,sgx=2,sgy=1,pad=8,load=direct", ",buf=2", 0, 0, 0, 0, 33,
+     136, 200, 3, 0.5f, -1.0f, 0, OG_ACTIVATION_NONE},
+    /* k step 32, both transposed, one column, ReLU over NaN in C. */
+    {"variant=coopmat,bm=64,bn=128,bk=32,sgx=4,sgy=2,pad=8,load=staged", "", 0, 0, 1, 1, 257, 1,
+     40, 1, 1.0f, 0.0f, 1, OG_ACTIVATION_RELU},
+    /* One element; GELU (erf). */
+    {"variant=coopmat,bm=64,bn=64,bk=16,sgx=4,sgy=2,pad=8,load=direct", "", 0, 0, 0, 0, 1, 1, 1,
+     1, 2.0f, 0.0f, 0, OG_ACTIVATION_GELU_ERF},
+    /* Recovered float32, two buffers, B transposed, batched. */
+    {"variant=coopmat,bm=64,bn=64,bk=16,sgx=4,sgy=2,pad=0,load=staged", ",buf=2", 1, 0, 0, 1, 130,
+     70, 100, 2, 1.0f, 0.0f, 1, OG_ACTIVATION_NONE},
+    /* Recovered and scaled, k 32, A transposed, ReLU. */
+    {"variant=coopmat,bm=64,bn=64,bk=32,sgx=2,sgy=2,pad=0,load=staged", "", 1, 1, 1, 0, 65, 66,
+     300, 1, 1.25f, -0.5f, 0, OG_ACTIVATION_RELU},
+    /* GELU (tanh), k 16, staged, 8 subgroups, batched. */
+    {"variant=coopmat,bm=64,bn=64,bk=16,sgx=4,sgy=2,pad=8,load=staged", "", 0, 0, 1, 1, 72, 90,
+     17, 2, 1.0f, 0.5f, 0, OG_ACTIVATION_GELU_TANH},
+};
+#define N_CASES (sizeof cases / sizeof cases[0])
+
+static void describe(const lane_case *c, const og_params *p, char *out, size_t len)
+{
+    char text[OG_PARAMS_MAX];
+    og_params_format(p, text, sizeof text);
+    snprintf(out, len, "%s%s at %lldx%lldx%lld x%lld (op %c%c)", text,
+             c->recovered ? (c->scaled ? " recovered, scaled" : " recovered") : "",
+             (long long)c->m, (long long)c->n, (long long)c->k, (long long)c->batch,
+             c->trans_a ? 'T' : 'N', c->trans_b ? 'T' : 'N');
+}
+
+Test(lane, khr_kernels_are_right, .timeout = 900)
+{
+    og_params khr;
+    og_context *ctx = matrix_context(&khr);
+    for (size_t i = 0; i < N_CASES; i++) {
+        const lane_case *c = &cases[i];
+        og_params p = lane_params(&khr, c->base, OG_MATRIX_KHR, c->extra);
+        char what[512], why[512] = "";
+        describe(c, &p, what, sizeof what);
+        int accepted;
+        run_case(ctx, c, &p, &accepted, why, sizeof why, NULL);
+        cr_expect(accepted, "%s: %s", what, why);
+    }
+    close_context(ctx);
+}
+
+/* The emulation and the hardware on the same inputs: both within the
+ * bounds, and within float16's bound of each other (the order of the
+ * products inside a fragment is the hardware's, so not bit for bit). */
+Test(lane, emulated_and_real_agree, .timeout = 900)
+{
+    og_params khr;
+    og_context *ctx = matrix_context(&khr);
+    for (size_t i = 0; i < N_CASES; i += 2) {
+        const lane_case *c = &cases[i];
+        og_params real = lane_params(&khr, c->base, OG_MATRIX_KHR, c->extra),
+                  emu = lane_params(&khr, c->base, OG_MATRIX_EMU, c->extra);
+        size_t nc = (size_t)(c->m * c->n * c->batch) + 4096;
+        float *a = calloc(nc, sizeof *a), *b = calloc(nc, sizeof *b);
+        cr_assert(a && b);
+        char what[512], why[512] = "";
+        describe(c, &real, what, sizeof what);
+        int ok_real, ok_emu;
+        run_case(ctx, c, &real, &ok_real, why, sizeof why, a);
+        cr_expect(ok_real, "%s: %s", what, why);
+        run_case(ctx, c, &emu, &ok_emu, why, sizeof why, b);
+        cr_expect(ok_emu, "emulated %s: %s", what, why);
+        double diff = 0, big = 0;
+        for (size_t e = 0; e < nc; e++) {
+            if (isnan(a[e]) && isnan(b[e]))
+                continue;
+            double d = fabs((double)a[e] - (double)b[e]);
+            diff = d > diff || isnan(d) ? d : diff;
+            big = fabs((double)a[e]) > big ? fabs((double)a[e]) : big;
+        }
+        double bound = c->recovered ? 2e-5 : 4e-3;
+        cr_expect(diff <= bound * big, "%s: emulated and real differ by %g (largest %g)", what,
+                  diff, big);
+        free(a);
+        free(b);
+    }
+    close_context(ctx);
+}
+
+/* The public API: Fast mode's default for float16 is the KHR kernel, right
+ * for a small grid with a long k, A, B and C at odd element offsets inside
+ * one buffer (and inside three), bias and GELU. */
+Test(lane, the_default_through_the_api, .timeout = 600)
+{
+    og_params khr;
+    og_context *ctx = matrix_context(&khr);
+    og_gemm *g;
+    cr_assert_eq(og_gemm_create(ctx, OG_F16, OG_MODE_FAST, &g), OG_OK);
+    const int64_t m = 37, n = 70, k = 1500, oa = 3, ob = 5, oc = 7;
+    og_gemm_args args = {.m = m, .n = n, .k = k, .alpha = 0.5f, .beta = 0.25f, .lda = k,
+                         .ldb = n, .ldc = n, .activation = OG_ACTIVATION_GELU_ERF};
+    og_params chosen;
+    cr_assert_eq(og_gemm_choose(g, &args, &chosen), OG_OK);
+    cr_expect(chosen.variant == OG_VARIANT_COOPMAT && chosen.mat == OG_MATRIX_KHR &&
+                  chosen.fm == khr.fm && chosen.fk == khr.fk && chosen.sub == khr.sub,
+              "Fast mode's float16 default is not the KHR kernel");
+    size_t na = (size_t)(m * k), nb = (size_t)(k * n), nc = (size_t)(m * n);
+    uint16_t *a = malloc(na * 2), *b = malloc(nb * 2);
+    float *c = malloc(nc * 4), *bias = malloc((size_t)n * 4), *got = malloc(nc * 4);
+    cr_assert(a && b && c && bias && got);
+    uint64_t s = 12345;
+    for (size_t e = 0; e < na + nb; e++) {
+        s = s * 6364136223846793005u + 1442695040888963407u;
+        float v = (float)((int)(s >> 40) % 2001 - 1000) / 1000.0f;
+        uint16_t h = og_f32_to_f16(v, OG_ROUND_NEAREST_EVEN);
+        if (e < na)
+            a[e] = h;
+        else
+            b[e - na] = h;
+    }
+    for (size_t e = 0; e < nc; e++)
+        c[e] = (float)(e % 7) - 3.0f;
+    for (int64_t j = 0; j < n; j++)
+        bias[j] = (float)j / 16.0f;
+    for (int one = 0; one < 2; one++) {
+        og_buffer *all = NULL, *bufs[3] = {NULL, NULL, NULL};
+        size_t off_b = (size_t)oa * 2 + na * 2, off_c = ((off_b + nb * 2 + 3) / 4) * 4;
+        if (one) { /* A, B and C in one buffer, at odd element offsets */
+            cr_assert_eq(og_buffer_create(ctx, off_c + (size_t)(oc + 1) * 4 + nc * 4, &all), OG_OK);
+            cr_assert_eq(og_buffer_write(all, (size_t)oa * 2, a, na * 2), OG_OK);
+            cr_assert_eq(og_buffer_write(all, off_b + (size_t)ob * 2, b, nb * 2), OG_OK);
+            cr_assert_eq(og_buffer_write(all, off_c + (size_t)oc * 4, c, nc * 4), OG_OK);
+            args.a = args.b = args.c = all;
+            args.a_offset = oa;
+            args.b_offset = (off_b / 2) + (size_t)ob;
+            args.c_offset = off_c / 4 + (size_t)oc;
+        } else {
+            bufs[0] = make_buffer(ctx, a, na * 2);
+            bufs[1] = make_buffer(ctx, b, nb * 2);
+            bufs[2] = make_buffer(ctx, c, nc * 4);
+            args.a = bufs[0];
+            args.b = bufs[1];
+            args.c = bufs[2];
+            args.a_offset = args.b_offset = args.c_offset = 0;
+        }
+        og_buffer *bias_buf = make_buffer(ctx, bias, (size_t)n * 4);
+        args.bias = bias_buf;
+        cr_assert_eq(og_gemm_run(g, &args), OG_OK, "%s", og_context_last_error(ctx));
+        cr_assert_eq(og_buffer_read(args.c, args.c_offset * 4, got, nc * 4), OG_OK);
+        double worst = 0, big = 0;
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                double sum = 0;
+                for (int64_t q = 0; q < k; q++)
+                    sum += (double)og_f16_to_f32(a[i * k + q]) *
+                           (double)og_f16_to_f32(b[q * n + j]);
+                double want = activated(0.5 * sum + 0.25 * c[i * n + j] + bias[j],
+                                        OG_ACTIVATION_GELU_ERF);
+                double d = fabs(want - (double)got[i * n + j]);
+                worst = d > worst || isnan(d) ? d : worst;
+                big = fabs(want) > big ? fabs(want) : big;
+            }
+        cr_expect(worst <= 2e-3 * big, "%s buffer(s): error %g of %g", one ? "one" : "three",
+                  worst, big);
+        og_buffer_destroy(bias_buf);
+        for (int i = 0; i < 3; i++)
+            if (bufs[i])
+                og_buffer_destroy(bufs[i]);
+        if (all)
+            og_buffer_destroy(all);
+    }
+    free(a);
+    free(b);
+    free(c);
+    free(bias);
+    free(got);
+    og_gemm_destroy(g);
+    close_context(ctx);
+}
+
+/* A fault planted in a copy of the template (OG_TEMPLATE_DIR): the built-in
+ * kernel passes the case, the planted one must fail it. */
+static void planted(const char *what, const char *at, const char *put, const lane_case *c,
+                    const char *extra)
+{
+    og_params khr;
+    og_context *ctx = matrix_context(&khr);
+    og_params p = lane_params(&khr, c->base, OG_MATRIX_KHR, extra);
+    int accepted;
+    char why[512] = "";
+    run_case(ctx, c, &p, &accepted, why, sizeof why, NULL);
+    cr_assert(accepted, "built-in: %s", why);
+    close_context(ctx);
+
+    char path[512], dir[512];
+    snprintf(path, sizeof path, "%s/gemm_coopmat.tmpl", OG_TEMPLATES);
+    char *text = read_text(path);
+    cr_assert_eq(count(text, at), 1, "gemm_coopmat.tmpl holds \"%s\" %zu times, not once", at,
+                 count(text, at));
+    text = replaced(text, at, put);
+    tmp_path(dir, sizeof dir, "templates");
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    snprintf(path, sizeof path, "%s/gemm_coopmat.tmpl", dir);
+    write_text(path, text);
+    free(text);
+    cr_assert_eq(setenv("OG_TEMPLATE_DIR", dir, 1), 0);
+    ctx = open_context(); /* a context's pipelines are keyed without the template */
+    run_case(ctx, c, &p, &accepted, why, sizeof why, NULL);
+    cr_log_info("planted %s: %s", what, accepted ? "accepted" : why);
+    cr_expect(!accepted, "the kernel with %s was accepted", what);
+    close_context(ctx);
+    unsetenv("OG_TEMPLATE_DIR");
+}
+
+static const lane_case square = {"variant=coopmat,bm=64,bn=64,bk=16,sgx=2,sgy=2,pad=8,load=staged",
+                                 "",
+                                 0,
+                                 0,
+                                 0,
+                                 0,
+                                 64,
+                                 64,
+                                 64,
+                                 1,
+                                 1.0f,
+                                 0.0f,
+                                 0,
+                                 OG_ACTIVATION_NONE};
+
+/* B's fragments loaded column-major from the row-major B tile. */
+Test(lane, b_loaded_with_the_wrong_layout_fails, .timeout = 300)
+{
+    planted("B loaded column-major",
+            "${load_b(\"fb\" .. j, \"b_tile\", (\"%s * %du + kk * %du + sg_col + %du\"):format(cur, "
+            "BS, BP, FRAG_N * j), BP .. \"u\", false,",
+            "${load_b(\"fb\" .. j, \"b_tile\", (\"%s * %du + kk * %du + sg_col + %du\"):format(cur, "
+            "BS, BP, FRAG_N * j), BP .. \"u\", true,",
+            &square, "");
+}
+
+/* A's fragments read with a row stride one element too long. */
+Test(lane, a_fragment_stride_off_by_one_fails, .timeout = 300)
+{
+    planted("A's fragment stride off by one",
+            "${load_a(\"fa\" .. i, \"a_tile\", (\"%s * %du + (sg_row + %du) * %du + kk\"):format(cur, "
+            "AS, FRAG_M * i, AP), AP .. \"u\",",
+            "${load_a(\"fa\" .. i, \"a_tile\", (\"%s * %du + (sg_row + %du) * %du + kk\"):format(cur, "
+            "AS, FRAG_M * i, AP), (AP + 1) .. \"u\",",
+            &square, "");
+}
+
+/* No barrier between the double-buffered halves: the next step is staged
+ * while other subgroups still multiply the half it overwrites next. */
+Test(lane, a_missing_barrier_between_the_halves_fails, .timeout = 300)
+{
+    planted("no barrier between the double-buffered halves",
+            "@   multiply(\"cur\")\n        barrier();\n", "@   multiply(\"cur\")\n", &square,
+            ",buf=2");
+}
