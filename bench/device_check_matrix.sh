@@ -94,6 +94,12 @@ if [ "${DEVICE_CHECK_QUICK:-}" = 1 ]; then
       ogtune gen --emit spv --dtype f16 --params "$p$mat" > /dev/null && echo "ok f16 $p$mat" ||
         echo "(FAILED: f16 $p$mat)"
     done
+    # The other fragments a GPU may list (NVIDIA's 16x8x16, Intel's 8x16x16
+    # in subgroups of 16), on the design's tile.
+    for f in ",frag=16x8x16" ",sub=16,frag=8x16x16"; do
+      ogtune gen --emit spv --dtype f16 --params "$base,load=direct$mat$f" > /dev/null &&
+        echo "ok f16 $base,load=direct$mat$f" || echo "(FAILED: f16 $base,load=direct$mat$f)"
+    done
   done
   echo "# DEVICE_CHECK_QUICK=1: stopping after the driver and device section"
   exit 0
@@ -137,10 +143,14 @@ bert=128x768x768,128x2304x768,128x3072x768,128x768x3072,1024x768x3072
 for shapes in "$cubes" "$bert"; do
   for e in "${exts[@]}"; do
     mat=$([ "$e" = KHR ] && echo ",mat=khr" || true)
-    # The subgroup size the device runs this extension's kernels with (32, or 64).
-    sub=$(echo "$choice" | tr '{' '\n' | grep "\"extension\":\"VK_${e}_cooperative_matrix\"" |
-      grep -o '"subgroup_size":[0-9]*' | head -1 | cut -d: -f2)
+    # The subgroup size and the fragment the device runs this extension's
+    # kernels with (32 and 16x16x16 unless it lists otherwise).
+    variant=$(echo "$choice" | tr '{' '\n' | grep "\"extension\":\"VK_${e}_cooperative_matrix\"" |
+      head -1)
+    sub=$(echo "$variant" | grep -o '"subgroup_size":[0-9]*' | cut -d: -f2)
+    frag=$(echo "$variant" | grep -o '"fragment":"[0-9x]*"' | cut -d'"' -f4)
     [ "${sub:-32}" = 32 ] || mat="$mat,sub=$sub"
+    [ "${frag:-16x16x16}" = 16x16x16 ] || mat="$mat,frag=$frag"
     for p in "${f16_kernels[@]}"; do
       in_budget "float16 $e $p $shapes" || continue
       echo "## float16, $e matrices: $p$mat against the 64x64 portable tile"
