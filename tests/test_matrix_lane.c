@@ -9,8 +9,10 @@
  * loads, one and two buffers, the epilogue, recovered float32 with and
  * without range scaling; through the public API (the default matrix kernel
  * as Fast mode selects it, odd offsets, one and two buffers); the emulated
- * kernel (mat=emu) against the real one on the same inputs; and faults
- * planted in the fragment handling, each of which must fail the real run.
+ * kernel (mat=emu) against the real one on the same inputs; the rewritten
+ * KHR module against one compiled directly from GL_KHR_cooperative_matrix
+ * GLSL by the lane's current glslang; and faults planted in the fragment
+ * handling, each of which must fail the real run.
  * On a device without KHR matrices every test fails: this file is the
  * lane's evidence, never skipped. */
 #include <criterion/criterion.h>
@@ -21,6 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "og_khr_glsl.h"
 #include "og_test.h"
 #include "onegpu_formats.h"
 #include "og_text.h"
@@ -400,4 +403,126 @@ Test(lane, a_missing_barrier_between_the_halves_fails, .timeout = 300)
     planted("no barrier between the double-buffered halves",
             "@   multiply(\"cur\")\n        barrier();\n", "@   multiply(\"cur\")\n", &square,
             ",buf=2");
+}
+
+/* The SPIR-V the lane's glslang makes of GLSL text: malloc'ed words. */
+static uint32_t *glslang_compile(const char *glsl, size_t *count)
+{
+    const char *root = getenv("OG_MESA26_ROOT");
+    cr_assert_not_null(root, "OG_MESA26_ROOT is unset: run through scripts/mesa26.sh run");
+    char src[512], spv[512], cmd[2048];
+    tmp_path(src, sizeof src, "khr.comp");
+    tmp_path(spv, sizeof spv, "khr.spv");
+    write_text(src, glsl);
+    snprintf(cmd, sizeof cmd,
+             "'%s/bin/glslangValidator' -V --target-env vulkan1.3 -S comp -o '%s' '%s' >&2", root,
+             spv, src);
+    cr_assert_eq(system(cmd), 0, "%s failed", cmd);
+    FILE *f = fopen(spv, "rb");
+    cr_assert_not_null(f, "no %s", spv);
+    cr_assert_eq(fseek(f, 0, SEEK_END), 0);
+    long bytes = ftell(f);
+    cr_assert(bytes > 20 && bytes % 4 == 0, "%s: %ld bytes", spv, bytes);
+    rewind(f);
+    uint32_t *words = malloc((size_t)bytes);
+    cr_assert_not_null(words);
+    cr_assert_eq(fread(words, 1, (size_t)bytes, f), (size_t)bytes);
+    fclose(f);
+    *count = (size_t)bytes / 4;
+    return words;
+}
+
+/* Item 7 of the lane: a kernel compiled directly from GLSL with
+ * GL_KHR_cooperative_matrix by the lane's glslang 15 gives, bit for bit,
+ * what the rewrite of the NV module Debian 12's glslang compiles gives, on
+ * the same inputs. The direct module takes the rewritten one's place in a
+ * SPIR-V cache of the test's own (the runtime's cache is keyed by the
+ * kernel, so a new context runs it); that the swap takes effect is shown
+ * by a direct module with B loaded column-major, which fails. */
+Test(lane, direct_khr_glsl_matches_the_rewrite, .timeout = 600)
+{
+    char cache[512];
+    tmp_path(cache, sizeof cache, "cache");
+    cr_assert_eq(mkdir(cache, 0700), 0);
+    cr_assert_eq(setenv("XDG_CACHE_HOME", cache, 1), 0);
+    og_params khr;
+    og_context *ctx = matrix_context(&khr);
+    const lane_case c = {"variant=coopmat,bm=64,bn=64,bk=16,sgx=2,sgy=2,pad=8,load=direct",
+                         "",
+                         0,
+                         0,
+                         0,
+                         1,
+                         130,
+                         72,
+                         96,
+                         2,
+                         0.75f,
+                         0.5f,
+                         0,
+                         OG_ACTIVATION_NONE};
+    og_params p = lane_params(&khr, c.base, OG_MATRIX_KHR, c.extra);
+    size_t nc = (size_t)(c.m * c.n * c.batch);
+    float *rewritten = malloc(nc * sizeof *rewritten), *direct = malloc(nc * sizeof *direct);
+    cr_assert(rewritten && direct);
+    int accepted;
+    char why[512] = "";
+    run_case(ctx, &c, &p, &accepted, why, sizeof why, rewritten);
+    cr_assert(accepted, "rewritten: %s", why);
+    close_context(ctx);
+
+    /* The kernel as the runtime keys it, and its NV source. */
+    og_kernel_key key;
+    memset(&key, 0, sizeof key);
+    key.kernel = OG_KERNEL_GEMM;
+    key.p = p;
+    key.dtype = OG_F16;
+    key.trans_b = 1;
+    key.dialect = OG_GLSL;
+    uint32_t *cached;
+    size_t n_cached;
+    cr_assert(og_spirv_cache_load(&key, &cached, &n_cached),
+              "the run left no cached module under the key the test computes");
+    free(cached);
+    char *nv_src, err[2048] = "";
+    cr_assert_eq(og_gen_source(&key, &nv_src, err, sizeof err), OG_OK, "%s", err);
+    char *khr_src = khr_glsl(nv_src);
+    free(nv_src);
+    cr_assert_eq(count(khr_src, "NV"), 0, "NV left in the KHR GLSL");
+
+    size_t n_words;
+    uint32_t *words = glslang_compile(khr_src, &n_words);
+    og_spirv_cache_store(&key, words, n_words);
+    free(words);
+    ctx = open_context();
+    run_case(ctx, &c, &p, &accepted, why, sizeof why, direct);
+    cr_expect(accepted, "direct KHR: %s", why);
+    size_t differ = 0;
+    for (size_t e = 0; e < nc; e++)
+        differ += memcmp(&rewritten[e], &direct[e], sizeof *direct) != 0;
+    cr_expect_eq(differ, 0, "%zu of %zu elements differ between the rewritten and the direct KHR "
+                 "module", differ, nc);
+    close_context(ctx);
+
+    /* The swap takes effect: B's fragments loaded column-major fail. */
+    static const char row_b[] = ", b_half, b_base";
+    char *at = strstr(khr_src, row_b);
+    cr_assert_not_null(at, "no direct B load in the KHR GLSL");
+    char *end = strstr(at, "gl_CooperativeMatrixLayoutColumnMajor);");
+    cr_assert_not_null(end, "the direct B load (B transposed) is not column-major");
+    char *faulty = replaced(strdup(khr_src), "b_base + (col0 + sg_col + 0u) * pc.ldb + (k0 + kk), "
+                                             "pc.ldb, gl_CooperativeMatrixLayoutColumnMajor);",
+                            "b_base + (col0 + sg_col + 0u) * pc.ldb + (k0 + kk), pc.ldb, "
+                            "gl_CooperativeMatrixLayoutRowMajor);");
+    words = glslang_compile(faulty, &n_words);
+    og_spirv_cache_store(&key, words, n_words);
+    free(words);
+    free(faulty);
+    ctx = open_context();
+    run_case(ctx, &c, &p, &accepted, why, sizeof why, NULL);
+    cr_expect(!accepted, "the planted direct module was accepted: the cache swap took no effect");
+    close_context(ctx);
+    free(khr_src);
+    free(rewritten);
+    free(direct);
 }
