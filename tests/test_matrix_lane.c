@@ -196,6 +196,42 @@ Test(lane, khr_kernels_are_right, .timeout = 900)
     close_context(ctx);
 }
 
+/* The default KHR kernel (8 subgroups, staged) and the 4-subgroup one
+ * (direct loads) at every size around the edges of the 64x64 tile and of
+ * the fragments, M and N of 1 to 257, every op(A) x op(B), K around the k
+ * step and the fragment's k. */
+Test(lane, every_size_around_the_tile_edges, .timeout = 900)
+{
+    og_params khr;
+    og_context *ctx = matrix_context(&khr);
+    static const int64_t sizes[] = {1, 7, 8, 9, 63, 64, 65, 129, 257};
+    static const int64_t ks[] = {1, 8, 15, 16, 17, 40, 65};
+    static const char *const bases[] = {
+        "variant=coopmat,bm=64,bn=64,bk=16,sgx=4,sgy=2,pad=8,load=staged",
+        "variant=coopmat,bm=64,bn=64,bk=16,sgx=2,sgy=2,pad=8,load=direct"};
+    size_t runs = 0, wrong = 0;
+    for (size_t v = 0; v < 2; v++) {
+        og_params p = lane_params(&khr, bases[v], OG_MATRIX_KHR, "");
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+            for (size_t j = 0; j < sizeof sizes / sizeof sizes[0]; j++) {
+                lane_case c = {bases[v], "", 0, 0, (int)((i + j) % 2), (int)((i + j + v) / 2 % 2),
+                               sizes[i], sizes[j], ks[(i + 2 * j + v) % 7], 1, 1.0f, 0.0f, 1,
+                               OG_ACTIVATION_NONE};
+                char what[512], why[512] = "";
+                int accepted;
+                run_case(ctx, &c, &p, &accepted, why, sizeof why, NULL);
+                runs++;
+                if (!accepted) {
+                    wrong++;
+                    describe(&c, &p, what, sizeof what);
+                    cr_expect(accepted, "%s: %s", what, why);
+                }
+            }
+    }
+    cr_log_info("%zu sizes around the tile edges, %zu wrong", runs, wrong);
+    close_context(ctx);
+}
+
 /* The emulation and the hardware on the same inputs: both within the
  * bounds, and within float16's bound of each other (the order of the
  * products inside a fragment is the hardware's, so not bit for bit). */
