@@ -1,6 +1,7 @@
 /* Where a checked call runs (ogb_route.h). */
 #include "ogb_route.h"
 
+#include <fenv.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -110,13 +111,21 @@ void ogb_route(const char *api, const ogb_call *call)
         ogb_trace(api, call, "host", call->alpha == 0.0f ? "alpha = 0: C = beta * C" : "K = 0: C = beta * C");
         return;
     }
+    /* The caller's floating-point environment is kept across the GPU path
+     * (the Vulkan driver and its compiler may raise flags, or trap where the
+     * caller enabled traps): numpy, for one, reads the flags after a call. */
     char why[512], failure[300];
-    if (wants_gpu(call, why, sizeof why)) {
-        if (ogb_gpu_sgemm(call, failure, sizeof failure) == 0) {
-            ogb_trace(api, call, "gpu", why);
-            return;
-        }
+    fenv_t fe;
+    feholdexcept(&fe);
+    int gpu = wants_gpu(call, why, sizeof why);
+    if (gpu && ogb_gpu_sgemm(call, failure, sizeof failure) != 0) {
         snprintf(why, sizeof why, "gpu failed: %s", failure);
+        gpu = 0;
+    }
+    fesetenv(&fe);
+    if (gpu) {
+        ogb_trace(api, call, "gpu", why);
+        return;
     }
     const char *where;
     ogb_cpu_sgemm(call, &where);
