@@ -192,6 +192,13 @@ static og_gemm_args row_major_args(const ogb_call *c)
     };
 }
 
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 /* Whether this process is a fork() child of the one that started the GPU path. */
 static int forked(char *why, size_t len)
 {
@@ -202,20 +209,27 @@ static int forked(char *why, size_t len)
     return 1;
 }
 
-int ogb_gpu_sgemm(const ogb_call *call, char *why, size_t len)
+int ogb_gpu_sgemm(const ogb_call *call, ogb_gpu_times *times, char *why, size_t len)
 {
     if (forked(why, len))
         return -1;
     pthread_mutex_lock(&lock);
+    double t0 = now();
     int rc = start(why, len);
+    double t1 = now();
     if (!rc)
         rc = upload(call, why, len);
+    double t2 = now();
     if (!rc) {
         og_gemm_args args = row_major_args(call);
         og_status st = g.rt->gemm_run(g.gemm, &args);
-        rc = st == OG_OK ? download(call, why, len) : failed("og_gemm_run", st, why, len);
+        rc = st != OG_OK ? failed("og_gemm_run", st, why, len) : 0;
     }
+    double t3 = now();
+    if (!rc)
+        rc = download(call, why, len);
     pthread_mutex_unlock(&lock);
+    *times = (ogb_gpu_times){.total_s = now() - t0, .copy_s = (t2 - t1) + (now() - t3)};
     return rc;
 }
 
@@ -229,13 +243,6 @@ int ogb_gpu_device(char *name, size_t len)
         snprintf(name, len, "%s", g.rt->context_device_name(g.ctx));
     pthread_mutex_unlock(&lock);
     return rc;
-}
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 double ogb_gpu_time_transfer(uint64_t bytes)

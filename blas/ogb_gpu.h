@@ -7,6 +7,12 @@
 
 #include "ogb_call.h"
 
+/* Where a GPU call's time went (the trace prints it). */
+typedef struct ogb_gpu_times {
+    double total_s; /* the whole call, waiting for the lock excluded */
+    double copy_s;  /* uploads and the read back, host packing included */
+} ogb_gpu_times;
+
 /* Runs a checked call with alpha != 0, M, N, K > 0 on the GPU: the
  * column-major call is the row-major GEMM of onegpu.h on the same memory
  * (a column-major C is the row-major C^T, and C^T = op(B)^T op(A)^T), so
@@ -21,14 +27,14 @@
  * Starts the GPU on first use (libonegpu opened, a context on the default
  * device: OG_DEVICE, OG_TUNING_DB as onegpu.h says). Calls from threads
  * are serialised by one lock (a context is one thread's at a time).
- * Returns 0 on success. Otherwise a reason in why (len bytes), and C is as
+ * Fills *times. Returns 0 on success. Otherwise a reason in why (len bytes), and C is as
  * it was, except with beta = 0 and ldc = M, where it may be partly written
  * (never read by a repeat of the call): the GPU could not start (remembered:
  * later calls fail at once), this process is a fork() child of one whose
  * GPU path had started (the child must not touch the parent's device),
  * the device was lost (the GPU path stops), or onegpu refused or failed the
  * call (an operand past what one binding or allocation takes). */
-int ogb_gpu_sgemm(const ogb_call *call, char *why, size_t len);
+int ogb_gpu_sgemm(const ogb_call *call, ogb_gpu_times *times, char *why, size_t len);
 
 /* Starts the GPU path as ogb_gpu_sgemm would and copies the device's name
  * into name (len bytes); 0 on success, else a reason in name. */

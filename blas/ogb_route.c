@@ -115,15 +115,18 @@ void ogb_route(const char *api, const ogb_call *call)
      * (the Vulkan driver and its compiler may raise flags, or trap where the
      * caller enabled traps): numpy, for one, reads the flags after a call. */
     char why[512], failure[300];
+    ogb_gpu_times t;
     fenv_t fe;
     feholdexcept(&fe);
     int gpu = wants_gpu(call, why, sizeof why);
-    if (gpu && ogb_gpu_sgemm(call, failure, sizeof failure) != 0) {
+    if (gpu && ogb_gpu_sgemm(call, &t, failure, sizeof failure) != 0) {
         snprintf(why, sizeof why, "gpu failed: %s", failure);
         gpu = 0;
     }
     fesetenv(&fe);
     if (gpu) {
+        size_t used = strlen(why);
+        snprintf(why + used, sizeof why - used, "; %.3g s, copies %.3g s", t.total_s, t.copy_s);
         ogb_trace(api, call, "gpu", why);
         return;
     }

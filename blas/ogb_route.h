@@ -13,7 +13,10 @@
  * untouched), on the CPU BLAS with the original arguments. The model is
  * read from its file on the first call that needs it, or measured then
  * (ogb_calibrate.h) and written; without a model (no usable device) every
- * call goes to the CPU. Traces one line (ogb_trace.h) naming `api`. */
+ * call goes to the CPU. The caller's floating-point environment (flags,
+ * traps, rounding) is held and restored around the GPU path and the model's
+ * measurement (feholdexcept, fesetenv). Traces one line (ogb_trace.h)
+ * naming `api`; a GPU call's line adds its seconds and those of its copies. */
 void ogb_route(const char *api, const ogb_call *call);
 
 #endif /* OGB_ROUTE_H */
