@@ -199,8 +199,7 @@ static double now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* Whether this process is a fork() child of the one that started the GPU path. */
-static int forked(char *why, size_t len)
+int ogb_gpu_forked(char *why, size_t len)
 {
     long pid = atomic_load(&owner_pid);
     if (pid == 0 || pid == (long)getpid())
@@ -211,7 +210,7 @@ static int forked(char *why, size_t len)
 
 int ogb_gpu_sgemm(const ogb_call *call, ogb_gpu_times *times, char *why, size_t len)
 {
-    if (forked(why, len))
+    if (ogb_gpu_forked(why, len))
         return -1;
     pthread_mutex_lock(&lock);
     double t0 = now();
@@ -235,7 +234,7 @@ int ogb_gpu_sgemm(const ogb_call *call, ogb_gpu_times *times, char *why, size_t 
 
 int ogb_gpu_device(char *name, size_t len)
 {
-    if (forked(name, len))
+    if (ogb_gpu_forked(name, len))
         return -1;
     pthread_mutex_lock(&lock);
     int rc = start(name, len);
@@ -249,7 +248,7 @@ double ogb_gpu_time_transfer(uint64_t bytes)
 {
     char why[256];
     double best = 0;
-    if (forked(why, sizeof why))
+    if (ogb_gpu_forked(why, sizeof why))
         return 0;
     pthread_mutex_lock(&lock);
     if (!start(why, sizeof why) && !grow(&g.a, bytes, why, sizeof why) &&
@@ -275,7 +274,7 @@ double ogb_gpu_time_product(int n)
     char why[256];
     double best = 0;
     uint64_t bytes = (uint64_t)n * (uint64_t)n * 4;
-    if (forked(why, sizeof why))
+    if (ogb_gpu_forked(why, sizeof why))
         return 0;
     pthread_mutex_lock(&lock);
     if (!start(why, sizeof why) && !grow(&g.a, bytes, why, sizeof why) && !grow(&g.b, bytes, why, sizeof why) &&

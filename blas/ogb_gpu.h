@@ -36,6 +36,11 @@ typedef struct ogb_gpu_times {
  * call (an operand past what one binding or allocation takes). */
 int ogb_gpu_sgemm(const ogb_call *call, ogb_gpu_times *times, char *why, size_t len);
 
+/* Whether this process is a fork() child of one whose GPU path had
+ * started (why says so); such a child must use the CPU. Takes no lock: the
+ * child's copies of the locks may be held forever. */
+int ogb_gpu_forked(char *why, size_t len);
+
 /* Starts the GPU path as ogb_gpu_sgemm would and copies the device's name
  * into name (len bytes); 0 on success, else a reason in name. */
 int ogb_gpu_device(char *name, size_t len);

@@ -94,6 +94,8 @@ static int wants_gpu(const ogb_call *call, char *why, size_t len)
     default:
         break;
     }
+    if (ogb_gpu_forked(why, len)) /* before model_lock, which the parent may have held */
+        return 0;
     pthread_mutex_lock(&model_lock);
     int gpu = model_says_gpu(call, why, len);
     pthread_mutex_unlock(&model_lock);

@@ -112,5 +112,11 @@ Test(process, ten_thousand_small_calls_keep_memory_flat, .timeout = 300)
     long before = resident_bytes();
     small_calls(10000, a, b, c);
     long growth = resident_bytes() - before;
+#ifdef __SANITIZE_ADDRESS__
+    /* AddressSanitizer keeps freed memory in quarantine, so resident memory
+     * grows without a leak; its leak checker judges this build instead. */
+    cr_log_info("resident memory grew by %ld bytes (AddressSanitizer's quarantine)", growth);
+#else
     cr_assert_lt(growth, 2L << 20, "resident memory grew by %ld bytes over 10 000 calls", growth);
+#endif
 }
