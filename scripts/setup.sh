@@ -8,7 +8,12 @@
 # --tests adds chromium, which only CTest's test_webgpu_browser needs (the
 # WebGPU runtime in a real browser: headless Chromium, WebGPU on
 # SwiftShader), and patchelf, with which scripts/mesa26.sh runs programs on
-# Mesa 26; scripts/test.sh passes it, scripts/tune.sh does not.
+# Mesa 26; and for the drop-in BLAS's tests (blas/tests): netlib's test
+# programs (libblas-test), numpy and pytest (hypothesis: numpy's
+# test_multiarray imports it), and OpenBLAS as the system's libblas.so.3
+# (the CPU BLAS the drop-in's cost model measures against, as on most
+# machines; netlib's programs still run on the reference BLAS). scripts/test.sh
+# passes it, scripts/tune.sh does not.
 # --peers adds what bench/peers.sh compares against (CLBlast and its tuners on
 # PoCL, OpenBLAS); the build and the tests never need those.
 set -euo pipefail
@@ -34,7 +39,8 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 fi
 for option in "$@"; do
   case $option in
-    --tests) packages+=(chromium patchelf) ;;
+    --tests) packages+=(chromium patchelf
+        libblas-test libopenblas0-pthread python3-numpy python3-pytest python3-hypothesis) ;;
     --peers) packages+=(
         libclblast-dev clblast-utils
         pocl-opencl-icd ocl-icd-opencl-dev opencl-headers

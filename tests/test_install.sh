@@ -11,7 +11,7 @@ trap 'rm -rf "$tmp"' EXIT
 prefix=$tmp/prefix
 
 "$cmake" --install "$build" --prefix "$prefix" >/dev/null
-for f in "$libdir/libonegpu.so" "$libdir/libonegpu.a" include/onegpu.h include/onegpu_formats.h \
+for f in "$libdir/libonegpu.so" "$libdir/libonegpu.a" "$libdir/libonegpu_blas.so" include/onegpu.h include/onegpu_formats.h \
          bin/ogtune "$libdir/pkgconfig/onegpu.pc" "$libdir/cmake/onegpu/onegpuConfig.cmake" \
          "$libdir/cmake/onegpu/onegpuConfigVersion.cmake"; do
   [ -f "$prefix/$f" ] || { echo "test_install: $f was not installed" >&2; exit 1; }
