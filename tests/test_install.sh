@@ -17,6 +17,15 @@ for f in "$libdir/libonegpu.so" "$libdir/libonegpu.a" include/onegpu.h include/o
   [ -f "$prefix/$f" ] || { echo "test_install: $f was not installed" >&2; exit 1; }
 done
 "$prefix/bin/ogtune" devices >/dev/null
+# No name of the Vulkan API (vk...), nor of volk (volk...), is defined by
+# the libraries for an application's link to meet: volk's are og_vk...,
+# og_volk... (runtime/vk/og_volk.h), and the shared library hides them too.
+defined=$(nm -g --defined-only "$prefix/$libdir/libonegpu.a"; nm -D --defined-only "$prefix/$libdir/libonegpu.so")
+echo "$defined" | grep -q ' og_vkCreateInstance$' ||
+  { echo "test_install: libonegpu.a defines no og_vkCreateInstance (volk renamed?)" >&2; exit 1; }
+names=$(echo "$defined" | awk '$NF ~ /^(vk|volk)[A-Z]/ { print $NF }' | sort -u)
+[ -z "$names" ] ||
+  { echo "test_install: the libraries define names of Vulkan or volk: $(echo "$names" | tr '\n' ' ')" >&2; exit 1; }
 # Every pre-tuned database the build made (from db/pretuned/*.sql) is installed.
 for db in "$build"/pretuned/*.db; do
   [ -e "$db" ] || continue

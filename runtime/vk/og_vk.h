@@ -7,7 +7,7 @@
 #define OG_VK_H
 
 #include <stdarg.h>
-#include <volk.h>
+#include "og_volk.h"
 
 #include "og_db.h"
 #include "og_gen.h"
