@@ -46,9 +46,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#ifndef VK_NO_PROTOTYPES
-#define VK_NO_PROTOTYPES
-#endif
+/* Vulkan's types, as the application gets them: onegpu.h neither defines
+ * nor undefines VK_NO_PROTOTYPES. An application that calls Vulkan through
+ * the loader's prototypes links it (-lvulkan, CMake's Vulkan::Vulkan); one
+ * that loads Vulkan itself (volk, its own vkGetInstanceProcAddr) defines
+ * VK_NO_PROTOTYPES, or includes volk.h, before this header. The library
+ * needs neither: it loads the loader at run time, under names of its own
+ * (no vk* symbol of libonegpu.a or libonegpu.so meets the application's). */
 #include <vulkan/vulkan.h>
 
 #ifdef __cplusplus

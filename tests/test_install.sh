@@ -1,7 +1,9 @@
 #!/bin/sh
-# Installs the build tree into a temporary prefix, checks the installed files,
-# then builds examples/gemm.c against it with CMake (find_package: the shared
-# and the static library) and with pkg-config, and runs each build.
+# Installs the build tree into a temporary prefix, checks the installed files
+# and that the libraries define no name of Vulkan or volk, then builds
+# examples/gemm.c and examples/vulkan_app.c (which calls Vulkan itself)
+# against it with CMake (find_package: the shared and the static library)
+# and with pkg-config, and runs each build.
 # Usage: test_install.sh CMAKE BUILD_DIR EXAMPLES_DIR LIBDIR [CFLAGS]
 # CFLAGS go to every example build (a sanitizer build's -fsanitize=...).
 set -eu
@@ -64,12 +66,22 @@ for db in "$prefix"/share/onegpu/*.db; do
   rm -rf "$tmp/ro" "$tmp/home"
 done
 
+# vulkan_app includes onegpu.h before <vulkan/vulkan.h> and calls Vulkan
+# before, between and after onegpu's calls: a prototype onegpu.h took away
+# fails its build, a Vulkan name libonegpu.a defined crashes its first call.
+cflags="$cflags -Werror=implicit-function-declaration"
 "$cmake" -S "$examples" -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_FLAGS="$cflags" >/dev/null
 "$cmake" --build "$tmp/cmake" >/dev/null
 "$tmp/cmake/gemm"
 "$tmp/cmake/gemm_static"
+"$tmp/cmake/vulkan_app"
+"$tmp/cmake/vulkan_app_static"
 
 # shellcheck disable=SC2046,SC2086 # pkg-config's output and CFLAGS are word lists
 cc $cflags -o "$tmp/gemm_pc" "$examples/gemm.c" \
    $(PKG_CONFIG_PATH="$prefix/$libdir/pkgconfig" pkg-config --cflags --libs onegpu)
 LD_LIBRARY_PATH="$prefix/$libdir" "$tmp/gemm_pc"
+# shellcheck disable=SC2046,SC2086
+cc $cflags -o "$tmp/vulkan_app_pc" "$examples/vulkan_app.c" \
+   $(PKG_CONFIG_PATH="$prefix/$libdir/pkgconfig" pkg-config --cflags --libs onegpu vulkan)
+LD_LIBRARY_PATH="$prefix/$libdir" "$tmp/vulkan_app_pc"
