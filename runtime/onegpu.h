@@ -296,8 +296,8 @@ og_status og_buffer_create(og_context *ctx, uint64_t bytes, og_buffer **out);
  * include STORAGE_BUFFER; with UNIFORM_TEXEL_BUFFER the kernels may read A
  * and B through texel views; with SHADER_DEVICE_ADDRESS (its memory then
  * allocated with VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT, as Vulkan asks, on a
- * device with bufferDeviceAddress enabled) A and B may lie past
- * maxStorageBufferRange (see og_gemm_run); with TRANSFER_DST / TRANSFER_SRC,
+ * device with bufferDeviceAddress enabled) A and B may extend past
+ * maxStorageBufferRange (see og_gemm_encode); with TRANSFER_DST / TRANSFER_SRC,
  * og_buffer_write / og_buffer_read copy to and from it through staging. The
  * offset needs no alignment beyond a 32-bit word: descriptors start at the
  * device's minStorageBufferOffsetAlignment (and texel alignment) below it
@@ -438,22 +438,27 @@ void og_gemm_destroy(og_gemm *g);
  *    TRANSFER_READ, HOST_READ). So C can be read by the next dispatch, copy
  *    or (after a fence) the host. Graphics stages need the application's
  *    barrier (source stage COMPUTE_SHADER).
- * Operand size: C, the bias and the column scales are bound as storage
- * buffers and must end within maxStorageBufferRange bytes of their buffer's
- * start. A and B may end past it where the device has bufferDeviceAddress
- * (Vulkan 1.2; enabled by og_context_create where the device offers it, or
- * by the application on its own device) and the buffer has a device address
- * (og_buffer_create gives one then; a wrapped buffer with
- * SHADER_DEVICE_ADDRESS usage): the call then reads A and B by address
- * (parameter src=addr, chosen per call; og_gemm_describe says so) in the
- * portable tile, its split-k planes and few rows, and in Int8Gemm's kernels.
- * Every operand is bound (or addressed) from its first element, aligned
- * down to minStorageBufferOffsetAlignment (at least 16 bytes), so offsets
- * may pass 2^32 elements (computed in 64 bits on the host); from there an
- * operand spans up to 2^32 elements (M, N, K, leading dimensions and batch
- * strides are 32-bit counts), and at most 2^33 bytes when read by address.
- * Recovered float32 and the cooperative-matrix kernel read through bindings
- * only and refuse such calls.
+ * Operand size: every operand is bound as a storage buffer (or addressed)
+ * from its own first element, aligned down to minStorageBufferOffsetAlignment
+ * (at least 16 bytes), wherever it lies in its buffer; only its own extent
+ * counts, from that aligned start to the end of its last element (of the
+ * last product of the batch; the kernels read A and B through texel views,
+ * which start at the buffer's base, only where those reach the operand, and
+ * through the binding otherwise). Offsets may therefore pass
+ * maxStorageBufferRange and 2^32 elements (computed in 64 bits on the host).
+ * For C, the bias and the column scales that extent must fit in
+ * maxStorageBufferRange bytes. A and B may extend past it where the device
+ * has bufferDeviceAddress (Vulkan 1.2; enabled by og_context_create where
+ * the device offers it, or by the application on its own device) and the
+ * buffer has a device address (og_buffer_create gives one then; a wrapped
+ * buffer with SHADER_DEVICE_ADDRESS usage): the call then reads A and B by
+ * address (parameter src=addr, chosen per call; og_gemm_describe says so) in
+ * the portable tile, its split-k planes and few rows, and in Int8Gemm's
+ * kernels. From its aligned start an operand spans up to 2^32 elements (M,
+ * N, K, leading dimensions and batch strides are 32-bit counts), and at most
+ * 2^33 bytes when read by address. Recovered float32 and the
+ * cooperative-matrix kernel read through bindings only and refuse A or B
+ * past the range.
  * Errors: OG_ERROR_INVALID_ARGUMENT naming the dimension, with nothing
  * recorded (every pipeline and descriptor set is made before the first
  * command); OG_ERROR_UNSUPPORTED naming the operand that ends past
