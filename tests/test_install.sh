@@ -66,22 +66,6 @@ for db in "$prefix"/share/onegpu/*.db; do
   rm -rf "$tmp/ro" "$tmp/home"
 done
 
-# vulkan_app includes onegpu.h before <vulkan/vulkan.h> and calls Vulkan
-# before, between and after onegpu's calls: a prototype onegpu.h took away
-# fails its build, a Vulkan name libonegpu.a defined crashes its first call.
-cflags="$cflags -Werror=implicit-function-declaration"
-"$cmake" -S "$examples" -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_FLAGS="$cflags" >/dev/null
-"$cmake" --build "$tmp/cmake" >/dev/null
-"$tmp/cmake/gemm"
-"$tmp/cmake/gemm_static"
-"$tmp/cmake/vulkan_app"
-"$tmp/cmake/vulkan_app_static"
-
-# shellcheck disable=SC2046,SC2086 # pkg-config's output and CFLAGS are word lists
-cc $cflags -o "$tmp/gemm_pc" "$examples/gemm.c" \
-   $(PKG_CONFIG_PATH="$prefix/$libdir/pkgconfig" pkg-config --cflags --libs onegpu)
-LD_LIBRARY_PATH="$prefix/$libdir" "$tmp/gemm_pc"
-# shellcheck disable=SC2046,SC2086
-cc $cflags -o "$tmp/vulkan_app_pc" "$examples/vulkan_app.c" \
-   $(PKG_CONFIG_PATH="$prefix/$libdir/pkgconfig" pkg-config --cflags --libs onegpu vulkan)
-LD_LIBRARY_PATH="$prefix/$libdir" "$tmp/vulkan_app_pc"
+. "$(dirname "$0")/og_examples.sh"
+og_examples "$cmake" "$examples" "$tmp" "$cflags" -DCMAKE_PREFIX_PATH="$prefix" \
+  "$prefix/$libdir/pkgconfig" "$prefix/$libdir"
