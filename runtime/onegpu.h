@@ -173,8 +173,13 @@ typedef struct og_context_desc {
      * none (the built-in defaults). NULL reads OG_TUNING_DB when it is set
      * and not empty; else the user's cache ($XDG_CACHE_HOME/onegpu/tuning.db
      * or ~/.cache/onegpu/tuning.db), then the pre-tuned databases installed
-     * with the library (every *.db of <prefix>/share/onegpu, or of
-     * OG_PRETUNED_DIR when set), in that order.
+     * with the library, in that order. Those are every *.db, in name order,
+     * of OG_PRETUNED_DIR when it is set; else of share/onegpu of the prefix
+     * the library was installed to, found from its own file wherever the
+     * prefix lies (<prefix>/lib/libonegpu.so, or a program linked with
+     * libonegpu.a in <prefix>/bin), when that directory exists; else of
+     * share/onegpu of the prefix configured when it was built. A program
+     * linked statically and installed elsewhere sets OG_PRETUNED_DIR.
      *
      * Which records a database lends this device (README.md, "Which
      * driver's records"): those of the same vendor id, device id and driver

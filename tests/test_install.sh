@@ -69,3 +69,24 @@ done
 . "$(dirname "$0")/og_examples.sh"
 og_examples "$cmake" "$examples" "$tmp" "$cflags" -DCMAKE_PREFIX_PATH="$prefix" \
   "$prefix/$libdir/pkgconfig" "$prefix/$libdir"
+
+# The prefix is not the one the build was configured for, yet its programs
+# find its pre-tuned databases with no OG_PRETUNED_DIR (and no user cache):
+# ogtune (libonegpu.a, in bin/) and gemm (libonegpu.so) look in the prefix's
+# share/onegpu, found from their own files; gemm_static, linked statically
+# outside the prefix, is pointed there by OG_PRETUNED_DIR. On lavapipe the
+# shipped llvmpipe.db has records for both shapes, so each kernel must come
+# from a database ("(db" in the choice), not be the built-in default.
+if [ -f "$prefix/share/onegpu/llvmpipe.db" ] && "$prefix/bin/ogtune" devices | grep -q llvmpipe; then
+  mkdir "$tmp/fresh"
+  fresh="env -u OG_PRETUNED_DIR -u OG_TUNING_DB HOME=$tmp/fresh XDG_CACHE_HOME=$tmp/fresh"
+  for run in "$prefix/bin/ogtune select --shape 1x768x768" "$tmp/cmake/gemm" \
+             "OG_PRETUNED_DIR=$prefix/share/onegpu $tmp/cmake/gemm_static"; do
+    # shellcheck disable=SC2086 # $fresh and $run are word lists
+    got=$($fresh $run 2>&1)
+    case $got in
+      *"(db"*) ;;
+      *) echo "test_install: '$run' found no pre-tuned database in $prefix: $got" >&2; exit 1 ;;
+    esac
+  done
+fi
