@@ -440,9 +440,17 @@ void og_gemm_destroy(og_gemm *g);
  *    application's barrier.
  *  - after each: a global memory barrier from COMPUTE_SHADER (SHADER_WRITE)
  *    to COMPUTE_SHADER, TRANSFER and HOST (SHADER_READ, SHADER_WRITE,
- *    TRANSFER_READ, HOST_READ). So C can be read by the next dispatch, copy
- *    or (after a fence) the host. Graphics stages need the application's
- *    barrier (source stage COMPUTE_SHADER).
+ *    TRANSFER_READ, TRANSFER_WRITE, HOST_READ). So C can be read by the
+ *    next dispatch, copy or (after a fence) the host; and the application's
+ *    later dispatches and transfers (vkCmdCopyBuffer, vkCmdFillBuffer,
+ *    vkCmdUpdateBuffer) may write A, B, C or the bias with no barrier of
+ *    their own: the barrier's execution dependency finishes the GEMM's reads
+ *    first (write after read) and its TRANSFER_WRITE and SHADER_WRITE make
+ *    C's writes land first (write after write). Other stages (graphics)
+ *    need the application's barrier from COMPUTE_SHADER: source access
+ *    SHADER_WRITE before they read or write C; before they write A, B or the
+ *    bias, an execution dependency (no access mask) suffices. The host may
+ *    write any of them once the submission's fence has signalled.
  * Operand size: every operand is bound as a storage buffer (or addressed)
  * from its own first element, aligned down to minStorageBufferOffsetAlignment
  * (at least 16 bytes), wherever it lies in its buffer; only its own extent

@@ -413,6 +413,87 @@ Test(embed, gemm_between_the_applications_dispatches, .timeout = 600)
     app_destroy(&a);
 }
 
+/* og_gemm_encode's barrier after its last dispatch orders the application's
+ * transfer writes that follow (onegpu.h: synchronisation): in one command
+ * buffer, with no barrier of the application's, C = A * B, then its copy
+ * over C (write after onegpu's write) and its fill of A (write after
+ * onegpu's read), then C = A * B + C again, reading both. Synchronisation
+ * validation must stay silent and the result must be the second product on
+ * the copied C, A the filled value. */
+Test(embed, transfer_writes_after_encode)
+{
+    app a;
+    app_create(&a, 0);
+    og_context *ctx = adopt(&a);
+    const int64_t m = 9, n = 12, k = 20;
+    const VkDeviceSize bytes[3] = {m * k * 4, k * n * 4, m * n * 4};
+    const VkDeviceSize off[3] = {12, 12 + bytes[0] + 4, 12 + bytes[0] + 4 + bytes[1] + 8};
+    VkBufferUsageFlags usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                               VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    app_buffer pool = app_buffer_make(&a, off[2] + bytes[2], usage);
+    app_buffer src = app_buffer_make(&a, bytes[2], VK_BUFFER_USAGE_TRANSFER_SRC_BIT);
+    float *ha = (float *)((char *)pool.mapped + off[0]), *hb = (float *)((char *)pool.mapped + off[1]);
+    float *hc = (float *)((char *)pool.mapped + off[2]), *copied = src.mapped;
+    for (int64_t i = 0; i < m * k; i++)
+        ha[i] = (float)(i % 5) - 2.0f;
+    for (int64_t i = 0; i < k * n; i++)
+        hb[i] = (float)(i % 7) - 3.0f;
+    for (int64_t i = 0; i < m * n; i++)
+        copied[i] = (float)(i % 11);
+    og_buffer *ob[3];
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(og_buffer_wrap(ctx, pool.buffer, off[i], bytes[i], usage, &ob[i]), OG_OK, "%s",
+                     og_context_last_error(ctx));
+    og_gemm *g;
+    cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &g), OG_OK);
+    VkCommandBufferAllocateInfo cbi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                       .commandPool = a.pool,
+                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                       .commandBufferCount = 1};
+    VkCommandBuffer cmd;
+    cr_assert_eq(a.vk.vkAllocateCommandBuffers(a.device, &cbi, &cmd), VK_SUCCESS);
+    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    cr_assert_eq(a.vk.vkBeginCommandBuffer(cmd, &begin), VK_SUCCESS);
+    og_gemm_args args = {.m = m, .n = n, .k = k, .alpha = 1, .a = ob[0], .b = ob[1], .c = ob[2],
+                         .lda = k, .ldb = n, .ldc = n};
+    cr_assert_eq(og_gemm_encode(g, cmd, &args), OG_OK, "%s", og_context_last_error(ctx));
+    VkBufferCopy region = {0, off[2], bytes[2]};
+    a.vk.vkCmdCopyBuffer(cmd, src.buffer, pool.buffer, 1, &region);
+    const float fill = 0.5f;
+    uint32_t bits;
+    memcpy(&bits, &fill, sizeof bits);
+    a.vk.vkCmdFillBuffer(cmd, pool.buffer, off[0], bytes[0], bits);
+    args.beta = 1;
+    cr_assert_eq(og_gemm_encode(g, cmd, &args), OG_OK, "%s", og_context_last_error(ctx));
+    cr_assert_eq(a.vk.vkEndCommandBuffer(cmd), VK_SUCCESS);
+    VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                           .commandBufferCount = 1,
+                           .pCommandBuffers = &cmd};
+    cr_assert_eq(a.vk.vkResetFences(a.device, 1, &a.fence), VK_SUCCESS);
+    cr_assert_eq(a.vk.vkQueueSubmit(a.queue, 1, &submit, a.fence), VK_SUCCESS);
+    cr_assert_eq(a.vk.vkWaitForFences(a.device, 1, &a.fence, VK_TRUE, UINT64_MAX), VK_SUCCESS);
+    cr_expect_eq(a.errors, 0, "%" PRIu32 " validation errors: the writes after og_gemm_encode were "
+                 "not ordered", a.errors);
+    for (int64_t i = 0; i < m * k; i++)
+        cr_assert_eq(ha[i], fill, "A[%ld] = %g after the fill", (long)i, (double)ha[i]);
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            float want = copied[i * n + j];
+            for (int64_t p = 0; p < k; p++)
+                want += fill * hb[p * n + j];
+            cr_assert_eq(hc[i * n + j], want, "C[%ld][%ld] = %g, expected %g", (long)i, (long)j,
+                         (double)hc[i * n + j], (double)want);
+        }
+    a.vk.vkFreeCommandBuffers(a.device, a.pool, 1, &cmd);
+    og_gemm_destroy(g);
+    for (int i = 0; i < 3; i++)
+        og_buffer_destroy(ob[i]);
+    og_context_destroy(ctx);
+    app_buffer_free(&a, &pool);
+    app_buffer_free(&a, &src);
+    app_destroy(&a);
+}
+
 /* What the kernels may use comes from what the application enabled: the
  * packed dot product is lavapipe's, but only a device created with it
  * gives it to onegpu. Nothing is enabled behind the application's back. */
