@@ -192,17 +192,22 @@ typedef struct og_context_desc {
      * `ogtune select --json` reports them as "driver":{"rule":"other",...}.
      * Records of another vendor, device or driver id are never used. */
     const char *tuning_db;
-    /* Non-zero enables VK_LAYER_KHRONOS_validation and counts the errors it
-     * reports (og_context_validation_errors); 2 adds its synchronisation
-     * validation (hazards between commands, VK_EXT_validation_features).
-     * OG_VALIDATION=1 and OG_VALIDATION=sync do the same. */
+    /* Non-zero enables VK_LAYER_KHRONOS_validation on the instance the
+     * context creates and counts the errors it reports
+     * (og_context_validation_errors); 2 adds its synchronisation validation
+     * (hazards between commands, VK_EXT_validation_features).
+     * OG_VALIDATION=1 and OG_VALIDATION=sync do the same. Not with adopt
+     * (OG_ERROR_INVALID_ARGUMENT): the application's instance is validated
+     * as the application enabled it, and its own messengers, which report
+     * onegpu's calls on it too, are where the errors go; onegpu installs no
+     * messenger there, so it neither counts nor prints the application's
+     * errors as its own. */
     int validation;
     /* NULL: malloc, realloc and free. Copied; used until og_context_destroy. */
     const og_allocator *allocator;
     /* Non-NULL: adopt the application's device and queue (see
-     * og_vulkan_device); device and OG_DEVICE are then ignored, and so is
-     * OG_VALIDATION (validation asks for VK_EXT_debug_utils enabled on the
-     * application's instance). Read during og_context_create only. */
+     * og_vulkan_device); device, OG_DEVICE and OG_VALIDATION are then
+     * ignored, and validation must be 0. Read during og_context_create only. */
     const og_vulkan_device *adopt;
     /* Non-zero: og_buffer_write and og_buffer_read copy through a staging
      * buffer even where the buffers could be mapped (OG_STAGING=1 does the
@@ -258,7 +263,8 @@ const char *og_last_error(void);
 const char *og_context_device_name(const og_context *ctx);
 
 /* Errors reported by the validation layer since the context was created
- * (0 when validation is off). */
+ * (0 when validation is off, and for an adopted instance, whose errors go
+ * to the application's messengers). */
 uint32_t og_context_validation_errors(const og_context *ctx);
 
 /* Vulkan handles, for recording into the caller's own command buffers. */

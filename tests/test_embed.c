@@ -511,6 +511,53 @@ Test(embed, eligibility_follows_what_the_application_enabled)
     }
 }
 
+/* Validation on an adopted instance is the application's: asking onegpu for
+ * it is refused, the application's own errors are not counted by onegpu,
+ * and onegpu's errors reach the application's messenger (here provoked by a
+ * wrapped buffer that claims a TRANSFER_DST usage its VkBuffer lacks, so
+ * og_buffer_write's staging copy breaks a rule). */
+Test(embed, validation_is_the_applications)
+{
+    app a;
+    app_create(&a, 0);
+    og_vulkan_device dev = {.instance = a.instance,
+                            .api_version = VK_API_VERSION_1_2,
+                            .physical_device = a.physical,
+                            .device = a.device,
+                            .device_info = &a.device_info,
+                            .queue = a.queue};
+    og_context *ctx = NULL;
+    cr_expect_eq(og_context_create(&(og_context_desc){.adopt = &dev, .validation = 1}, &ctx),
+                 OG_ERROR_INVALID_ARGUMENT);
+    cr_expect_null(ctx);
+    cr_expect(strstr(og_last_error(), "validation") && strstr(og_last_error(), "adopted"), "%s",
+              og_last_error());
+    ctx = adopt(&a);
+    uint32_t before = og_validation_errors_total();
+    /* The application's own error: resetting no fence. */
+    a.vk.vkResetFences(a.device, 0, &a.fence);
+    cr_expect_eq(a.errors, 1, "the application's messenger heard %" PRIu32 " errors", a.errors);
+    cr_expect_eq(og_context_validation_errors(ctx), 0);
+    cr_expect_eq(og_validation_errors_total(), before, "onegpu counted the application's error");
+    /* onegpu's error, heard by the application. */
+    app_buffer b = app_buffer_make(&a, 64, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+    og_buffer *wrapped;
+    cr_assert_eq(og_buffer_wrap(ctx, b.buffer, 0, 64,
+                                VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                    VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                                &wrapped),
+                 OG_OK);
+    float data[16] = {0};
+    og_buffer_write(wrapped, 0, data, sizeof data);
+    cr_expect_gt(a.errors, 1, "onegpu's copy into a buffer without TRANSFER_DST went unheard");
+    cr_expect_eq(og_validation_errors_total(), before);
+    og_buffer_destroy(wrapped);
+    og_context_destroy(ctx);
+    app_buffer_free(&a, &b);
+    a.errors = 0; /* both were meant */
+    app_destroy(&a);
+}
+
 /* Bad adoptions are refused, naming what is missing. */
 Test(embed, incomplete_adoption_is_refused)
 {
