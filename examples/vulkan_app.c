@@ -28,9 +28,8 @@ enum { M = 64, N = 48, K = 40 };
 
 /* Byte offsets of A, B, C and the read-back copy of C in the one buffer:
  * whole 32-bit words, deliberately not 16-byte aligned. */
-static const VkDeviceSize off_a = 4, off_b = off_a + 4 * M * K + 8,
-                          off_c = off_b + 4 * K * N + 12, off_back = off_c + 4 * M * N + 4,
-                          buffer_bytes = off_back + 4 * M * N;
+static const VkDeviceSize off_a = 4, off_b = off_a + 4 * M * K + 8, off_c = off_b + 4 * K * N + 12,
+                          off_back = off_c + 4 * M * N + 4, buffer_bytes = off_back + 4 * M * N;
 
 /* The application's objects; VK_NULL_HANDLE (or NULL) where not made. */
 typedef struct app {
@@ -191,12 +190,12 @@ static int app_run(app *a, og_context *ctx, og_gemm *gemm, const og_gemm_args *a
         if ((r = vkEndCommandBuffer(cmd)) != VK_SUCCESS && !failed)
             failed = fail("vkEndCommandBuffer", r);
     }
-    VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                           .commandBufferCount = 1,
-                           .pCommandBuffers = &cmd};
+    VkSubmitInfo submit = {
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};
     if (!failed && (r = vkQueueSubmit(a->queue, 1, &submit, a->fence)) != VK_SUCCESS)
         failed = fail("vkQueueSubmit", r);
-    if (!failed && (r = vkWaitForFences(a->device, 1, &a->fence, VK_TRUE, UINT64_MAX)) != VK_SUCCESS)
+    if (!failed &&
+        (r = vkWaitForFences(a->device, 1, &a->fence, VK_TRUE, UINT64_MAX)) != VK_SUCCESS)
         failed = fail("vkWaitForFences", r);
     vkFreeCommandBuffers(a->device, a->pool, 1, &cmd);
     return failed;
@@ -254,8 +253,17 @@ static int with_onegpu(app *a)
         st = og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &gemm);
     if (st != OG_OK)
         fprintf(stderr, "vulkan_app: %s\n", og_context_last_error(ctx));
-    og_gemm_args args = {.m = M, .n = N, .k = K, .alpha = 1, .beta = 0.5f, .a = ba, .b = bb,
-                         .c = bc, .lda = K, .ldb = N, .ldc = N};
+    og_gemm_args args = {.m = M,
+                         .n = N,
+                         .k = K,
+                         .alpha = 1,
+                         .beta = 0.5f,
+                         .a = ba,
+                         .b = bb,
+                         .c = bc,
+                         .lda = K,
+                         .ldb = N,
+                         .ldc = N};
     int failed = st != OG_OK || app_run(a, ctx, gemm, &args);
     og_gemm_destroy(gemm);
     og_buffer_destroy(bc);
