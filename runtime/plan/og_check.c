@@ -72,7 +72,14 @@ static const char *why_bound(const og_limits *lim, const char *name, const og_bu
     if (strcmp(name, "A") != 0 && strcmp(name, "B") != 0)
         return "it is written or read through a binding";
     if (!lim->buffer_address)
-        return "the device has no bufferDeviceAddress to read it by address";
+        return lim->address_off == OG_ADDRESS_NOT_ENABLED
+                   ? "the application's VkDevice was created without bufferDeviceAddress, "
+                     "which the device has: enable it (VkPhysicalDeviceVulkan12Features) to "
+                     "read it by address"
+               : lim->address_off == OG_ADDRESS_OLD_INSTANCE
+                   ? "the application's instance asks for a Vulkan version below 1.2, whose "
+                     "vkGetBufferDeviceAddress reading it by address needs"
+                   : "the device has no bufferDeviceAddress to read it by address";
     if (!buf->address)
         return "its VkBuffer lacks VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT";
     return NULL;

@@ -167,8 +167,11 @@ static og_status adopt(og_context *ctx, const og_vulkan_device *app, int validat
     volkLoadDeviceTable(&ctx->vk, ctx->device);
     og_device_features_adopt(ctx, app->device_info);
     /* vkGetBufferDeviceAddress is Vulkan 1.2's: the instance must allow it. */
-    if (VK_API_VERSION_MAJOR(version) == 1 && VK_API_VERSION_MINOR(version) < 2)
+    if (ctx->limits.buffer_address && VK_API_VERSION_MAJOR(version) == 1 &&
+        VK_API_VERSION_MINOR(version) < 2) {
         ctx->limits.buffer_address = 0;
+        ctx->limits.address_off = OG_ADDRESS_OLD_INSTANCE;
+    }
     return OG_OK;
 }
 
