@@ -77,8 +77,8 @@ static const char *why_bound(const og_limits *lim, const char *name, const og_bu
                      "which the device has: enable it (VkPhysicalDeviceVulkan12Features) to "
                      "read it by address"
                : lim->address_off == OG_ADDRESS_OLD_INSTANCE
-                   ? "the application's instance asks for a Vulkan version below 1.2, whose "
-                     "vkGetBufferDeviceAddress reading it by address needs"
+                   ? "the instance's apiVersion (og_vulkan_device.api_version) is below 1.2, "
+                     "and reading it by address needs Vulkan 1.2's vkGetBufferDeviceAddress"
                    : "the device has no bufferDeviceAddress to read it by address";
     if (!buf->address)
         return "its VkBuffer lacks VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT";
