@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Sourced by test_install.sh and test_build_tree.sh: og_examples builds
 # examples/gemm.c and examples/vulkan_app.c against a onegpu package and runs
 # every build. vulkan_app includes onegpu.h before <vulkan/vulkan.h> and

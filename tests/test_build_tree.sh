@@ -18,6 +18,7 @@ done
 [ -f "$(PKG_CONFIG_PATH="$build" pkg-config --variable=libdir onegpu)/libonegpu.so" ] ||
   { echo "test_build_tree: onegpu.pc's libdir has no libonegpu.so" >&2; exit 1; }
 
+# shellcheck source=tests/og_examples.sh
 . "$(dirname "$0")/og_examples.sh"
 og_examples "$cmake" "$examples" "$tmp" "$cflags" -Donegpu_DIR="$build" "$build" "$build"
 echo "test_build_tree: the examples built from the build tree (pkg-config and CMake) and ran"

@@ -66,6 +66,7 @@ for db in "$prefix"/share/onegpu/*.db; do
   rm -rf "$tmp/ro" "$tmp/home"
 done
 
+# shellcheck source=tests/og_examples.sh
 . "$(dirname "$0")/og_examples.sh"
 og_examples "$cmake" "$examples" "$tmp" "$cflags" -DCMAKE_PREFIX_PATH="$prefix" \
   "$prefix/$libdir/pkgconfig" "$prefix/$libdir"
