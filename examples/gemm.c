@@ -3,10 +3,12 @@
  *
  * Creates a context on the default Vulkan device (OG_DEVICE picks another),
  * computes C = A * B for a 64 x 40 A and a 40 x 48 B, compares C with a host
- * loop and prints one line. The elements are multiples of 1/8 below 1, so
- * every product and sum is exact in float32 and C must match bit for bit,
- * whatever kernel and summation order the runtime picks. Exits 1 when a call
- * fails or C differs.
+ * loop and prints one line, with the kernel the runtime chose and where it
+ * came from: the built-in default, or a tuning database (the user's, or the
+ * pre-tuned ones installed with the library). The elements are multiples of
+ * 1/8 below 1, so every product and sum is exact in float32 and C must match
+ * bit for bit, whatever kernel and summation order the runtime picks. Exits
+ * 1 when a call fails or C differs.
  *
  * Build with CMake (examples/CMakeLists.txt, CMAKE_PREFIX_PATH=<prefix>) or
  *     cc gemm.c $(pkg-config --cflags --libs onegpu)
@@ -24,8 +26,10 @@ static float element(int i, int j)
     return (float)((i * 7 + j * 3) % 11 - 5) / 8.0f;
 }
 
-/* Runs the product on the device and reads it into c. */
-static og_status device_gemm(og_context *ctx, const float *a, const float *b, float *c)
+/* Runs the product on the device, reads it into c and describes its kernel
+ * into kernel (len bytes). */
+static og_status device_gemm(og_context *ctx, const float *a, const float *b, float *c,
+                             char *kernel, size_t len)
 {
     og_buffer *da = NULL, *db = NULL, *dc = NULL;
     og_gemm *gemm = NULL;
@@ -52,7 +56,9 @@ static og_status device_gemm(og_context *ctx, const float *a, const float *b, fl
                              .lda = K,
                              .ldb = N,
                              .ldc = N};
-        st = og_gemm_run(gemm, &args);
+        st = og_gemm_describe(gemm, &args, kernel, len);
+        if (st == OG_OK)
+            st = og_gemm_run(gemm, &args);
     }
     if (st == OG_OK)
         st = og_buffer_read(dc, 0, c, sizeof(float) * M * N);
@@ -80,7 +86,8 @@ int main(void)
         fprintf(stderr, "gemm: %s\n", og_last_error());
         return 1;
     }
-    int failed = device_gemm(ctx, a, b, c) != OG_OK;
+    char kernel[512];
+    int failed = device_gemm(ctx, a, b, c, kernel, sizeof kernel) != OG_OK;
     for (int i = 0; i < M && !failed; i++) {
         for (int j = 0; j < N && !failed; j++) {
             float want = 0;
@@ -94,8 +101,8 @@ int main(void)
         }
     }
     if (!failed)
-        printf("gemm: %dx%dx%d float32 on %s matches the host loop\n", M, N, K,
-               og_context_device_name(ctx));
+        printf("gemm: %dx%dx%d float32 on %s matches the host loop; kernel %s\n", M, N, K,
+               og_context_device_name(ctx), kernel);
     og_context_destroy(ctx);
     return failed ? 1 : 0;
 }

@@ -162,6 +162,14 @@ typedef struct og_matrix_caps {
     int memory_model;   /* vulkanMemoryModel */
 } og_matrix_caps;
 
+/* Why og_limits.buffer_address is 0, for the message that refuses an
+ * operand past maxStorageBufferRange. */
+typedef enum og_address_off {
+    OG_ADDRESS_UNSUPPORTED = 0, /* the device has no bufferDeviceAddress (or no Vulkan 1.2) */
+    OG_ADDRESS_NOT_ENABLED = 1, /* the device has it; the application's device was made without */
+    OG_ADDRESS_OLD_INSTANCE = 2 /* enabled, but the application's instance is below Vulkan 1.2 */
+} og_address_off;
+
 /* What a device allows a kernel, from VkPhysicalDeviceLimits. */
 typedef struct og_limits {
     uint32_t max_invocations;    /* maxComputeWorkGroupInvocations */
@@ -178,6 +186,7 @@ typedef struct og_limits {
                                     UINT uniform texel buffers */
     int integer_dot;       /* VK_KHR_shader_integer_dot_product's shaderIntegerDotProduct enabled */
     int buffer_address;    /* bufferDeviceAddress enabled (Vulkan 1.2) */
+    og_address_off address_off; /* when buffer_address is 0: why */
     og_matrix_caps matrix; /* cooperative matrices, enabled where the device has them */
     /* Loop iterations one invocation may run, all its loops together; 0: no
      * limit. Lavapipe (Mesa's gallivm) leaves every loop of a shader once

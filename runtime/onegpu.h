@@ -46,9 +46,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#ifndef VK_NO_PROTOTYPES
-#define VK_NO_PROTOTYPES
-#endif
+/* Vulkan's types, as the application gets them: onegpu.h neither defines
+ * nor undefines VK_NO_PROTOTYPES. An application that calls Vulkan through
+ * the loader's prototypes links it (-lvulkan, CMake's Vulkan::Vulkan); one
+ * that loads Vulkan itself (volk, its own vkGetInstanceProcAddr) defines
+ * VK_NO_PROTOTYPES, or includes volk.h, before this header. The library
+ * needs neither: it loads the loader at run time, under names of its own
+ * (no vk* symbol of libonegpu.a or libonegpu.so meets the application's). */
 #include <vulkan/vulkan.h>
 
 #ifdef __cplusplus
@@ -169,8 +173,13 @@ typedef struct og_context_desc {
      * none (the built-in defaults). NULL reads OG_TUNING_DB when it is set
      * and not empty; else the user's cache ($XDG_CACHE_HOME/onegpu/tuning.db
      * or ~/.cache/onegpu/tuning.db), then the pre-tuned databases installed
-     * with the library (every *.db of <prefix>/share/onegpu, or of
-     * OG_PRETUNED_DIR when set), in that order.
+     * with the library, in that order. Those are every *.db, in name order,
+     * of OG_PRETUNED_DIR when it is set; else of share/onegpu of the prefix
+     * the library was installed to, found from its own file wherever the
+     * prefix lies (<prefix>/lib/libonegpu.so, or a program linked with
+     * libonegpu.a in <prefix>/bin), when that directory exists; else of
+     * share/onegpu of the prefix configured when it was built. A program
+     * linked statically and installed elsewhere sets OG_PRETUNED_DIR.
      *
      * Which records a database lends this device (README.md, "Which
      * driver's records"): those of the same vendor id, device id and driver
@@ -183,17 +192,22 @@ typedef struct og_context_desc {
      * `ogtune select --json` reports them as "driver":{"rule":"other",...}.
      * Records of another vendor, device or driver id are never used. */
     const char *tuning_db;
-    /* Non-zero enables VK_LAYER_KHRONOS_validation and counts the errors it
-     * reports (og_context_validation_errors); 2 adds its synchronisation
-     * validation (hazards between commands, VK_EXT_validation_features).
-     * OG_VALIDATION=1 and OG_VALIDATION=sync do the same. */
+    /* Non-zero enables VK_LAYER_KHRONOS_validation on the instance the
+     * context creates and counts the errors it reports
+     * (og_context_validation_errors); 2 adds its synchronisation validation
+     * (hazards between commands, VK_EXT_validation_features).
+     * OG_VALIDATION=1 and OG_VALIDATION=sync do the same. Not with adopt
+     * (OG_ERROR_INVALID_ARGUMENT): the application's instance is validated
+     * as the application enabled it, and its own messengers, which report
+     * onegpu's calls on it too, are where the errors go; onegpu installs no
+     * messenger there, so it neither counts nor prints the application's
+     * errors as its own. */
     int validation;
     /* NULL: malloc, realloc and free. Copied; used until og_context_destroy. */
     const og_allocator *allocator;
     /* Non-NULL: adopt the application's device and queue (see
-     * og_vulkan_device); device and OG_DEVICE are then ignored, and so is
-     * OG_VALIDATION (validation asks for VK_EXT_debug_utils enabled on the
-     * application's instance). Read during og_context_create only. */
+     * og_vulkan_device); device, OG_DEVICE and OG_VALIDATION are then
+     * ignored, and validation must be 0. Read during og_context_create only. */
     const og_vulkan_device *adopt;
     /* Non-zero: og_buffer_write and og_buffer_read copy through a staging
      * buffer even where the buffers could be mapped (OG_STAGING=1 does the
@@ -249,7 +263,8 @@ const char *og_last_error(void);
 const char *og_context_device_name(const og_context *ctx);
 
 /* Errors reported by the validation layer since the context was created
- * (0 when validation is off). */
+ * (0 when validation is off, and for an adopted instance, whose errors go
+ * to the application's messengers). */
 uint32_t og_context_validation_errors(const og_context *ctx);
 
 /* Vulkan handles, for recording into the caller's own command buffers. */
@@ -292,8 +307,8 @@ og_status og_buffer_create(og_context *ctx, uint64_t bytes, og_buffer **out);
  * include STORAGE_BUFFER; with UNIFORM_TEXEL_BUFFER the kernels may read A
  * and B through texel views; with SHADER_DEVICE_ADDRESS (its memory then
  * allocated with VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT, as Vulkan asks, on a
- * device with bufferDeviceAddress enabled) A and B may lie past
- * maxStorageBufferRange (see og_gemm_run); with TRANSFER_DST / TRANSFER_SRC,
+ * device with bufferDeviceAddress enabled) A and B may extend past
+ * maxStorageBufferRange (see og_gemm_encode); with TRANSFER_DST / TRANSFER_SRC,
  * og_buffer_write / og_buffer_read copy to and from it through staging. The
  * offset needs no alignment beyond a 32-bit word: descriptors start at the
  * device's minStorageBufferOffsetAlignment (and texel alignment) below it
@@ -431,25 +446,38 @@ void og_gemm_destroy(og_gemm *g);
  *    application's barrier.
  *  - after each: a global memory barrier from COMPUTE_SHADER (SHADER_WRITE)
  *    to COMPUTE_SHADER, TRANSFER and HOST (SHADER_READ, SHADER_WRITE,
- *    TRANSFER_READ, HOST_READ). So C can be read by the next dispatch, copy
- *    or (after a fence) the host. Graphics stages need the application's
- *    barrier (source stage COMPUTE_SHADER).
- * Operand size: C, the bias and the column scales are bound as storage
- * buffers and must end within maxStorageBufferRange bytes of their buffer's
- * start. A and B may end past it where the device has bufferDeviceAddress
- * (Vulkan 1.2; enabled by og_context_create where the device offers it, or
- * by the application on its own device) and the buffer has a device address
- * (og_buffer_create gives one then; a wrapped buffer with
- * SHADER_DEVICE_ADDRESS usage): the call then reads A and B by address
- * (parameter src=addr, chosen per call; og_gemm_describe says so) in the
- * portable tile, its split-k planes and few rows, and in Int8Gemm's kernels.
- * Every operand is bound (or addressed) from its first element, aligned
- * down to minStorageBufferOffsetAlignment (at least 16 bytes), so offsets
- * may pass 2^32 elements (computed in 64 bits on the host); from there an
- * operand spans up to 2^32 elements (M, N, K, leading dimensions and batch
- * strides are 32-bit counts), and at most 2^33 bytes when read by address.
- * Recovered float32 and the cooperative-matrix kernel read through bindings
- * only and refuse such calls.
+ *    TRANSFER_READ, TRANSFER_WRITE, HOST_READ). So C can be read by the
+ *    next dispatch, copy or (after a fence) the host; and the application's
+ *    later dispatches and transfers (vkCmdCopyBuffer, vkCmdFillBuffer,
+ *    vkCmdUpdateBuffer) may write A, B, C or the bias with no barrier of
+ *    their own: the barrier's execution dependency finishes the GEMM's reads
+ *    first (write after read) and its TRANSFER_WRITE and SHADER_WRITE make
+ *    C's writes land first (write after write). Other stages (graphics)
+ *    need the application's barrier from COMPUTE_SHADER: source access
+ *    SHADER_WRITE before they read or write C; before they write A, B or the
+ *    bias, an execution dependency (no access mask) suffices. The host may
+ *    write any of them once the submission's fence has signalled.
+ * Operand size: every operand is bound as a storage buffer (or addressed)
+ * from its own first element, aligned down to minStorageBufferOffsetAlignment
+ * (at least 16 bytes), wherever it lies in its buffer; only its own extent
+ * counts, from that aligned start to the end of its last element (of the
+ * last product of the batch; the kernels read A and B through texel views,
+ * which start at the buffer's base, only where those reach the operand, and
+ * through the binding otherwise). Offsets may therefore pass
+ * maxStorageBufferRange and 2^32 elements (computed in 64 bits on the host).
+ * For C, the bias and the column scales that extent must fit in
+ * maxStorageBufferRange bytes. A and B may extend past it where the device
+ * has bufferDeviceAddress (Vulkan 1.2; enabled by og_context_create where
+ * the device offers it, or by the application on its own device) and the
+ * buffer has a device address (og_buffer_create gives one then; a wrapped
+ * buffer with SHADER_DEVICE_ADDRESS usage): the call then reads A and B by
+ * address (parameter src=addr, chosen per call; og_gemm_describe says so) in
+ * the portable tile, its split-k planes and few rows, and in Int8Gemm's
+ * kernels. From its aligned start an operand spans up to 2^32 elements (M,
+ * N, K, leading dimensions and batch strides are 32-bit counts), and at most
+ * 2^33 bytes when read by address. Recovered float32 and the
+ * cooperative-matrix kernel read through bindings only and refuse A or B
+ * past the range.
  * Errors: OG_ERROR_INVALID_ARGUMENT naming the dimension, with nothing
  * recorded (every pipeline and descriptor set is made before the first
  * command); OG_ERROR_UNSUPPORTED naming the operand that ends past

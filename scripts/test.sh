@@ -35,12 +35,12 @@ ctest --test-dir build --output-on-failure -j"$jobs" -L mesa26
 # test_gen only generates and compiles kernels, test_formats converts
 # numbers, test_search replays recorded measurements on the host and the
 # fuzz_replay_ tests replay the fuzz corpora: no Vulkan calls to validate.
-# test_install's example does not count the layer's reports; it runs in
-# steps 1 and 3. test_wgsl, test_wgsl_webgpu and the WebGPU runtime's tests
-# (test_webgpu_runtime, test_webgpu_browser) generate WGSL and run it on
-# Dawn, never on Vulkan.
+# test_install's and test_build_tree's examples do not count the layer's
+# reports; they run in steps 1 and 4. test_wgsl, test_wgsl_webgpu and the
+# WebGPU runtime's tests (test_webgpu_runtime, test_webgpu_browser) generate
+# WGSL and run it on Dawn, never on Vulkan.
 OG_VALIDATION=1 ctest --test-dir build --output-on-failure -j"$jobs" -LE mesa26 \
-  -E '^(test_gen|test_formats|test_search|test_install|test_wgsl|test_wgsl_webgpu|test_webgpu_runtime|test_webgpu_browser|fuzz_replay_.*)$'
+  -E '^(test_gen|test_formats|test_search|test_install|test_build_tree|test_wgsl|test_wgsl_webgpu|test_webgpu_runtime|test_webgpu_browser|fuzz_replay_.*)$'
 
 # The kernel tests again with uploads and downloads through the staging
 # buffer (the memory path of a discrete GPU; tests/CMakeLists.txt, label

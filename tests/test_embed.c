@@ -60,7 +60,9 @@ static const char app_shader[] =
     "                                  : 2.0 * src[src_off + i] + 1.0;\n"
     "}\n";
 
-static void app_create(app *a, int integer_dot)
+/* The application's instance and device; integer_dot and address enable
+ * the packed dot product and bufferDeviceAddress on it. */
+static void app_create(app *a, int integer_dot, int address)
 {
     memset(a, 0, sizeof *a);
     cr_assert_eq(volkInitialize(), VK_SUCCESS);
@@ -96,8 +98,8 @@ static void app_create(app *a, int integer_dot)
     VkResult r = vkEnumeratePhysicalDevices(a->instance, &n, &a->physical);
     cr_assert(r == VK_SUCCESS || r == VK_INCOMPLETE);
 
-    /* A plain device of one compute queue; 16-bit storage enabled, and the
-     * packed dot product only when asked. */
+    /* A plain device of one compute queue; 16-bit storage enabled, the
+     * packed dot product and device addresses only when asked. */
     static float priority = 1.0f;
     static VkDeviceQueueCreateInfo queue = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
                                             .queueFamilyIndex = 0,
@@ -109,10 +111,18 @@ static void app_create(app *a, int integer_dot)
     static VkPhysicalDeviceVulkan11Features v11 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
         .storageBuffer16BitAccess = VK_TRUE};
+    static VkPhysicalDeviceVulkan12Features v12 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+        .bufferDeviceAddress = VK_TRUE};
     static VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     static const char *dot_ext = VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME;
     f2.pNext = &v11;
     v11.pNext = integer_dot ? &dot : NULL;
+    dot.pNext = NULL;
+    if (address) {
+        v12.pNext = v11.pNext;
+        v11.pNext = &v12;
+    }
     a->device_info = (VkDeviceCreateInfo){.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                                           .pNext = &f2,
                                           .queueCreateInfoCount = 1,
@@ -397,7 +407,7 @@ static void run_layout(app *a, og_context *ctx, const layout *l)
 Test(embed, gemm_between_the_applications_dispatches, .timeout = 600)
 {
     app a;
-    app_create(&a, 0);
+    app_create(&a, 0, 0);
     og_context *ctx = adopt(&a);
     /* Three buffers; then one buffer with A, B and C at offsets that are
      * whole words but not aligned to minStorageBufferOffsetAlignment; then
@@ -413,6 +423,88 @@ Test(embed, gemm_between_the_applications_dispatches, .timeout = 600)
     app_destroy(&a);
 }
 
+/* og_gemm_encode's barrier after its last dispatch orders the application's
+ * transfer writes that follow (onegpu.h: synchronisation): in one command
+ * buffer, with no barrier of the application's, C = A * B, then its copy
+ * over C (write after onegpu's write) and its fill of A (write after
+ * onegpu's read), then C = A * B + C again, reading both. Synchronisation
+ * validation must stay silent and the result must be the second product on
+ * the copied C, A the filled value. */
+Test(embed, transfer_writes_after_encode)
+{
+    app a;
+    app_create(&a, 0, 0);
+    og_context *ctx = adopt(&a);
+    const int64_t m = 9, n = 12, k = 20;
+    const VkDeviceSize bytes[3] = {m * k * 4, k * n * 4, m * n * 4};
+    const VkDeviceSize off[3] = {12, 12 + bytes[0] + 4, 12 + bytes[0] + 4 + bytes[1] + 8};
+    VkBufferUsageFlags usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                               VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    app_buffer pool = app_buffer_make(&a, off[2] + bytes[2], usage);
+    app_buffer src = app_buffer_make(&a, bytes[2], VK_BUFFER_USAGE_TRANSFER_SRC_BIT);
+    char *base = pool.mapped;
+    float *ha = (float *)(base + off[0]), *hb = (float *)(base + off[1]);
+    float *hc = (float *)(base + off[2]), *copied = src.mapped;
+    for (int64_t i = 0; i < m * k; i++)
+        ha[i] = (float)(i % 5) - 2.0f;
+    for (int64_t i = 0; i < k * n; i++)
+        hb[i] = (float)(i % 7) - 3.0f;
+    for (int64_t i = 0; i < m * n; i++)
+        copied[i] = (float)(i % 11);
+    og_buffer *ob[3];
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(og_buffer_wrap(ctx, pool.buffer, off[i], bytes[i], usage, &ob[i]), OG_OK, "%s",
+                     og_context_last_error(ctx));
+    og_gemm *g;
+    cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &g), OG_OK);
+    VkCommandBufferAllocateInfo cbi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                       .commandPool = a.pool,
+                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                       .commandBufferCount = 1};
+    VkCommandBuffer cmd;
+    cr_assert_eq(a.vk.vkAllocateCommandBuffers(a.device, &cbi, &cmd), VK_SUCCESS);
+    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    cr_assert_eq(a.vk.vkBeginCommandBuffer(cmd, &begin), VK_SUCCESS);
+    og_gemm_args args = {.m = m, .n = n, .k = k, .alpha = 1, .a = ob[0], .b = ob[1], .c = ob[2],
+                         .lda = k, .ldb = n, .ldc = n};
+    cr_assert_eq(og_gemm_encode(g, cmd, &args), OG_OK, "%s", og_context_last_error(ctx));
+    VkBufferCopy region = {0, off[2], bytes[2]};
+    a.vk.vkCmdCopyBuffer(cmd, src.buffer, pool.buffer, 1, &region);
+    const float fill = 0.5f;
+    uint32_t bits;
+    memcpy(&bits, &fill, sizeof bits);
+    a.vk.vkCmdFillBuffer(cmd, pool.buffer, off[0], bytes[0], bits);
+    args.beta = 1;
+    cr_assert_eq(og_gemm_encode(g, cmd, &args), OG_OK, "%s", og_context_last_error(ctx));
+    cr_assert_eq(a.vk.vkEndCommandBuffer(cmd), VK_SUCCESS);
+    VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                           .commandBufferCount = 1,
+                           .pCommandBuffers = &cmd};
+    cr_assert_eq(a.vk.vkResetFences(a.device, 1, &a.fence), VK_SUCCESS);
+    cr_assert_eq(a.vk.vkQueueSubmit(a.queue, 1, &submit, a.fence), VK_SUCCESS);
+    cr_assert_eq(a.vk.vkWaitForFences(a.device, 1, &a.fence, VK_TRUE, UINT64_MAX), VK_SUCCESS);
+    cr_expect_eq(a.errors, 0, "%" PRIu32 " validation errors: writes after the GEMM unordered",
+                 a.errors);
+    for (int64_t i = 0; i < m * k; i++)
+        cr_assert_eq(ha[i], fill, "A[%ld] = %g after the fill", (long)i, (double)ha[i]);
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            float want = copied[i * n + j];
+            for (int64_t p = 0; p < k; p++)
+                want += fill * hb[p * n + j];
+            cr_assert_eq(hc[i * n + j], want, "C[%ld][%ld] = %g, expected %g", (long)i, (long)j,
+                         (double)hc[i * n + j], (double)want);
+        }
+    a.vk.vkFreeCommandBuffers(a.device, a.pool, 1, &cmd);
+    og_gemm_destroy(g);
+    for (int i = 0; i < 3; i++)
+        og_buffer_destroy(ob[i]);
+    og_context_destroy(ctx);
+    app_buffer_free(&a, &pool);
+    app_buffer_free(&a, &src);
+    app_destroy(&a);
+}
+
 /* What the kernels may use comes from what the application enabled: the
  * packed dot product is lavapipe's, but only a device created with it
  * gives it to onegpu. Nothing is enabled behind the application's back. */
@@ -420,7 +512,7 @@ Test(embed, eligibility_follows_what_the_application_enabled)
 {
     for (int dot = 0; dot < 2; dot++) {
         app a;
-        app_create(&a, dot);
+        app_create(&a, dot, 0);
         og_context *ctx = adopt(&a);
         cr_expect_eq(ctx->limits.integer_dot, dot, "integer dot %d adopted as %d", dot,
                      ctx->limits.integer_dot);
@@ -430,11 +522,111 @@ Test(embed, eligibility_follows_what_the_application_enabled)
     }
 }
 
+/* Validation on an adopted instance is the application's: asking onegpu for
+ * it is refused, the application's own errors are not counted by onegpu,
+ * and onegpu's errors reach the application's messenger (here provoked by a
+ * wrapped buffer that claims a TRANSFER_DST usage its VkBuffer lacks, so
+ * og_buffer_write's staging copy breaks a rule). */
+Test(embed, validation_is_the_applications)
+{
+    app a;
+    app_create(&a, 0, 0);
+    og_vulkan_device dev = {.instance = a.instance,
+                            .api_version = VK_API_VERSION_1_2,
+                            .physical_device = a.physical,
+                            .device = a.device,
+                            .device_info = &a.device_info,
+                            .queue = a.queue};
+    og_context *ctx = NULL;
+    cr_expect_eq(og_context_create(&(og_context_desc){.adopt = &dev, .validation = 1}, &ctx),
+                 OG_ERROR_INVALID_ARGUMENT);
+    cr_expect_null(ctx);
+    cr_expect(strstr(og_last_error(), "validation") && strstr(og_last_error(), "adopted"), "%s",
+              og_last_error());
+    ctx = adopt(&a);
+    uint32_t before = og_validation_errors_total();
+    /* The application's own error: resetting no fence. */
+    a.vk.vkResetFences(a.device, 0, &a.fence);
+    cr_expect_eq(a.errors, 1, "the application's messenger heard %" PRIu32 " errors", a.errors);
+    cr_expect_eq(og_context_validation_errors(ctx), 0);
+    cr_expect_eq(og_validation_errors_total(), before, "onegpu counted the application's error");
+    /* onegpu's error, heard by the application. */
+    app_buffer b = app_buffer_make(&a, 64, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+    og_buffer *wrapped;
+    cr_assert_eq(og_buffer_wrap(ctx, b.buffer, 0, 64,
+                                VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                    VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                                &wrapped),
+                 OG_OK);
+    float data[16] = {0};
+    og_buffer_write(wrapped, 0, data, sizeof data);
+    cr_expect_gt(a.errors, 1, "onegpu's copy into a buffer without TRANSFER_DST went unheard");
+    cr_expect_eq(og_validation_errors_total(), before);
+    og_buffer_destroy(wrapped);
+    og_context_destroy(ctx);
+    app_buffer_free(&a, &b);
+    a.errors = 0; /* both were meant */
+    app_destroy(&a);
+}
+
+/* Why a B past maxStorageBufferRange (by its leading dimension, in a small
+ * wrapped buffer without device-address usage: checked before its size) is
+ * refused on an adopted device, adopted with the instance's api_version. */
+static void expect_far_b_refused(app *a, uint32_t api_version, const char *why)
+{
+    og_vulkan_device dev = {.instance = a->instance,
+                            .api_version = api_version,
+                            .physical_device = a->physical,
+                            .device = a->device,
+                            .device_info = &a->device_info,
+                            .queue = a->queue};
+    og_context *ctx = NULL;
+    cr_assert_eq(og_context_create(&(og_context_desc){.adopt = &dev, .tuning_db = ""}, &ctx), OG_OK,
+                 "%s", og_last_error());
+    uint64_t range_words = ctx->limits.max_storage_range / 4;
+    if (range_words >= UINT32_MAX / 2) {
+        og_context_destroy(ctx);
+        cr_skip_test("maxStorageBufferRange covers 2^31 words");
+    }
+    VkBufferUsageFlags usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+    app_buffer buf = app_buffer_make(a, 256, usage);
+    og_buffer *ob;
+    cr_assert_eq(og_buffer_wrap(ctx, buf.buffer, 0, 256, usage, &ob), OG_OK);
+    og_gemm *g;
+    cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &g), OG_OK);
+    og_gemm_args args = {.m = 1, .n = 4, .k = 2, .alpha = 1, .a = ob, .b = ob, .c = ob,
+                         .lda = 2, .ldb = (int64_t)range_words, .ldc = 4};
+    cr_expect_eq(og_gemm_run(g, &args), OG_ERROR_UNSUPPORTED);
+    const char *msg = og_context_last_error(ctx);
+    cr_expect(strstr(msg, "gemm: B needs") && strstr(msg, why), "wanted '%s' in: %s", why, msg);
+    og_gemm_destroy(g);
+    og_buffer_destroy(ob);
+    og_context_destroy(ctx);
+    app_buffer_free(a, &buf);
+}
+
+/* An operand past maxStorageBufferRange is refused saying why it cannot be
+ * read by address: lavapipe has bufferDeviceAddress, so the application
+ * that did not enable it is told so; with it enabled, an instance below
+ * Vulkan 1.2 is named, and on 1.2 the buffer's missing usage. */
+Test(embed, refusal_says_bufferDeviceAddress_was_not_enabled)
+{
+    app a;
+    app_create(&a, 0, 0);
+    expect_far_b_refused(&a, VK_API_VERSION_1_2,
+                         "created without bufferDeviceAddress, which the device has");
+    app_destroy(&a);
+    app_create(&a, 0, 1);
+    expect_far_b_refused(&a, VK_API_VERSION_1_1, "below 1.2");
+    expect_far_b_refused(&a, VK_API_VERSION_1_2, "lacks VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT");
+    app_destroy(&a);
+}
+
 /* Bad adoptions are refused, naming what is missing. */
 Test(embed, incomplete_adoption_is_refused)
 {
     app a;
-    app_create(&a, 0);
+    app_create(&a, 0, 0);
     og_vulkan_device dev = {.instance = a.instance,
                             .physical_device = a.physical,
                             .device = a.device,

@@ -1,7 +1,9 @@
 #!/bin/sh
-# Installs the build tree into a temporary prefix, checks the installed files,
-# then builds examples/gemm.c against it with CMake (find_package: the shared
-# and the static library) and with pkg-config, and runs each build.
+# Installs the build tree into a temporary prefix, checks the installed files
+# and that the libraries define no name of Vulkan or volk, then builds
+# examples/gemm.c and examples/vulkan_app.c (which calls Vulkan itself)
+# against it with CMake (find_package: the shared and the static library)
+# and with pkg-config, and runs each build.
 # Usage: test_install.sh CMAKE BUILD_DIR EXAMPLES_DIR LIBDIR [CFLAGS]
 # CFLAGS go to every example build (a sanitizer build's -fsanitize=...).
 set -eu
@@ -17,6 +19,15 @@ for f in "$libdir/libonegpu.so" "$libdir/libonegpu.a" "$libdir/libonegpu_blas.so
   [ -f "$prefix/$f" ] || { echo "test_install: $f was not installed" >&2; exit 1; }
 done
 "$prefix/bin/ogtune" devices >/dev/null
+# No name of the Vulkan API (vk...), nor of volk (volk...), is defined by
+# the libraries for an application's link to meet: volk's are og_vk...,
+# og_volk... (runtime/vk/og_volk.h), and the shared library hides them too.
+defined=$(nm -g --defined-only "$prefix/$libdir/libonegpu.a"; nm -D --defined-only "$prefix/$libdir/libonegpu.so")
+echo "$defined" | grep -q ' og_vkCreateInstance$' ||
+  { echo "test_install: libonegpu.a defines no og_vkCreateInstance (volk renamed?)" >&2; exit 1; }
+names=$(echo "$defined" | awk '$NF ~ /^(vk|volk)[A-Z]/ { print $NF }' | sort -u)
+[ -z "$names" ] ||
+  { echo "test_install: the libraries define names of Vulkan or volk: $(echo "$names" | tr '\n' ' ')" >&2; exit 1; }
 # Every pre-tuned database the build made (from db/pretuned/*.sql) is installed.
 for db in "$build"/pretuned/*.db; do
   [ -e "$db" ] || continue
@@ -55,12 +66,28 @@ for db in "$prefix"/share/onegpu/*.db; do
   rm -rf "$tmp/ro" "$tmp/home"
 done
 
-"$cmake" -S "$examples" -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_FLAGS="$cflags" >/dev/null
-"$cmake" --build "$tmp/cmake" >/dev/null
-"$tmp/cmake/gemm"
-"$tmp/cmake/gemm_static"
+# shellcheck source=tests/og_examples.sh
+. "$(dirname "$0")/og_examples.sh"
+og_examples "$cmake" "$examples" "$tmp" "$cflags" -DCMAKE_PREFIX_PATH="$prefix" \
+  "$prefix/$libdir/pkgconfig" "$prefix/$libdir"
 
-# shellcheck disable=SC2046,SC2086 # pkg-config's output and CFLAGS are word lists
-cc $cflags -o "$tmp/gemm_pc" "$examples/gemm.c" \
-   $(PKG_CONFIG_PATH="$prefix/$libdir/pkgconfig" pkg-config --cflags --libs onegpu)
-LD_LIBRARY_PATH="$prefix/$libdir" "$tmp/gemm_pc"
+# The prefix is not the one the build was configured for, yet its programs
+# find its pre-tuned databases with no OG_PRETUNED_DIR (and no user cache):
+# ogtune (libonegpu.a, in bin/) and gemm (libonegpu.so) look in the prefix's
+# share/onegpu, found from their own files; gemm_static, linked statically
+# outside the prefix, is pointed there by OG_PRETUNED_DIR. On lavapipe the
+# shipped llvmpipe.db has records for both shapes, so each kernel must come
+# from a database ("(db" in the choice), not be the built-in default.
+if [ -f "$prefix/share/onegpu/llvmpipe.db" ] && "$prefix/bin/ogtune" devices | grep -q llvmpipe; then
+  mkdir "$tmp/fresh"
+  fresh="env -u OG_PRETUNED_DIR -u OG_TUNING_DB HOME=$tmp/fresh XDG_CACHE_HOME=$tmp/fresh"
+  for run in "$prefix/bin/ogtune select --shape 1x768x768" "$tmp/cmake/gemm" \
+             "OG_PRETUNED_DIR=$prefix/share/onegpu $tmp/cmake/gemm_static"; do
+    # shellcheck disable=SC2086 # $fresh and $run are word lists
+    got=$($fresh $run 2>&1)
+    case $got in
+      *"(db"*) ;;
+      *) echo "test_install: '$run' found no pre-tuned database in $prefix: $got" >&2; exit 1 ;;
+    esac
+  done
+fi

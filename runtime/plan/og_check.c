@@ -72,7 +72,14 @@ static const char *why_bound(const og_limits *lim, const char *name, const og_bu
     if (strcmp(name, "A") != 0 && strcmp(name, "B") != 0)
         return "it is written or read through a binding";
     if (!lim->buffer_address)
-        return "the device has no bufferDeviceAddress to read it by address";
+        return lim->address_off == OG_ADDRESS_NOT_ENABLED
+                   ? "the application's VkDevice was created without bufferDeviceAddress, "
+                     "which the device has: enable it (VkPhysicalDeviceVulkan12Features) to "
+                     "read it by address"
+               : lim->address_off == OG_ADDRESS_OLD_INSTANCE
+                   ? "the instance's apiVersion (og_vulkan_device.api_version) is below 1.2, "
+                     "and reading it by address needs Vulkan 1.2's vkGetBufferDeviceAddress"
+                   : "the device has no bufferDeviceAddress to read it by address";
     if (!buf->address)
         return "its VkBuffer lacks VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT";
     return NULL;

@@ -168,6 +168,14 @@ int og_params_recover_check(const og_params *p, const og_limits *lim, og_dialect
 
 /* ---- Selection (og_select.c): the tuning databases, else the defaults ---- */
 
+/* The directory of the pre-tuned databases (og_pretuned.c), into buf of
+ * size len: OG_PRETUNED_DIR (environment) when set; else <prefix>/share/onegpu
+ * of the prefix the library was installed to, found from the file holding
+ * its code (libonegpu.so's directory, or the program's when linked
+ * statically), when that directory exists; else the prefix configured at
+ * build time. */
+void og_pretuned_dir(char *buf, size_t len);
+
 /* Where a kernel choice came from. */
 typedef enum og_source {
     OG_SOURCE_DEFAULT = 0,

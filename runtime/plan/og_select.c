@@ -8,13 +8,12 @@
 #include "og_plan.h"
 
 /* The pre-tuned databases shipped with the library: every *.db of
- * OG_PRETUNED_DIR (env), else of the install prefix's share/onegpu, in name
- * order, each followed by ':'; appended to buf of size len. */
+ * og_pretuned_dir, in name order, each preceded by ':'; appended to buf of
+ * size len. */
 static void append_pretuned(char *buf, size_t len)
 {
-    const char *dir = getenv("OG_PRETUNED_DIR");
-    if (!dir || !*dir)
-        dir = OG_PRETUNED_DIR;
+    char dir[4096];
+    og_pretuned_dir(dir, sizeof dir);
     struct dirent **names;
     int n = scandir(dir, &names, NULL, alphasort);
     for (int i = 0; i < n; i++) {
@@ -28,8 +27,8 @@ static void append_pretuned(char *buf, size_t len)
 }
 
 /* The databases to search, ':'-separated: the context's, else OG_TUNING_DB,
- * else the user's cache followed by the pre-tuned databases of the install
- * prefix (*implicit set: a missing file there is no news). */
+ * else the user's cache followed by the pre-tuned databases installed with
+ * the library (*implicit set: a missing file there is no news). */
 static char *search_path(const og_context *ctx, int *implicit)
 {
     const char *env = getenv("OG_TUNING_DB");

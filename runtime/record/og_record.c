@@ -51,6 +51,8 @@ static void step_bindings(og_context *ctx, const og_plan *pl, const og_step *s,
     }
 }
 
+/* Before the first dispatch: earlier compute and transfer writes reach its
+ * reads and writes, and earlier reads in those stages are done first. */
 static void barrier_before(og_context *ctx, VkCommandBuffer cmd)
 {
     og_cmd_barrier(ctx, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
@@ -59,13 +61,17 @@ static void barrier_before(og_context *ctx, VkCommandBuffer cmd)
                    VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
 }
 
+/* After each dispatch: its writes reach the next dispatch's, copy's or the
+ * host's reads, and the next dispatch's and copy's writes (onegpu.h,
+ * og_gemm_encode's synchronisation); its reads are done before either writes. */
 static void barrier_after(og_context *ctx, VkCommandBuffer cmd)
 {
     og_cmd_barrier(ctx, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
                    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
                        VK_PIPELINE_STAGE_HOST_BIT,
                    VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
-                       VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT);
+                       VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT |
+                       VK_ACCESS_HOST_READ_BIT);
 }
 
 /* Makes (record = 0) or records (record = 1) every step of pl. */

@@ -117,9 +117,16 @@ static og_status create_device(og_context *ctx)
 }
 
 /* The context of an application's device: its handles, and what the kernels
- * may use from what it enabled. */
+ * may use from what it enabled. Validation is the application's: its layer
+ * and messengers hear onegpu's calls on its instance along with its own, and
+ * a messenger of onegpu's could not tell the two apart. */
 static og_status adopt(og_context *ctx, const og_vulkan_device *app, int validation)
 {
+    if (validation)
+        return og_fail(NULL, OG_ERROR_INVALID_ARGUMENT,
+                       "context: validation asked for on an adopted instance, whose validation "
+                       "is the application's (its messengers report onegpu's calls too); leave "
+                       "og_context_desc.validation 0");
     if (!app->instance || !app->physical_device || !app->device || !app->queue)
         return og_fail(NULL, OG_ERROR_INVALID_ARGUMENT,
                        "context: adopting needs the instance, physical device, device and queue "
@@ -160,9 +167,12 @@ static og_status adopt(og_context *ctx, const og_vulkan_device *app, int validat
     volkLoadDeviceTable(&ctx->vk, ctx->device);
     og_device_features_adopt(ctx, app->device_info);
     /* vkGetBufferDeviceAddress is Vulkan 1.2's: the instance must allow it. */
-    if (VK_API_VERSION_MAJOR(version) == 1 && VK_API_VERSION_MINOR(version) < 2)
+    if (ctx->limits.buffer_address && VK_API_VERSION_MAJOR(version) == 1 &&
+        VK_API_VERSION_MINOR(version) < 2) {
         ctx->limits.buffer_address = 0;
-    return validation ? og_messenger_create(ctx) : OG_OK;
+        ctx->limits.address_off = OG_ADDRESS_OLD_INSTANCE;
+    }
+    return OG_OK;
 }
 
 /* The command pool, fence and layouts every GEMM shares: A, B, C and the

@@ -158,6 +158,7 @@ void og_device_features_read(og_context *ctx, og_device_features *f)
     memset(&lim->matrix, 0, sizeof lim->matrix);
     lim->integer_dot = 0;
     lim->buffer_address = 0;
+    lim->address_off = OG_ADDRESS_UNSUPPORTED;
     uint32_t n = 0;
     if (vkEnumerateDeviceExtensionProperties(ctx->physical, NULL, &n, NULL) != VK_SUCCESS || !n)
         return;
@@ -259,12 +260,24 @@ static int enabled(const char *const *list, uint32_t n, const char *name)
     return 0;
 }
 
+/* Whether a Vulkan 1.2 device has bufferDeviceAddress, enabled or not. */
+static int address_supported(og_context *ctx)
+{
+    VkPhysicalDeviceVulkan12Features v12 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                    .pNext = &v12};
+    vkGetPhysicalDeviceFeatures2(ctx->physical, &f2);
+    return v12.bufferDeviceAddress == VK_TRUE;
+}
+
 void og_device_features_adopt(og_context *ctx, const VkDeviceCreateInfo *info)
 {
     og_limits *lim = &ctx->limits;
     memset(&lim->matrix, 0, sizeof lim->matrix);
     lim->integer_dot = 0;
     lim->buffer_address = 0;
+    lim->address_off = OG_ADDRESS_UNSUPPORTED;
     const char *const *ext = info->ppEnabledExtensionNames;
     uint32_t n_ext = info->enabledExtensionCount;
     int core13 = VK_API_VERSION_MINOR(ctx->props.apiVersion) >= 3 ||
@@ -329,6 +342,8 @@ void og_device_features_adopt(og_context *ctx, const VkDeviceCreateInfo *info)
         dot && (core13 || enabled(ext, n_ext, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME));
     /* The core vkGetBufferDeviceAddress: a Vulkan 1.2 device. */
     lim->buffer_address = address && core12 && ctx->vk.vkGetBufferDeviceAddress;
+    if (!address && core12 && address_supported(ctx))
+        lim->address_off = OG_ADDRESS_NOT_ENABLED;
     int nv = matrix && enabled(ext, n_ext, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
     int khr = matrix_khr && enabled(ext, n_ext, OG_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
     if (!nv && !khr)

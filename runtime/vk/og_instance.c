@@ -50,7 +50,8 @@ static VkDebugUtilsMessengerCreateInfoEXT messenger_info(og_context *ctx)
         .pUserData = ctx};
 }
 
-og_status og_messenger_create(og_context *ctx)
+/* The validation layer's messenger on the instance the context created. */
+static og_status messenger_create(og_context *ctx)
 {
     VkDebugUtilsMessengerCreateInfoEXT m = messenger_info(ctx);
     if (!vkCreateDebugUtilsMessengerEXT)
@@ -110,7 +111,7 @@ og_status og_instance_create(og_context *ctx, int validation)
                        (int)r);
     ctx->owns_instance = 1;
     volkLoadInstanceOnly(ctx->instance);
-    return validation ? og_messenger_create(ctx) : OG_OK;
+    return validation ? messenger_create(ctx) : OG_OK;
 }
 
 static int contains_nocase(const char *hay, const char *needle)

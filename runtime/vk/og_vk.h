@@ -7,7 +7,7 @@
 #define OG_VK_H
 
 #include <stdarg.h>
-#include <volk.h>
+#include "og_volk.h"
 
 #include "og_db.h"
 #include "og_gen.h"
@@ -197,8 +197,6 @@ void og_last_error_clear(void);
 og_status og_instance_create(og_context *ctx, int validation);
 og_status og_physical_pick(og_context *ctx, const char *want);
 void og_properties_read(og_context *ctx);
-/* The validation layer's messenger on an instance (owned or adopted). */
-og_status og_messenger_create(og_context *ctx);
 /* Counts n errors of the validation layer against ctx and in the process's
  * total: the messenger's, one at a time, and the tuner's for errors its
  * worker processes report on ctx's behalf. */

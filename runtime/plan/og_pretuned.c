@@ -1,0 +1,65 @@
+/* Where the pre-tuned databases lie: found from the file that holds the
+ * library's code, so an install to any prefix finds its own share/onegpu. */
+#define _GNU_SOURCE /* dladdr1, RTLD_DL_LINKMAP */
+#include <dlfcn.h>
+#include <link.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "og_plan.h"
+
+/* The path of the file holding this function, resolved (links followed):
+ * libonegpu.so, or the program (or another shared object) libonegpu.a was
+ * linked into. *in_program is set when it is the program. 0 on success. */
+static int code_file(char *buf, size_t len, int *in_program)
+{
+    Dl_info info;
+    struct link_map *map = NULL;
+    if (!dladdr1((const void *)code_file, &info, (void **)&map, RTLD_DL_LINKMAP) || !map)
+        return -1;
+    char path[PATH_MAX];
+    /* The program's link map has no name: /proc names its file. */
+    *in_program = map->l_name[0] == '\0';
+    if (*in_program) {
+        ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+        if (n <= 0)
+            return -1;
+        path[n] = '\0';
+    } else if (!realpath(map->l_name, path)) {
+        return -1;
+    }
+    return snprintf(buf, len, "%s", path) < (int)len ? 0 : -1;
+}
+
+/* OG_PRETUNED_DIR when set; else share/onegpu of the prefix the library's
+ * file lies in, when that directory exists: the library's directory plus
+ * OG_LIB_TO_PRETUNED (libonegpu.so, or another shared object libonegpu.a
+ * went into), or the program's plus OG_BIN_TO_PRETUNED (linked statically:
+ * a program installed in the prefix's bin/); else the prefix configured at
+ * build time, OG_PRETUNED_DIR. */
+void og_pretuned_dir(char *buf, size_t len)
+{
+    const char *env = getenv("OG_PRETUNED_DIR");
+    if (env && *env) {
+        snprintf(buf, len, "%s", env);
+        return;
+    }
+    char file[PATH_MAX];
+    int in_program;
+    if (code_file(file, sizeof file, &in_program) == 0) {
+        char *slash = strrchr(file, '/');
+        if (slash) {
+            *slash = '\0';
+            struct stat st;
+            int n = snprintf(buf, len, "%s/%s", file,
+                             in_program ? OG_BIN_TO_PRETUNED : OG_LIB_TO_PRETUNED);
+            if (n > 0 && (size_t)n < len && stat(buf, &st) == 0 && S_ISDIR(st.st_mode))
+                return;
+        }
+    }
+    snprintf(buf, len, "%s", OG_PRETUNED_DIR);
+}
