@@ -143,8 +143,11 @@ Test(int8_matrix, exact_for_every_type_zero_point_layout_and_edge, .timeout = 90
                          trans_a ? "T" : "N", trans_b ? "T" : "N", (long long)shapes[s][0],
                          (long long)shapes[s][1], (long long)shapes[s][2],
                          (long long)shapes[s][3]);
+                /* The emulated kernels compile slowly (straight-line
+                 * fragments): there each case runs one of the three. */
                 for (size_t i = 0; i < np; i++)
-                    expect_exact(ctx, g, pr, &ps[i], what);
+                    if (ps[0].mat != OG_MATRIX_EMU || i == (size_t)case_no % np)
+                        expect_exact(ctx, g, pr, &ps[i], what);
                 og_int8_problem_destroy(pr);
             }
     og_int8gemm_destroy(g);
@@ -285,6 +288,7 @@ static size_t muladd_operands(const uint32_t *w, size_t count, int *ops, size_t 
 /* The rewrite marks every operand of Int8Gemm's MulAdds signed (0xf: the
  * int8 fragments and int32 accumulators, also for uint8 operands, shifted
  * into int8) and never saturating; float16's MulAdds carry no operands.
+ * The modules' workgroup memory is og_kernel_shared_bytes'.
  * The KHR modules pass the structural checker and, where the tree is, its
  * spirv-val (in the lane the tree must be there). */
 Test(int8_matrix, khr_rewrite_signed_operands, .timeout = 600)
@@ -312,6 +316,10 @@ Test(int8_matrix, khr_rewrite_signed_operands, .timeout = 600)
         khr_module(&key, &khr, &n);
         char why[256];
         cr_expect_eq(og_khr_check(khr, n, why, sizeof why), 0, "case %d: %s", c, why);
+        og_reflection refl;
+        og_reflect_raw(khr, n, &refl);
+        cr_expect_eq(refl.shared_bytes, og_kernel_shared_bytes(&key), "case %d: %u bytes", c,
+                     refl.shared_bytes);
         int ops[256];
         size_t muladds = muladd_operands(khr, n, ops, 256);
         cr_expect_gt(muladds, 0);
