@@ -19,7 +19,7 @@ og_status og_build_kernel(const og_kernel_key *key, const og_limits *lim, uint32
     free(src);
     /* KHR matrices: the compiled NV module rewritten (Debian 12's glslang
      * knows only GL_NV_cooperative_matrix). */
-    if (st == OG_OK && key->p.variant == OG_VARIANT_COOPMAT && key->p.mat == OG_MATRIX_KHR) {
+    if (st == OG_OK && og_params_matrix(&key->p) && key->p.mat == OG_MATRIX_KHR) {
         uint32_t *khr = NULL;
         size_t khr_count = 0;
         st = og_spirv_khr(*words, *count, &khr, &khr_count, err, errlen);

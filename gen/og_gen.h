@@ -27,13 +27,17 @@ typedef enum og_src { OG_SRC_STORAGE = 0, OG_SRC_TEXEL = 1, OG_SRC_ADDR = 2 } og
 /* Which template a GEMM variant runs: the portable tile, or the few-rows
  * kernel (float32, M <= 4, A not transposed; reference design "Small grids
  * and few rows"); Int8Gemm's portable tile, or its skinny kernel (M <= 16,
- * B not transposed; reference design "8-bit products"). */
+ * B not transposed; reference design "8-bit products"); the float16
+ * cooperative-matrix tile; Int8Gemm's cooperative-matrix tile (int8
+ * fragments, int32 accumulators; docs/matrix-kernels.md "Int8Gemm on
+ * matrices"). */
 typedef enum og_variant {
     OG_VARIANT_TILE = 0,
     OG_VARIANT_FEWROWS = 1,
     OG_VARIANT_INT8_TILE = 2,
     OG_VARIANT_INT8_SKINNY = 3,
-    OG_VARIANT_COOPMAT = 4
+    OG_VARIANT_COOPMAT = 4,
+    OG_VARIANT_INT8_COOPMAT = 5
 } og_variant;
 
 /* The cooperative-matrix extension a kernel is written for: the module
@@ -88,6 +92,10 @@ typedef struct og_params {
      * is staged into one while the products read the other). */
     int buf;
 } og_params;
+
+/* Whether p is a cooperative-matrix variant (float16 or Int8Gemm): the
+ * fields sgx, sgy, mat, sub, fm, fn, fk and buf are its. */
+int og_params_matrix(const og_params *p);
 
 /* The kernels behind one GEMM call. */
 typedef enum og_kernel {
@@ -160,6 +168,7 @@ typedef struct og_matrix_caps {
     int float16;        /* shaderFloat16 */
     int storage16;      /* storageBuffer16BitAccess */
     int memory_model;   /* vulkanMemoryModel */
+    int int8;           /* shaderInt8: int8 fragments and workgroup memory (Int8Gemm's matrix tile) */
 } og_matrix_caps;
 
 /* Why og_limits.buffer_address is 0, for the message that refuses an
@@ -206,7 +215,8 @@ enum {
     OG_NEEDS_COOPMAT = 8u,      /* CooperativeMatrixNV */
     OG_NEEDS_INTEGER_DOT = 16u, /* DotProduct, DotProductInput4x8BitPacked */
     OG_NEEDS_ADDRESS = 32u,     /* PhysicalStorageBufferAddresses: bufferDeviceAddress */
-    OG_NEEDS_COOPMAT_KHR = 64u  /* CooperativeMatrixKHR */
+    OG_NEEDS_COOPMAT_KHR = 64u, /* CooperativeMatrixKHR */
+    OG_NEEDS_INT8 = 128u        /* Int8: shaderInt8 */
 };
 
 /* What SPIR-V reflection reports of a compiled kernel. */
@@ -232,6 +242,7 @@ uint32_t og_limits_lack(const og_limits *lim, uint32_t needs, char *why, size_t 
 #define OG_TEMPLATE_INT8_TILE "int8gemm_tile"
 #define OG_TEMPLATE_INT8_SKINNY "int8gemm_skinny"
 #define OG_TEMPLATE_COOPMAT "gemm_coopmat"
+#define OG_TEMPLATE_INT8_COOPMAT "int8gemm_coopmat"
 #define OG_TEMPLATE_EXPONENTS "gemm_exponents"
 /* The subgroup size the cooperative-matrix kernels divide a tile by where
  * a parameter string names none (they take 8, 16, 32 or 64). */
@@ -271,6 +282,12 @@ og_params og_params_int8_skinny(void);
  * device's own: og_matrix_variant). */
 og_params og_params_coopmat(int subgroups);
 
+/* Int8Gemm's cooperative-matrix tile: the same 64x64x16 tiles with 8 or 4
+ * subgroups, staged (int8 in workgroup memory), pad 8, NV matrices,
+ * subgroups of 32, 16x16x16 fragments (the device's own:
+ * og_matrix_int8_variant). */
+og_params og_params_int8_coopmat(int subgroups);
+
 /* The subgroup size a device runs the matrix kernels with, from its
  * capabilities (never its vendor): its fixed size, or the first it can pin
  * with subgroup size control, of 32, 64 (RADV's wave64), 16 and 8 (Intel,
@@ -298,7 +315,8 @@ const char *og_params_template(const og_params *p);
  * "variant=int8skinny,rows=4,cols=32,slices=16,dot=0"; cooperative matrix:
  * "variant=coopmat,bm=64,bn=64,bk=16,sgx=4,sgy=2,pad=8,load=staged", followed by
  * ",mat=khr" for KHR matrices, ",sub=64" for subgroups of 64 (8, 16, 32 or 64)
- * and ",frag=8x8x8" for fragments of 8x8x8 (absent: NV, 32, 16x16x16). */
+ * and ",frag=8x8x8" for fragments of 8x8x8 (absent: NV, 32, 16x16x16);
+ * Int8Gemm's the same with "variant=int8coopmat". */
 void og_params_format(const og_params *p, char *buf, size_t len);
 
 /* Parses what og_params_format writes (keys in any order, all present but

@@ -142,6 +142,13 @@ uint64_t og_kernel_loop_iterations(const og_kernel_key *key, uint64_t k_len)
                    (1u + 2u * ((uint64_t)(p->bk / p->fk) + 1u) + loads + 2u) +
                2u + accs * ((elements + (uint64_t)p->sub - 1u) / (uint64_t)p->sub + 1u);
     }
+    case OG_VARIANT_INT8_COOPMAT: { /* k steps (the staging unrolled): the fk-deep
+                                     * products; then each accumulator's epilogue loop */
+        uint64_t accs = (uint64_t)((p->bm / p->sgy / p->fm) * (p->bn / p->sgx / p->fn));
+        uint64_t elements = (uint64_t)(p->fm * p->fn);
+        return steps(k_len, p->bk) * (2u + (uint64_t)(p->bk / p->fk)) + 1u +
+               accs * ((elements + (uint64_t)p->sub - 1u) / (uint64_t)p->sub + 1u);
+    }
     default: /* the tile: k steps (direct loads: an unchecked loop of the whole
               * steps, then a checked one for the tail), then the register tile */
         return steps(k_len, p->bk) + 1u + (p->load == OG_LOAD_DIRECT ? 1u : 0u) +
@@ -157,7 +164,7 @@ void og_kernel_local_size(const og_kernel_key *key, uint32_t size[3])
     } else if (key->p.variant == OG_VARIANT_FEWROWS || key->p.variant == OG_VARIANT_INT8_SKINNY) {
         /* vec=4: four columns (or few rows' four slices) an invocation. */
         size[0] = (uint32_t)(key->p.cols * key->p.slices / (key->p.vec == 4 ? 4 : 1));
-    } else if (key->p.variant == OG_VARIANT_COOPMAT) {
+    } else if (og_params_matrix(&key->p)) {
         size[0] = (uint32_t)(key->p.sub * key->p.sgx * key->p.sgy);
     } else {
         size[0] = (uint32_t)key->p.wgx;
@@ -255,8 +262,9 @@ int og_kernel_check(const og_kernel_key *key, const og_limits *lim, char *why, s
         snprintf(why, len, "gen: split-k planes exist for the tile variant only");
         return -1;
     }
-    int integer_variant =
-        key->p.variant == OG_VARIANT_INT8_TILE || key->p.variant == OG_VARIANT_INT8_SKINNY;
+    int integer_variant = key->p.variant == OG_VARIANT_INT8_TILE ||
+                          key->p.variant == OG_VARIANT_INT8_SKINNY ||
+                          key->p.variant == OG_VARIANT_INT8_COOPMAT;
     int both_int8 = og_dtype_is_int8(key->dtype) && og_dtype_is_int8(key->dtype_b);
     int any_int8 = og_dtype_is_int8(key->dtype) || og_dtype_is_int8(key->dtype_b);
     if (integer_variant ? !both_int8 : any_int8) {
@@ -276,6 +284,11 @@ int og_kernel_check(const og_kernel_key *key, const og_limits *lim, char *why, s
         snprintf(why, len,
                  "gen: the cooperative-matrix kernel takes float16 inputs (float32 when "
                  "recovered), in GLSL");
+        return -1;
+    }
+    /* Int8Gemm's matrix tile: GLSL (GL_NV_integer_cooperative_matrix). */
+    if (key->p.variant == OG_VARIANT_INT8_COOPMAT && key->dialect != OG_GLSL) {
+        snprintf(why, len, "gen: the Int8Gemm cooperative-matrix kernel is written in GLSL only");
         return -1;
     }
     if (integer_variant && key->p.dot && key->dialect != OG_GLSL) {

@@ -73,11 +73,26 @@ og_params og_params_coopmat(int subgroups)
     return p;
 }
 
+og_params og_params_int8_coopmat(int subgroups)
+{
+    og_params p = og_params_coopmat(subgroups);
+    p.variant = OG_VARIANT_INT8_COOPMAT;
+    p.pad = 16; /* int8 rows of 32 bytes: fragments start on 16 bytes */
+    return p;
+}
+
+int og_params_matrix(const og_params *p)
+{
+    return p->variant == OG_VARIANT_COOPMAT || p->variant == OG_VARIANT_INT8_COOPMAT;
+}
+
 const char *og_params_template(const og_params *p)
 {
     switch (p->variant) {
     case OG_VARIANT_COOPMAT:
         return OG_TEMPLATE_COOPMAT;
+    case OG_VARIANT_INT8_COOPMAT:
+        return OG_TEMPLATE_INT8_COOPMAT;
     case OG_VARIANT_FEWROWS:
         return OG_TEMPLATE_FEWROWS;
     case OG_VARIANT_INT8_TILE:
@@ -120,13 +135,14 @@ void og_params_format(const og_params *p, char *buf, size_t len)
             snprintf(buf + used, len - (size_t)used, ",src=%s", src_names[p->src]);
         return;
     }
-    if (p->variant == OG_VARIANT_COOPMAT) {
+    if (og_params_matrix(p)) {
         /* NV matrices in subgroups of 32 with one buffer keep the text they
          * had before KHR matrices and double buffering existed, so the
          * records measured then keep their keys. */
         int used =
-            snprintf(buf, len, "variant=coopmat,bm=%d,bn=%d,bk=%d,sgx=%d,sgy=%d,pad=%d,load=%s",
-                     p->bm, p->bn, p->bk, p->sgx, p->sgy, p->pad,
+            snprintf(buf, len, "variant=%s,bm=%d,bn=%d,bk=%d,sgx=%d,sgy=%d,pad=%d,load=%s",
+                     p->variant == OG_VARIANT_COOPMAT ? "coopmat" : "int8coopmat", p->bm, p->bn,
+                     p->bk, p->sgx, p->sgy, p->pad,
                      p->load == OG_LOAD_DIRECT ? "direct" : "staged");
         if (p->mat != OG_MATRIX_NV && used >= 0 && (size_t)used < len)
             used += snprintf(buf + used, len - (size_t)used, ",mat=%s",
@@ -195,7 +211,8 @@ static int variant_named(const char *name, og_variant *out)
                                         [OG_VARIANT_FEWROWS] = "fewrows",
                                         [OG_VARIANT_INT8_TILE] = "int8tile",
                                         [OG_VARIANT_INT8_SKINNY] = "int8skinny",
-                                        [OG_VARIANT_COOPMAT] = "coopmat"};
+                                        [OG_VARIANT_COOPMAT] = "coopmat",
+                                        [OG_VARIANT_INT8_COOPMAT] = "int8coopmat"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(name, names[i]) == 0) {
             *out = (og_variant)i;
@@ -293,6 +310,8 @@ int og_params_parse(const char *text, og_params *out, char *why, size_t len)
         [OG_VARIANT_INT8_SKINNY] = {0x7800u,
                                     "rows, cols, slices and dot (and vec) for variant=int8skinny"},
         [OG_VARIANT_COOPMAT] = {0x1821du, "bm,bn,bk,sgx,sgy,pad,load for variant=coopmat"},
+        [OG_VARIANT_INT8_COOPMAT] = {0x1821du,
+                                     "bm,bn,bk,sgx,sgy,pad,load for variant=int8coopmat"},
     };
     /* Few rows read one element at a time unless vec says otherwise. */
     if (p.variant == OG_VARIANT_FEWROWS && !(seen & 0x400u))
@@ -306,11 +325,11 @@ int og_params_parse(const char *text, og_params *out, char *why, size_t len)
                          ? 0x400u
                          : 0u;
     unsigned optional = (seen & extra) == extra ? extra : 0u;
-    if (p.variant != OG_VARIANT_TILE && p.variant != OG_VARIANT_COOPMAT)
+    if (p.variant != OG_VARIANT_TILE && !og_params_matrix(&p))
         optional |= seen & (1u << 30);
     /* The matrix kernels may name their extension, subgroup size, buffers
      * and fragment (NV, 32, 1 and 16x16x16 when absent). */
-    if (p.variant == OG_VARIANT_COOPMAT) {
+    if (og_params_matrix(&p)) {
         optional |= seen & (1u << 28 | 1u << 29 | 1u << 17 | 1u << 18);
         if (!(seen & (1u << 17)))
             p.sub = OG_COOPMAT_SUBGROUP;
@@ -341,6 +360,11 @@ uint32_t og_params_shared_bytes(const og_params *p)
     if (p->variant == OG_VARIANT_COOPMAT)
         return (uint32_t)(2 * p->buf * (p->bm * (p->bk + p->pad) + p->bk * (p->bn + p->pad)) +
                           4 * p->fm * p->fn * p->sgx * p->sgy);
+    /* Int8Gemm's: the same with int8 tiles, and three int32 fragments per
+     * subgroup (the sums, their row terms and their column terms). */
+    if (p->variant == OG_VARIANT_INT8_COOPMAT)
+        return (uint32_t)(p->buf * (p->bm * (p->bk + p->pad) + p->bk * (p->bn + p->pad)) +
+                          12 * p->fm * p->fn * p->sgx * p->sgy);
     /* Int8Gemm tile: an int per element (dot = 0), or a word of four k (dot = 1);
      * none with direct loads. */
     if (p->variant == OG_VARIANT_INT8_TILE && p->load == OG_LOAD_DIRECT)
@@ -541,21 +565,24 @@ int og_matrix_subgroup(const og_limits *lim)
 }
 
 /* What the extension a matrix kernel speaks needs of the device: its
- * fragment listed with float16 A and B and float32 accumulators. */
+ * fragment listed with float16 A and B and float32 accumulators, or (the
+ * Int8Gemm tile) int8 A and B and int32 accumulators. */
 static int matrix_ext_check(const og_params *p, const og_matrix_caps *m, char *why, size_t len)
 {
     const char *ext = p->mat == OG_MATRIX_KHR ? "VK_KHR_cooperative_matrix"
                                               : "VK_NV_cooperative_matrix";
+    int int8 = p->variant == OG_VARIANT_INT8_COOPMAT;
+    int in = int8 ? OG_COMPONENT_S8 : OG_COMPONENT_F16, acc = int8 ? OG_COMPONENT_S32
+                                                                   : OG_COMPONENT_F32;
     uint32_t n;
     const og_matrix_shape *shapes = listed(m, p->mat, &n);
     int found = 0;
     for (uint32_t i = 0; i < n && !found; i++)
         found = shapes[i].m == (uint32_t)p->fm && shapes[i].n == (uint32_t)p->fn &&
-                shapes[i].k == (uint32_t)p->fk &&
-                shape_types(&shapes[i], OG_COMPONENT_F16, OG_COMPONENT_F16, OG_COMPONENT_F32);
+                shapes[i].k == (uint32_t)p->fk && shape_types(&shapes[i], in, in, acc);
     if (!found) {
-        snprintf(why, len, "the device lists no %dx%dx%d float16 combination for %s%s", p->fm,
-                 p->fn, p->fk, ext,
+        snprintf(why, len, "the device lists no %dx%dx%d %s combination for %s%s", p->fm,
+                 p->fn, p->fk, int8 ? "int8 x int8 -> int32" : "float16", ext,
                  n ? "" : p->mat == OG_MATRIX_KHR ? " (it lists no KHR shapes)"
                                                   : " (it lists no NV shapes)");
         return -1;
@@ -570,7 +597,7 @@ static int matrix_ext_check(const og_params *p, const og_matrix_caps *m, char *w
 
 /* The emulated fragments (mat=emu, a test's kernel) need of the device
  * what the rest of the template needs: float16 in workgroup memory, and
- * 16-bit storage for direct loads. */
+ * 16-bit storage for direct loads; Int8Gemm's, int8 in workgroup memory. */
 static int emulation_check(const og_params *p, const og_limits *lim, char *why, size_t len)
 {
     const og_matrix_caps *m = &lim->matrix;
@@ -581,7 +608,12 @@ static int emulation_check(const og_params *p, const og_limits *lim, char *why, 
                  p->sub, p->fm, p->fn);
         return -1;
     }
-    if (!m->float16 || (p->load == OG_LOAD_DIRECT && !m->storage16)) {
+    if (p->variant == OG_VARIANT_INT8_COOPMAT && !m->int8) {
+        snprintf(why, len, "the emulated Int8Gemm matrix kernel needs shaderInt8");
+        return -1;
+    }
+    if (p->variant == OG_VARIANT_COOPMAT &&
+        (!m->float16 || (p->load == OG_LOAD_DIRECT && !m->storage16))) {
         snprintf(why, len, "the emulated matrix kernel needs shaderFloat16%s",
                  p->load == OG_LOAD_DIRECT ? " and storageBuffer16BitAccess" : "");
         return -1;
@@ -598,12 +630,21 @@ static int coopmat_shape_check(const og_params *p, char *why, size_t len)
     static const int tiles[] = {32, 64, 128, 256}, steps[] = {16, 32, 64}, splits[] = {1, 2, 4, 8},
                      pads[] = {0, 8}, bufs[] = {1, 2}, subs[] = {8, 16, 32, 64};
     int sg = p->sgx * p->sgy;
+    /* Int8Gemm's rows are bytes: pad 0 or 16 keeps them on 16 bytes. */
+    int int8 = p->variant == OG_VARIANT_INT8_COOPMAT;
     if (!one_of(p->bm, tiles, 4) || !one_of(p->bn, tiles, 4) || !one_of(p->bk, steps, 3) ||
-        !one_of(p->pad, pads, 2) || !one_of(p->buf, bufs, 2)) {
+        !one_of(int8 ? p->pad / 2 : p->pad, pads, 2) || (int8 && p->pad % 2) ||
+        !one_of(p->buf, bufs, 2)) {
         snprintf(why, len,
                  "params: cooperative-matrix tile %dx%dx%d, pad=%d, buf=%d: tiles of 32, 64, 128 "
-                 "or 256, k step 16, 32 or 64, pad 0 or 8, buf 1 or 2",
-                 p->bm, p->bn, p->bk, p->pad, p->buf);
+                 "or 256, k step 16, 32 or 64, pad %s, buf 1 or 2",
+                 p->bm, p->bn, p->bk, p->pad, p->buf, int8 ? "0 or 16 (bytes)" : "0 or 8");
+        return -1;
+    }
+    if (int8 && p->load != OG_LOAD_STAGED) {
+        snprintf(why, len,
+                 "params: int8coopmat loads staged only (uint8 operands are shifted into int8 "
+                 "as they are staged)");
         return -1;
     }
     if (!fragment_taken((uint32_t)p->fm, (uint32_t)p->fn, (uint32_t)p->fk) || p->bk % p->fk != 0) {
@@ -644,7 +685,7 @@ static int coopmat_check(const og_params *p, const og_limits *lim, char *why, si
         return 0;
     if (p->mat == OG_MATRIX_EMU)
         return emulation_check(p, lim, why, len);
-    int sg = p->sgx * p->sgy;
+    int sg = p->sgx * p->sgy, int8 = p->variant == OG_VARIANT_INT8_COOPMAT;
     const og_matrix_caps *m = &lim->matrix;
     if (matrix_ext_check(p, m, why, len) != 0)
         return -1;
@@ -664,9 +705,12 @@ static int coopmat_check(const og_params *p, const og_limits *lim, char *why, si
         snprintf(why, len, "the device cannot require full subgroups (computeFullSubgroups)");
         return -1;
     }
-    if (!m->float16 || !m->memory_model) {
+    /* Int8Gemm's fragments and tiles are int8 (the Int8 capability). */
+    if (!(int8 ? m->int8 : m->float16) || !m->memory_model) {
         snprintf(why, len, "the device lacks %s",
-                 !m->float16 ? "shaderFloat16" : "the Vulkan memory model");
+                 !m->memory_model ? "the Vulkan memory model"
+                 : int8           ? "shaderInt8"
+                                  : "shaderFloat16");
         return -1;
     }
     if (p->load == OG_LOAD_DIRECT && !m->storage16) {
@@ -751,6 +795,7 @@ int og_params_check(const og_params *p, const og_limits *lim, char *why, size_t 
     case OG_VARIANT_INT8_SKINNY:
         return skinny_check(p, lim, why, len);
     case OG_VARIANT_COOPMAT:
+    case OG_VARIANT_INT8_COOPMAT:
         return coopmat_check(p, lim, why, len);
     default:
         snprintf(why, len, "params: unknown variant %d", (int)p->variant);
@@ -794,14 +839,15 @@ uint32_t og_limits_lack(const og_limits *lim, uint32_t needs, char *why, size_t 
                  {OG_NEEDS_COOPMAT, "VK_NV_cooperative_matrix"},
                  {OG_NEEDS_INTEGER_DOT, "shaderIntegerDotProduct"},
                  {OG_NEEDS_ADDRESS, "bufferDeviceAddress"},
-                 {OG_NEEDS_COOPMAT_KHR, "VK_KHR_cooperative_matrix"}};
+                 {OG_NEEDS_COOPMAT_KHR, "VK_KHR_cooperative_matrix"},
+                 {OG_NEEDS_INT8, "shaderInt8"}};
     const og_matrix_caps *m = &lim->matrix;
     uint32_t have =
         (m->float16 ? OG_NEEDS_FLOAT16 : 0u) | (m->storage16 ? OG_NEEDS_STORAGE16 : 0u) |
         (m->memory_model ? OG_NEEDS_MEMORY_MODEL : 0u) | (m->n_shapes ? OG_NEEDS_COOPMAT : 0u) |
         (lim->integer_dot ? OG_NEEDS_INTEGER_DOT : 0u) |
         (lim->buffer_address ? OG_NEEDS_ADDRESS : 0u) |
-        (m->n_khr_shapes ? OG_NEEDS_COOPMAT_KHR : 0u);
+        (m->n_khr_shapes ? OG_NEEDS_COOPMAT_KHR : 0u) | (m->int8 ? OG_NEEDS_INT8 : 0u);
     uint32_t lack = needs & ~have;
     size_t used = 0;
     if (lack && len)

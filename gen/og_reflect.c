@@ -153,6 +153,7 @@ uint32_t og_spirv_needs(const uint32_t *words, size_t count)
                      : cap == SPV_CAPABILITY_COOPERATIVE_MATRIX_KHR ? OG_NEEDS_COOPMAT_KHR
                      : cap == 6018 || cap == 6019                  ? OG_NEEDS_INTEGER_DOT
                      : cap == 5347                                 ? OG_NEEDS_ADDRESS
+                     : cap == 39                                   ? OG_NEEDS_INT8
                                                                    : 0u;
         }
         i += len;

@@ -15,7 +15,12 @@
  *     MemoryLayout id RowMajorKHR 0 or ColumnMajorKHR 1, Stride, memory
  *     access), and the stores 5360 -> 4458 the same way;
  *   OpCooperativeMatrixMulAddNV (5361) -> OpCooperativeMatrixMulAddKHR
- *     (4459, no Cooperative Matrix Operands: float components);
+ *     (4459), followed by Cooperative Matrix Operands where the NV types are
+ *     signed integers (NV types carry signedness in their OpTypeInt, KHR
+ *     takes it from these operands: MatrixASignedComponentsKHR 0x1,
+ *     MatrixBSigned 0x2, MatrixCSigned 0x4, MatrixResultSigned 0x8); none
+ *     for float or unsigned components, and never SaturatingAccumulation
+ *     (0x10: Int8Gemm's sums wrap modulo 2^32);
  *   OpCooperativeMatrixLengthNV (5362) -> OpCooperativeMatrixLengthKHR (4460).
  * The uses follow the data: MulAdd's A and B operands, its C operand and
  * result (accumulator), joined through OpPhi, OpSelect, OpCopyObject,
@@ -71,6 +76,7 @@ typedef struct rewrite {
     size_t count;
     uint32_t bound;
     uint8_t *kind;      /* KIND_* of an id */
+    uint8_t *is_signed; /* an OpTypeInt with Signedness 1, and an NV matrix type of one */
     uint32_t *pointee;  /* a pointer type's cooperative-matrix type */
     uint32_t *type;     /* a tracked value's result type */
     uint32_t *parent;   /* union-find of values that must share a use */
@@ -167,12 +173,15 @@ static int scan(rewrite *r)
             return fail(r, "truncated instruction", op, i);
         if (op == OP_TYPE_INT && len == 4 && w[2] == 32 && w[3] == 0 && !r->uint_type)
             r->uint_type = w[1];
+        if (op == OP_TYPE_INT && len == 4 && w[1] < r->bound)
+            r->is_signed[w[1]] = w[3] == 1;
         if ((op == OP_CONSTANT_TRUE || op == OP_CONSTANT_FALSE) && len == 3 && w[2] < r->bound)
             r->kind[w[2]] = op == OP_CONSTANT_TRUE ? KIND_TRUE : KIND_FALSE;
         if (op == TYPE_NV) {
-            if (len != 6 || w[1] >= r->bound)
+            if (len != 6 || w[1] >= r->bound || w[2] >= r->bound)
                 return fail(r, "malformed OpTypeCooperativeMatrixNV", op, i);
             r->kind[w[1]] = KIND_MATRIX;
+            r->is_signed[w[1]] = r->is_signed[w[2]];
         } else if (op == OP_TYPE_POINTER && len == 4 && w[1] < r->bound && matrix_typed(r, w[3])) {
             if (r->kind[w[3]] != KIND_MATRIX)
                 return fail(r, "a pointer to a pointer to a cooperative matrix", op, i);
@@ -202,7 +211,8 @@ static int scan(rewrite *r)
                 (r->kind[major] != KIND_TRUE && r->kind[major] != KIND_FALSE))
                 return fail(r, "a Column Major operand that is not OpConstantTrue or False", op, i);
         }
-        if (op == MULADD_NV && len != 6)
+        if (op == MULADD_NV && (len != 6 || w[3] >= r->bound || w[4] >= r->bound ||
+                                w[5] >= r->bound))
             return fail(r, "malformed OpCooperativeMatrixMulAddNV", op, i);
         i += len;
     }
@@ -366,6 +376,15 @@ static int emit(rewrite *r, out *o, const uint32_t *w, uint32_t op, uint32_t len
                  "spirv khr: OpCooperativeMatrixLengthNV of a type split by use (Op %u)", op);
         return -2;
     }
+    if (op == MULADD_NV) {
+        /* Result type, result, A, B, C; then the signed operands, if any. */
+        uint32_t m[7] = {MULADD_KHR | 6u << 16, typed(r, w[2]), w[2], w[3], w[4], w[5], 0};
+        m[6] = (r->is_signed[r->type[w[3]]] ? 0x1u : 0u) | (r->is_signed[r->type[w[4]]] ? 0x2u : 0u) |
+               (r->is_signed[r->type[w[5]]] ? 0x4u : 0u) | (r->is_signed[w[1]] ? 0x8u : 0u);
+        if (m[6])
+            m[0] = MULADD_KHR | 7u << 16;
+        return put(o, m, m[6] ? 7 : 6);
+    }
     size_t at = o->n;
     if (put(o, w, len) != 0)
         return -1;
@@ -378,8 +397,6 @@ static int emit(rewrite *r, out *o, const uint32_t *w, uint32_t op, uint32_t len
         b[0] = (op == LOAD_NV ? LOAD_KHR : STORE_KHR) | len << 16;
         b[s] = r->consts[r->kind[w[s + 1]] == KIND_TRUE ? 1 : 0];
         b[s + 1] = w[s];
-    } else if (op == MULADD_NV) {
-        b[0] = MULADD_KHR | len << 16;
     } else if (op == LENGTH_NV) {
         b[0] = LENGTH_KHR | len << 16;
     }
@@ -406,6 +423,7 @@ og_status og_spirv_khr(const uint32_t *nv, size_t count, uint32_t **khr, size_t 
     }
     rewrite r = {.in = nv, .count = count, .bound = nv[3], .err = err, .errlen = errlen};
     r.kind = calloc(r.bound, 1);
+    r.is_signed = calloc(r.bound, 1);
     r.uses = calloc(r.bound, 1);
     r.pointee = calloc(r.bound, sizeof *r.pointee);
     r.type = calloc(r.bound, sizeof *r.type);
@@ -414,7 +432,7 @@ og_status og_spirv_khr(const uint32_t *nv, size_t count, uint32_t **khr, size_t 
         r.split[u] = calloc(r.bound, sizeof *r.split[u]);
     out o = {0};
     og_status st = OG_OK;
-    if (!r.kind || !r.uses || !r.pointee || !r.type || !r.parent || !r.split[0] || !r.split[1] ||
+    if (!r.kind || !r.is_signed || !r.uses || !r.pointee || !r.type || !r.parent || !r.split[0] || !r.split[1] ||
         !r.split[2]) {
         snprintf(err, errlen, "spirv khr: out of memory");
         st = OG_ERROR_OUT_OF_MEMORY;
@@ -461,6 +479,7 @@ og_status og_spirv_khr(const uint32_t *nv, size_t count, uint32_t **khr, size_t 
 done:
     free(o.w);
     free(r.kind);
+    free(r.is_signed);
     free(r.uses);
     free(r.pointee);
     free(r.type);

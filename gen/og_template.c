@@ -20,6 +20,7 @@ extern const char og_embed_int8gemm_tile[];
 extern const char og_embed_int8gemm_skinny[];
 extern const char og_embed_int8_common[];
 extern const char og_embed_gemm_coopmat[];
+extern const char og_embed_int8gemm_coopmat[];
 extern const char og_embed_gemm_exponents[];
 extern const char og_embed_float_loads[];
 extern const char og_embed_recover[];
@@ -37,6 +38,7 @@ static const struct {
                  {OG_TEMPLATE_INT8_TILE, og_embed_int8gemm_tile},
                  {OG_TEMPLATE_INT8_SKINNY, og_embed_int8gemm_skinny},
                  {OG_TEMPLATE_COOPMAT, og_embed_gemm_coopmat},
+                 {OG_TEMPLATE_INT8_COOPMAT, og_embed_int8gemm_coopmat},
                  {OG_TEMPLATE_EXPONENTS, og_embed_gemm_exponents}},
   parts[] = {{"common", og_embed_common},
              {"int8_common", og_embed_int8_common},
@@ -191,7 +193,7 @@ static void push_params(lua_State *L, const og_kernel_key *key)
     lua_pushboolean(L, og_dtype_is_int8(key->dtype));
     lua_setfield(L, -2, "INT8");
     set_int(L, "DOT", p->dot);
-    lua_pushboolean(L, p->variant == OG_VARIANT_COOPMAT);
+    lua_pushboolean(L, og_params_matrix(p));
     lua_setfield(L, -2, "COOPMAT");
     lua_pushboolean(L, key->trans_a);
     lua_setfield(L, -2, "TRANS_A");

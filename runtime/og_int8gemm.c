@@ -1,4 +1,4 @@
-/* Int8Gemm objects: kernel choice (skinny or tile), recording, runs, timing
+/* Int8Gemm objects: kernel choice (skinny, tile or matrix tile), recording, runs, timing
  * (reference design, "8-bit products"). */
 #include <stdio.h>
 #include <string.h>
@@ -25,20 +25,34 @@ void og_int8gemm_destroy(og_int8gemm *g)
     og_mem_free(&ctx->allocator, g);
 }
 
+/* The matrix tile reads A and B through bindings only: an operand past
+ * maxStorageBufferRange (read by device address) takes the portable tile. */
+static void bindings_reach(const og_limits *lim, const og_int8gemm_args *args, og_params *p)
+{
+    og_gemm_args shape = og_int8gemm_layout(args);
+    if (og_params_matrix(p) && args->a && args->b &&
+        og_operand_past_binding(lim, OG_INT8, OG_INT8, &shape))
+        *p = og_params_int8_tile();
+}
+
 og_status og_int8gemm_choose(og_int8gemm *g, const og_int8gemm_args *args, og_params *p)
 {
     og_gemm *core = &g->gemm;
     int64_t batch = args->batch == 0 ? 1 : args->batch;
-    if (og_choice_cached(core, args->trans_a, args->trans_b, args->m, args->n, args->k, batch, p))
+    if (og_choice_cached(core, args->trans_a, args->trans_b, args->m, args->n, args->k, batch, p)) {
+        bindings_reach(&core->ctx->limits, args, p);
         return OG_OK;
+    }
     og_choice choice;
     og_status st = og_select_int8(core->ctx, !!args->trans_a, !!args->trans_b, args->m, args->n,
                                   args->k, batch, &choice);
     if (st == OG_OK)
         st = og_choice_cache(core, args->trans_a, args->trans_b, args->m, args->n, args->k, batch,
                              &choice.params);
-    if (st == OG_OK)
+    if (st == OG_OK) {
         *p = choice.params;
+        bindings_reach(&core->ctx->limits, args, p);
+    }
     return st;
 }
 

@@ -110,8 +110,9 @@ static og_kernel_key combo_key(const og_params *p, size_t combo)
 #define SAMPLE_STRIDE 20
 
 /* Int8Gemm's operand types, op(A), op(B) and dialect rotate with the index;
- * packed dot products and the skinny kernel's B stored K x N are GLSL-only
- * and not transposed respectively. */
+ * packed dot products and the matrix tile (on devices listing int8
+ * matrices) are GLSL-only, the skinny kernel's B stored K x N not
+ * transposed. */
 static og_kernel_key int8_key(const og_params *p, size_t combo)
 {
     static const og_dtype types[] = {OG_INT8, OG_UINT8};
@@ -122,7 +123,7 @@ static og_kernel_key int8_key(const og_params *p, size_t combo)
         .dtype_b = types[combo / 2 % 2],
         .trans_a = (int)(combo / 4 % 2),
         .trans_b = skinny ? 0 : (int)(combo / 8 % 2),
-        .dialect = p->dot || combo / 16 % 2 == 0 ? OG_GLSL : OG_HLSL,
+        .dialect = p->dot || og_params_matrix(p) || combo / 16 % 2 == 0 ? OG_GLSL : OG_HLSL,
     };
     return key;
 }

@@ -142,8 +142,9 @@ static void print_choice_json(FILE *f, og_context *ctx, og_dtype t, og_mode mode
         og_json_string(f, c->pipeline_cache_uuid);
         fputc('}', f);
     }
-    /* The float GEMM's matrix variants: which ran, and why the others did not. */
-    for (int i = 0; !og_dtype_is_int8(t) && i < OG_MATRIX_VARIANTS; i++) {
+    /* The matrix variants (float16's, or Int8Gemm's): which ran, and why
+     * the others did not. */
+    for (int i = 0; i < OG_MATRIX_VARIANTS; i++) {
         const og_matrix_note *n = &c->matrix[i];
         char mp[OG_PARAMS_MAX];
         og_params_format(&n->params, mp, sizeof mp);
@@ -401,14 +402,14 @@ int og_cmd_gen(const og_cli *o)
         og_cli_fail("ogtune gen: %s\n", err);
         return 2;
     }
-    if (o->matrix && key.p.variant != OG_VARIANT_COOPMAT) {
+    if (o->matrix && !og_params_matrix(&key.p)) {
         og_cli_fail("ogtune gen: --matrix needs a cooperative-matrix kernel (--params "
-                    "variant=coopmat,...)\n");
+                    "variant=coopmat,... or variant=int8coopmat,...)\n");
         return 2;
     }
     if (o->matrix)
         key.p.mat = strcmp(o->matrix, "khr") == 0 ? OG_MATRIX_KHR : OG_MATRIX_NV;
-    int khr = key.p.variant == OG_VARIANT_COOPMAT && key.p.mat == OG_MATRIX_KHR;
+    int khr = og_params_matrix(&key.p) && key.p.mat == OG_MATRIX_KHR;
     if (khr && msl) {
         og_cli_fail("ogtune gen: cooperative matrices have no MSL form\n");
         return 2;

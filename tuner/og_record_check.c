@@ -72,7 +72,7 @@ int og_record_check(const og_record *rec, char *why, size_t len)
                      og_params_template(&p), rec->template_name);
             return -1;
         }
-        if (p.variant == OG_VARIANT_COOPMAT && p.mat == OG_MATRIX_EMU) {
+        if (og_params_matrix(&p) && p.mat == OG_MATRIX_EMU) {
             snprintf(why, len, "params '%s' name the tests' emulated matrices (mat=emu)",
                      rec->params);
             return -1;

@@ -1,6 +1,7 @@
 /* The tuning spaces: which parameters ogtune measures for a shape (float
- * GEMM tiles, split-k counts and few-rows shapes; Int8Gemm tiles and skinny
- * shapes), filtered by the device's limits. */
+ * GEMM tiles, split-k counts and few-rows shapes, float16 matrix tiles;
+ * Int8Gemm tiles, matrix tiles and skinny shapes), filtered by the
+ * device's limits. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -233,22 +234,64 @@ static og_status int8_tile_space(candidates *c, og_preset preset)
     return st;
 }
 
-/* A matrix tile with NV and with KHR matrices, in the subgroup size and
- * fragment the device runs them with (add() drops what the device does not
- * take). */
+/* A matrix tile (float16, or Int8Gemm's) with NV and with KHR matrices,
+ * in the subgroup size and fragment the device runs them with (add() drops
+ * what the device does not take). */
 static og_status add_matrix(candidates *c, og_params p)
 {
     int sub = c->lim ? og_matrix_subgroup(c->lim) : 0;
+    int int8 = p.variant == OG_VARIANT_INT8_COOPMAT;
+    int in = int8 ? OG_COMPONENT_S8 : OG_COMPONENT_F16, acc = int8 ? OG_COMPONENT_S32
+                                                                   : OG_COMPONENT_F32;
     p.sub = sub ? sub : OG_COOPMAT_SUBGROUP;
     og_status st = OG_OK;
     for (int e = 0; e < 2 && st == OG_OK; e++) {
         p.mat = e ? OG_MATRIX_KHR : OG_MATRIX_NV;
         p.fm = p.fn = p.fk = 16;
         if (c->lim)
-            og_matrix_fragment(&c->lim->matrix, p.mat, OG_COMPONENT_F16, OG_COMPONENT_F16,
-                               OG_COMPONENT_F32, &p.fm, &p.fn, &p.fk);
+            og_matrix_fragment(&c->lim->matrix, p.mat, in, in, acc, &p.fm, &p.fn, &p.fk);
         st = add(c, p);
     }
+    return st;
+}
+
+/* Int8Gemm's matrix tiles beside the portable ones: the 8- and 4-subgroup
+ * 64x64x16 tiles (one and two buffers) and a double-buffered 128x128x32
+ * tile of four subgroups; the standard preset adds 128-wide tiles, the 32
+ * k step, other subgroup arrangements and no padding. Each with the NV and
+ * the KHR extension where the device lists int8 x int8 -> int32 fragments
+ * (add() drops the others). */
+static og_status int8_matrix_space(candidates *c, og_preset preset)
+{
+    static const int tiles[][2] = {{64, 64}, {128, 64}, {64, 128}, {128, 128}},
+                     groups[][2] = {{4, 2}, {2, 2}, {2, 4}, {4, 1}};
+    og_status st = OG_OK;
+    for (int sg = 8; sg >= 4 && st == OG_OK; sg /= 2)
+        for (int buf = 1; buf <= 2 && st == OG_OK; buf++) {
+            og_params p = og_params_int8_coopmat(sg);
+            p.buf = buf;
+            st = add_matrix(c, p);
+        }
+    og_params big = og_params_int8_coopmat(4);
+    big.bm = big.bn = 128;
+    big.bk = 32;
+    big.buf = 2;
+    if (st == OG_OK)
+        st = add_matrix(c, big);
+    for (int t = 0; preset == OG_PRESET_STANDARD && t < 4; t++)
+        for (int k = 16; k <= 32; k += 16)
+            for (int g = 0; g < 4; g++)
+                for (int v = 0; v < 4 && st == OG_OK; v++) {
+                    og_params p = og_params_int8_coopmat(8);
+                    p.bm = tiles[t][0];
+                    p.bn = tiles[t][1];
+                    p.bk = k;
+                    p.sgx = groups[g][0];
+                    p.sgy = groups[g][1];
+                    p.pad = v & 1 ? 0 : 16;
+                    p.buf = 1 + (v >> 1);
+                    st = add_matrix(c, p);
+                }
     return st;
 }
 
@@ -375,9 +418,14 @@ og_status og_space(const og_limits *lim, og_preset preset, og_dtype dtype, int t
     og_status st;
     int fewrows = og_fewrows_eligible(dtype, s->m, trans_a);
     *n = 0;
-    if (og_dtype_is_int8(dtype))
-        st = og_int8_skinny_eligible(s->m, trans_b) ? skinny_space(&c, preset)
-                                                    : int8_tile_space(&c, preset);
+    if (og_dtype_is_int8(dtype) && og_int8_skinny_eligible(s->m, trans_b))
+        st = skinny_space(&c, preset);
+    else if (og_dtype_is_int8(dtype)) {
+        /* The portable tiles, then the matrix tiles where the device qualifies. */
+        st = int8_tile_space(&c, preset);
+        if (st == OG_OK)
+            st = int8_matrix_space(&c, preset);
+    }
     else if (fewrows)
         st = fewrows_space(&c, trans_b, s, preset);
     else

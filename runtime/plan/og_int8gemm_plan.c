@@ -1,4 +1,4 @@
-/* The plan of an Int8Gemm call: the skinny kernel or the tile, its grid and
+/* The plan of an Int8Gemm call: the skinny kernel, the tile or the matrix tile, its grid and
  * pieces (reference design, "8-bit products"). The sums are integers, so
  * pieces give the bits of one dispatch. */
 #include <inttypes.h>
@@ -17,7 +17,7 @@ og_status og_int8gemm_plan(const og_limits *lim, char *err, og_dialect dialect,
     if (args->m == 0 || args->n == 0)
         return OG_OK;
     int skinny = p->variant == OG_VARIANT_INT8_SKINNY;
-    if (!skinny && p->variant != OG_VARIANT_INT8_TILE)
+    if (!skinny && p->variant != OG_VARIANT_INT8_TILE && p->variant != OG_VARIANT_INT8_COOPMAT)
         return og_failf(err, OG_ERROR_INVALID_ARGUMENT,
                         "int8gemm: parameters of variant %d are not an Int8Gemm kernel's",
                         (int)p->variant);
@@ -34,6 +34,13 @@ og_status og_int8gemm_plan(const og_limits *lim, char *err, og_dialect dialect,
                                .trans_a = !!args->trans_a,
                                .trans_b = !!args->trans_b,
                                .dialect = dialect};
+    const char *past = og_operand_past_binding(lim, OG_INT8, OG_INT8, &shape);
+    if (past && out->key.p.src == OG_SRC_STORAGE && og_params_matrix(&out->key.p))
+        return og_failf(err, OG_ERROR_UNSUPPORTED,
+                        "int8gemm: %s ends past the device's maxStorageBufferRange of %" PRIu64
+                        " bytes, and the cooperative-matrix kernel reads it through a binding "
+                        "only (device addresses serve the portable tile and the skinny kernel)",
+                        past, lim->max_storage_range);
     if ((st = og_loops_check(lim, err, "int8gemm", &out->key, args->k, (uint64_t)args->k)) != OG_OK)
         return st;
     out->gx = (uint32_t)gx;

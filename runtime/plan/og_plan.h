@@ -146,6 +146,22 @@ og_params og_matrix_variant(const og_limits *lim, int i);
 int og_matrix_choose(const og_limits *lim, og_dtype dtype, og_mode mode,
                      og_matrix_note notes[OG_MATRIX_VARIANTS]);
 
+/* Int8Gemm's matrix variant i (0..OG_MATRIX_VARIANTS-1, the same order:
+ * NV 8 and 4 subgroups, then KHR) on a device with limits lim: the
+ * int8coopmat tile with og_matrix_subgroup's subgroup size and the
+ * fragment og_matrix_fragment lists for int8 x int8 -> int32 (16x16x16
+ * where the device lists none). */
+og_params og_matrix_int8_variant(const og_limits *lim, int i);
+
+/* Considers Int8Gemm's matrix variants on a device with limits lim for a
+ * context generating dialect: fills one note per variant (the reason from
+ * og_params_check: "the device lists no 8x8x8 int8 x int8 -> int32
+ * combination for VK_NV_cooperative_matrix ...") and returns the index of
+ * the first that qualifies, or -1. Int8Gemm is exact in every mode, so the
+ * matrix kernel may serve any call. */
+int og_matrix_int8_choose(const og_limits *lim, og_dialect dialect,
+                          og_matrix_note notes[OG_MATRIX_VARIANTS]);
+
 /* The kernel recovered float32 runs in dialect and mode on a device with
  * limits lim: the cooperative-matrix tile (og_matrix_choose's order) where the
  * device takes float16 matrices in that mode (og_matrix_choose) and has the
@@ -221,8 +237,12 @@ og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, 
 og_status og_select_recovered(og_context *ctx, og_mode mode, int trans_a, int trans_b, int64_t m,
                               int64_t n, int64_t k, int64_t batch, og_choice *out);
 
-/* Selection for Int8Gemm: the skinny kernel's or the tile's record for op
- * "int8gemm" (input type "i8", Fast mode), else its default. */
+/* Selection for Int8Gemm: M <= 16 with B not transposed takes the skinny
+ * kernel (its record for op "int8gemm", input type "i8", Fast mode, else
+ * its default); other shapes take the matrix tile where a variant
+ * qualifies (og_matrix_int8_choose), and records of it and of the portable
+ * tile compete as in og_select; else the portable tile's record or
+ * default. out->matrix notes each matrix variant and why it was not taken. */
 og_status og_select_int8(og_context *ctx, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                          int64_t batch, og_choice *out);
 

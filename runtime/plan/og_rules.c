@@ -259,6 +259,44 @@ int og_matrix_choose(const og_limits *lim, og_dtype dtype, og_mode mode,
     return chosen;
 }
 
+og_params og_matrix_int8_variant(const og_limits *lim, int i)
+{
+    og_params p = og_params_int8_coopmat(i % 2 ? 4 : 8);
+    p.mat = i < 2 ? OG_MATRIX_NV : OG_MATRIX_KHR;
+    int sub = og_matrix_subgroup(lim);
+    p.sub = sub ? sub : OG_COOPMAT_SUBGROUP;
+    /* The device's int8 x int8 -> int32 fragment; where it lists none,
+     * 16x16x16 stays for the reason to name. */
+    og_matrix_fragment(&lim->matrix, p.mat, OG_COMPONENT_S8, OG_COMPONENT_S8, OG_COMPONENT_S32,
+                       &p.fm, &p.fn, &p.fk);
+    return p;
+}
+
+int og_matrix_int8_choose(const og_limits *lim, og_dialect dialect,
+                          og_matrix_note notes[OG_MATRIX_VARIANTS])
+{
+    int chosen = -1;
+    for (int i = 0; i < OG_MATRIX_VARIANTS; i++) {
+        og_matrix_note *n = &notes[i];
+        memset(n, 0, sizeof *n);
+        n->params = og_matrix_int8_variant(lim, i);
+        if (og_params_check(&n->params, lim, n->why, sizeof n->why) != 0)
+            continue;
+        if (dialect != OG_GLSL)
+            snprintf(n->why, sizeof n->why,
+                     "this context generates HLSL; the Int8Gemm matrix kernel is GLSL only");
+        else if (chosen >= 0)
+            snprintf(n->why, sizeof n->why,
+                     "the %s %d-subgroup variant qualifies first (both are tuner candidates)",
+                     notes[chosen].params.mat == OG_MATRIX_KHR ? "KHR" : "NV",
+                     notes[chosen].params.sgx * notes[chosen].params.sgy);
+        else
+            chosen = i;
+        n->chosen = chosen == i;
+    }
+    return chosen;
+}
+
 og_params og_params_recovered(const og_limits *lim, og_dialect dialect, og_mode mode)
 {
     og_matrix_note notes[OG_MATRIX_VARIANTS];

@@ -113,7 +113,7 @@ static void search_databases(og_context *ctx, const og_record_key *key, int reco
             snprintf(err, sizeof err, "not the variant of template %s", template_name);
             usable = 0;
         }
-        if (usable && p.variant == OG_VARIANT_COOPMAT && p.mat == OG_MATRIX_EMU) {
+        if (usable && og_params_matrix(&p) && p.mat == OG_MATRIX_EMU) {
             snprintf(err, sizeof err, "mat=emu is the tests' emulation, never selected");
             usable = 0;
         }
@@ -245,13 +245,26 @@ og_status og_select_int8(og_context *ctx, int trans_a, int trans_b, int64_t m, i
                          int64_t batch, og_choice *out)
 {
     memset(out, 0, sizeof *out);
-    out->params =
-        og_int8_skinny_eligible(m, trans_b) ? og_params_int8_skinny() : og_params_int8_tile();
+    int skinny = og_int8_skinny_eligible(m, trans_b);
+    out->params = skinny ? og_params_int8_skinny() : og_params_int8_tile();
     out->source = OG_SOURCE_DEFAULT;
+    int matrix = og_matrix_int8_choose(&ctx->limits, ctx->dialect, out->matrix);
+    if (matrix >= 0 && skinny) {
+        out->matrix[matrix].chosen = 0;
+        snprintf(out->matrix[matrix].why, sizeof out->matrix[matrix].why,
+                 "M <= 16 with B not transposed takes the skinny kernel");
+        matrix = -1;
+    }
     /* One record serves every signedness: the kernels differ only in how a byte widens. */
     og_record_key key = {
         .dtype = OG_INT8, .mode = OG_MODE_FAST, .trans_a = trans_a, .trans_b = trans_b};
     snprintf(key.op, sizeof key.op, "int8gemm");
-    search_databases(ctx, &key, 0, m, n, k, batch, out);
+    if (matrix < 0) {
+        search_databases(ctx, &key, 0, m, n, k, batch, out);
+        return OG_OK;
+    }
+    og_choice tile = *out;
+    out->params = out->matrix[matrix].params;
+    search_competing(ctx, &key, 0, m, n, k, batch, matrix, &tile, out);
     return OG_OK;
 }

@@ -229,11 +229,14 @@ void og_device_features_read(og_context *ctx, og_device_features *f)
     VkBool32 address = f->v12.bufferDeviceAddress;
     lim->buffer_address = address == VK_TRUE;
     og_matrix_caps *caps = &lim->matrix;
-    /* Float16 and 16-bit storage wherever the device has them: the matrix
-     * kernels' and their emulation's (mat=emu, which the tests run on
-     * devices without matrices); the memory model for matrices only. */
-    VkBool32 f16 = f->v12.shaderFloat16, model = 0, s16 = f->v11.storageBuffer16BitAccess;
+    /* Float16, int8 and 16-bit storage wherever the device has them: the
+     * matrix kernels' (int8: Int8Gemm's) and their emulation's (mat=emu,
+     * which the tests run on devices without matrices); the memory model
+     * for matrices only. */
+    VkBool32 f16 = f->v12.shaderFloat16, i8 = f->v12.shaderInt8, model = 0,
+             s16 = f->v11.storageBuffer16BitAccess;
     caps->float16 = f16 == VK_TRUE;
+    caps->int8 = i8 == VK_TRUE;
     caps->storage16 = s16 == VK_TRUE;
     if (matrix) {
         caps->memory_model = f->v12.vulkanMemoryModel == VK_TRUE;
@@ -242,6 +245,7 @@ void og_device_features_read(og_context *ctx, og_device_features *f)
     f->v12 = (VkPhysicalDeviceVulkan12Features){
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
         .shaderFloat16 = f16,
+        .shaderInt8 = i8,
         .vulkanMemoryModel = model,
         .bufferDeviceAddress = address};
     f->v11 = (VkPhysicalDeviceVulkan11Features){
@@ -283,8 +287,8 @@ void og_device_features_adopt(og_context *ctx, const VkDeviceCreateInfo *info)
     int core13 = VK_API_VERSION_MINOR(ctx->props.apiVersion) >= 3 ||
                  VK_API_VERSION_MAJOR(ctx->props.apiVersion) > 1;
     int core12 = core13 || VK_API_VERSION_MINOR(ctx->props.apiVersion) >= 2;
-    VkBool32 dot = 0, matrix = 0, matrix_khr = 0, size_control = 0, full = 0, f16 = 0, model = 0,
-             s16 = 0, address = 0;
+    VkBool32 dot = 0, matrix = 0, matrix_khr = 0, size_control = 0, full = 0, f16 = 0, i8 = 0,
+             model = 0, s16 = 0, address = 0;
     /* The feature structures the application chained (a VkPhysicalDeviceFeatures2
      * among them, or not): a feature counts when any structure enables it. */
     for (const VkBaseInStructure *s = info->pNext; s; s = s->pNext) {
@@ -298,6 +302,7 @@ void og_device_features_adopt(og_context *ctx, const VkDeviceCreateInfo *info)
         case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES: {
             const VkPhysicalDeviceVulkan12Features *v = (const void *)s;
             f16 |= v->shaderFloat16;
+            i8 |= v->shaderInt8;
             model |= v->vulkanMemoryModel;
             address |= v->bufferDeviceAddress;
             break;
@@ -307,6 +312,7 @@ void og_device_features_adopt(og_context *ctx, const VkDeviceCreateInfo *info)
             break;
         case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES:
             f16 |= ((const VkPhysicalDeviceShaderFloat16Int8Features *)s)->shaderFloat16;
+            i8 |= ((const VkPhysicalDeviceShaderFloat16Int8Features *)s)->shaderInt8;
             break;
         case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES:
             model |= ((const VkPhysicalDeviceVulkanMemoryModelFeatures *)s)->vulkanMemoryModel;
@@ -358,6 +364,7 @@ void og_device_features_adopt(og_context *ctx, const VkDeviceCreateInfo *info)
         (core13 || enabled(ext, n_ext, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME)))
         read_size_control(ctx, caps, full == VK_TRUE);
     caps->float16 = f16 == VK_TRUE;
+    caps->int8 = i8 == VK_TRUE;
     caps->memory_model = model == VK_TRUE;
     caps->storage16 = s16 == VK_TRUE;
 }

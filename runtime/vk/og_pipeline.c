@@ -55,7 +55,7 @@ static og_status create_pipeline(og_context *ctx, const og_kernel_key *key, VkPi
     VkPipelineShaderStageRequiredSubgroupSizeCreateInfoEXT size = {
         .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO_EXT,
         .requiredSubgroupSize = (uint32_t)key->p.sub};
-    if (key->p.variant == OG_VARIANT_COOPMAT && key->p.mat != OG_MATRIX_EMU) {
+    if (og_params_matrix(&key->p) && key->p.mat != OG_MATRIX_EMU) {
         if (m->full_subgroups)
             pi.stage.flags |= VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT_EXT;
         if (m->size_control && m->subgroup_min != m->subgroup_max)
