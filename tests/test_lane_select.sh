@@ -2,7 +2,7 @@
 # The second driver lane's choice, as a user sees it: on Mesa 26's lavapipe
 # `ogtune select --dtype f16 --json` chooses the KHR matrix kernel with the
 # fragment the device lists (8x8x8, subgroups of 8), and names it for each
-# variant. Usage: test_lane_select.sh MESA26_SH OGTUNE
+# variant; so does `ogtune select --op int8gemm`. Usage: test_lane_select.sh MESA26_SH OGTUNE
 set -eu
 mesa26=$1 ogtune=$2
 out=$("$mesa26" run "$ogtune" select --dtype f16 --shape 256x256x256 --json)
@@ -19,10 +19,16 @@ case $out in
   *'"reason":"the device lists no 16x16x16 float16 combination for VK_NV_cooperative_matrix'*) ;;
   *) fail "the NV variants' reason does not name the fragment missing" ;;
 esac
+# Int8Gemm: the KHR matrix kernel on the int8 x int8 -> int32 fragment.
+out=$("$mesa26" run "$ogtune" select --op int8gemm --shape 256x256x256 --json)
+case $out in
+  *'"variant":"int8gemm_coopmat","params":"variant=int8coopmat,'*'mat=khr,sub=8,frag=8x8x8"'*) ;;
+  *) fail "Int8Gemm did not choose the KHR matrix kernel with 8x8x8 fragments" ;;
+esac
 # Deterministic mode keeps the portable tile, on this device too.
 out=$("$mesa26" run "$ogtune" select --dtype f16 --shape 256x256x256 --mode deterministic --json)
 case $out in
   *'"variant":"gemm_tile"'*) ;;
   *) fail "Deterministic mode left the portable tile" ;;
 esac
-echo "test_lane_select: the KHR 8x8x8 kernel chosen for float16, the portable tile in Deterministic mode"
+echo "test_lane_select: the KHR 8x8x8 kernels chosen for float16 and Int8Gemm, the portable tile in Deterministic mode"
