@@ -36,6 +36,8 @@ static void read_env(void)
     env.model = var("ONEGPU_BLAS_MODEL");
     env.runtime = var("ONEGPU_BLAS_RUNTIME");
     env.deterministic = mode && !strcmp(mode, "deterministic");
+    const char *tile = var("ONEGPU_BLAS_TILE_BYTES");
+    env.tile_bytes = tile ? strtoull(tile, NULL, 10) : 0;
 }
 
 const ogb_env *ogb_env_get(void)

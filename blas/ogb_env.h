@@ -11,6 +11,9 @@ typedef struct ogb_env {
     const char *model;   /* ONEGPU_BLAS_MODEL: the cost model's file, or NULL (ogb_model.h) */
     const char *runtime; /* ONEGPU_BLAS_RUNTIME: libonegpu to open, or NULL (ogb_runtime.h) */
     int deterministic;   /* ONEGPU_BLAS_MODE=deterministic: Deterministic mode, else Fast */
+    /* ONEGPU_BLAS_TILE_BYTES, for tests: the most bytes one operand of a
+     * tile may take when below the device's limits (ogb_tiled.h); 0: unset. */
+    unsigned long long tile_bytes;
 } ogb_env;
 
 /* The settings, read once (thread-safe, on the first call of any entry

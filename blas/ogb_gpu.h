@@ -11,6 +11,10 @@
 typedef struct ogb_gpu_times {
     double total_s; /* the whole call, waiting for the lock excluded */
     double copy_s;  /* uploads and the read back, host packing included */
+    long tiles;     /* tiles the call ran as (ogb_tiled.h) */
+    /* Errors the validation layer reported during the call (OG_VALIDATION:
+     * onegpu.h's og_context_desc.validation); 0 when it is off. */
+    unsigned validation_errors;
 } ogb_gpu_times;
 
 /* Runs a checked call with alpha != 0, M, N, K > 0 on the GPU: the
@@ -22,18 +26,24 @@ typedef struct ogb_gpu_times {
  * (created on first use, grown when a call needs more, never shrunk); C
  * kept on the device as a dense M x N block (ldc' = M), uploaded (packed
  * when ldc > M) only when beta != 0, and read back into the M x N block of
- * the caller's C only, column by column. Float32 inputs, native precision,
- * Fast mode (ONEGPU_BLAS_MODE=deterministic: Deterministic).
+ * the caller's C only, column by column. A call whose operands would take
+ * more than one binding (maxStorageBufferRange) or one allocation
+ * (maxMemoryAllocationSize) of the device, or than ONEGPU_BLAS_TILE_BYTES,
+ * runs as tiles, each tile's copies overlapped with the previous tile's
+ * product where the device allows (ogb_tiled.h); every call, one tile or
+ * more, runs through the drop-in's own command buffers (og_gemm_encode).
+ * Float32 inputs, native precision, Fast mode
+ * (ONEGPU_BLAS_MODE=deterministic: Deterministic).
  * Starts the GPU on first use (libonegpu opened, a context on the default
- * device: OG_DEVICE, OG_TUNING_DB as onegpu.h says). Calls from threads
- * are serialised by one lock (a context is one thread's at a time).
- * Fills *times. Returns 0 on success. Otherwise a reason in why (len bytes), and C is as
- * it was, except with beta = 0 and ldc = M, where it may be partly written
- * (never read by a repeat of the call): the GPU could not start (remembered:
- * later calls fail at once), this process is a fork() child of one whose
- * GPU path had started (the child must not touch the parent's device),
- * the device was lost (the GPU path stops), or onegpu refused or failed the
- * call (an operand past what one binding or allocation takes). */
+ * device: OG_DEVICE, OG_TUNING_DB, OG_VALIDATION as onegpu.h says). Calls
+ * from threads are serialised by one lock (a context is one thread's at a
+ * time). Fills *times. Returns 0 on success. Otherwise a reason in why
+ * (len bytes), and C is as it was, except with beta = 0, where it may be
+ * partly written (never read by a repeat of the call): the GPU could not
+ * start (remembered: later calls fail at once), this process is a fork()
+ * child of one whose GPU path had started (the child must not touch the
+ * parent's device), the device was lost (the GPU path stops), or onegpu
+ * refused or failed the call. */
 int ogb_gpu_sgemm(const ogb_call *call, ogb_gpu_times *times, char *why, size_t len);
 
 /* Whether this process is a fork() child of one whose GPU path had

@@ -56,13 +56,19 @@ const ogb_runtime *ogb_runtime_open(char *why, size_t len)
         !resolve(h, "og_context_last_error", &t.context_last_error, why, len) ||
         !resolve(h, "og_last_error", &t.last_error, why, len) ||
         !resolve(h, "og_context_device_name", &t.context_device_name, why, len) ||
+        !resolve(h, "og_context_device_limits", &t.context_device_limits, why, len) ||
+        !resolve(h, "og_context_validation_errors", &t.context_validation_errors, why, len) ||
+        !resolve(h, "og_context_vk_device", &t.context_vk_device, why, len) ||
+        !resolve(h, "og_context_vk_queue", &t.context_vk_queue, why, len) ||
+        !resolve(h, "og_context_queue_family", &t.context_queue_family, why, len) ||
         !resolve(h, "og_buffer_create", &t.buffer_create, why, len) ||
         !resolve(h, "og_buffer_destroy", &t.buffer_destroy, why, len) ||
         !resolve(h, "og_buffer_write", &t.buffer_write, why, len) ||
         !resolve(h, "og_buffer_read", &t.buffer_read, why, len) ||
         !resolve(h, "og_gemm_create", &t.gemm_create, why, len) ||
         !resolve(h, "og_gemm_destroy", &t.gemm_destroy, why, len) ||
-        !resolve(h, "og_gemm_run", &t.gemm_run, why, len)) {
+        !resolve(h, "og_gemm_run", &t.gemm_run, why, len) ||
+        !resolve(h, "og_gemm_encode", &t.gemm_encode, why, len)) {
         dlclose(h);
         return NULL;
     }

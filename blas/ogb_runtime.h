@@ -13,6 +13,11 @@ typedef struct ogb_runtime {
     __typeof__(og_context_last_error) *context_last_error;
     __typeof__(og_last_error) *last_error;
     __typeof__(og_context_device_name) *context_device_name;
+    __typeof__(og_context_device_limits) *context_device_limits;
+    __typeof__(og_context_validation_errors) *context_validation_errors;
+    __typeof__(og_context_vk_device) *context_vk_device;
+    __typeof__(og_context_vk_queue) *context_vk_queue;
+    __typeof__(og_context_queue_family) *context_queue_family;
     __typeof__(og_buffer_create) *buffer_create;
     __typeof__(og_buffer_destroy) *buffer_destroy;
     __typeof__(og_buffer_write) *buffer_write;
@@ -20,6 +25,7 @@ typedef struct ogb_runtime {
     __typeof__(og_gemm_create) *gemm_create;
     __typeof__(og_gemm_destroy) *gemm_destroy;
     __typeof__(og_gemm_run) *gemm_run;
+    __typeof__(og_gemm_encode) *gemm_encode;
 } ogb_runtime;
 
 /* Opens libonegpu (RTLD_NOW | RTLD_LOCAL) and resolves the table, once:

@@ -282,6 +282,21 @@ uint32_t og_context_queue_family(const og_context *ctx);
  * Reads go through the mapping only when that type is HOST_CACHED. */
 const char *og_context_memory_placement(const og_context *ctx);
 
+/* What one operand may take on the context's device, for callers that
+ * split larger work into pieces (the drop-in BLAS does). */
+typedef struct og_device_limits {
+    /* Bytes one storage binding covers (maxStorageBufferRange): C, the bias
+     * and the column scales must end within it of their buffer's start, and
+     * so must A and B where they cannot be read by address (og_gemm_encode). */
+    uint64_t max_binding_bytes;
+    /* Bytes one device memory allocation may take (Vulkan 1.1's
+     * maxMemoryAllocationSize): og_buffer_create of more may fail. */
+    uint64_t max_buffer_bytes;
+} og_device_limits;
+
+/* Fills *out with the limits of the context's device. */
+void og_context_device_limits(const og_context *ctx, og_device_limits *out);
+
 /* Every descriptor set the context keeps may be rewritten from now on: the
  * caller promises that no command buffer recorded with onegpu before this
  * call is pending or will be submitted again. Sets are otherwise kept until

@@ -36,6 +36,12 @@ const char *og_context_memory_placement(const og_context *ctx)
     return og_placement_name(ctx->memory.placement);
 }
 
+void og_context_device_limits(const og_context *ctx, og_device_limits *out)
+{
+    *out = (og_device_limits){.max_binding_bytes = ctx->limits.max_storage_range,
+                              .max_buffer_bytes = ctx->max_allocation};
+}
+
 static int env_on(const char *name)
 {
     const char *v = getenv(name);

@@ -160,14 +160,17 @@ og_status og_physical_pick(og_context *ctx, const char *want)
 
 void og_properties_read(og_context *ctx)
 {
+    VkPhysicalDeviceMaintenance3Properties maintenance3 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
     VkPhysicalDeviceDriverProperties driver = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES, .pNext = &maintenance3};
     VkPhysicalDeviceSubgroupProperties subgroup = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES, .pNext = &driver};
     VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
                                       .pNext = &subgroup};
     vkGetPhysicalDeviceProperties2(ctx->physical, &p2);
     ctx->props = p2.properties;
+    ctx->max_allocation = maintenance3.maxMemoryAllocationSize;
     vkGetPhysicalDeviceMemoryProperties(ctx->physical, &ctx->memory_props);
     og_memory_choose(&ctx->memory_props, ~0u, ctx->force_staging, &ctx->memory);
 

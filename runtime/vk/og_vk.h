@@ -132,6 +132,7 @@ struct og_context {
     uint32_t timestamp_bits; /* timestampValidBits of the queue family (0: cannot time) */
     struct VolkDeviceTable vk;
     VkPhysicalDeviceProperties props;
+    uint64_t max_allocation; /* VkPhysicalDeviceMaintenance3Properties::maxMemoryAllocationSize */
     VkPhysicalDeviceMemoryProperties memory_props;
     og_memory_choice memory; /* for the device: what og_buffer_create will take */
     int force_staging;
