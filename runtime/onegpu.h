@@ -285,9 +285,10 @@ const char *og_context_memory_placement(const og_context *ctx);
 /* What one operand may take on the context's device, for callers that
  * split larger work into pieces (the drop-in BLAS does). */
 typedef struct og_device_limits {
-    /* Bytes one storage binding covers (maxStorageBufferRange): C, the bias
-     * and the column scales must end within it of their buffer's start, and
-     * so must A and B where they cannot be read by address (og_gemm_encode). */
+    /* Bytes one storage binding covers (maxStorageBufferRange): each of C,
+     * the bias and the column scales must span no more, from its first
+     * element (its binding starts there, aligned down), and so must A and B
+     * where they cannot be read by address (og_gemm_encode). */
     uint64_t max_binding_bytes;
     /* Bytes one device memory allocation may take (Vulkan 1.1's
      * maxMemoryAllocationSize): og_buffer_create of more may fail. */

@@ -34,6 +34,18 @@ Test(context, device_by_index_and_name)
     close_context(by_name);
 }
 
+/* The limits the drop-in BLAS tiles by: the device's, as Vulkan reports them. */
+Test(context, device_limits_are_the_devices)
+{
+    og_context *ctx = open_context();
+    og_device_limits lim;
+    og_context_device_limits(ctx, &lim);
+    cr_expect_eq(lim.max_binding_bytes, ctx->limits.max_storage_range);
+    cr_expect_gt(lim.max_buffer_bytes, 0);
+    cr_expect_geq(lim.max_buffer_bytes, lim.max_binding_bytes > (1u << 30) ? 1u << 30 : 0);
+    close_context(ctx);
+}
+
 Test(context, unknown_device_is_an_error)
 {
     const char *wanted[] = {"no-such-device-xyz", "99"};
