@@ -30,12 +30,26 @@ cmake --build "$dir" -j"$(nproc)" --target "${targets[@]/#/fuzz_}" >/dev/null
 # The import and db targets write an SQLite file per input, which SQLite's
 # syncs make about 50 times slower on a disk: scratch files go to memory
 # where there is /dev/shm (unless TMPDIR says otherwise), in a directory of
-# this run's that goes when it ends (a crashing target cannot clean up).
+# this run's that goes when it ends, however it ends: a target that passes,
+# fails or crashes (a crashing target cannot clean up), or an interrupt or
+# kill of this script (the target running then is stopped first, so nothing
+# writes into the directory after it goes).
 if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
   export TMPDIR=/dev/shm
 fi
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/og-fuzz-run-XXXXXX")
-trap 'rm -rf "$scratch"' EXIT
+target=
+cleanup() {
+  if [ -n "$target" ]; then
+    kill "$target" 2>/dev/null || true
+    wait "$target" 2>/dev/null || true
+  fi
+  rm -rf "$scratch"
+}
+trap cleanup EXIT
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
 export TMPDIR=$scratch
 export ASAN_OPTIONS=detect_leaks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
@@ -47,13 +61,19 @@ for t in "${targets[@]}"; do
   # OG_FUZZ_SEED fixes libFuzzer's random seed (CI: the same mutations on
   # every run of a commit, so a red run can be replayed); unset, each run
   # explores anew.
-  if ! "$dir/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=20 -print_final_stats=1 \
+  # In the background, so a signal to this script is handled at once
+  # (bash defers traps while a foreground command runs).
+  "$dir/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=20 -print_final_stats=1 \
       ${OG_FUZZ_SEED:+-seed="$OG_FUZZ_SEED"} \
-      -artifact_prefix="$dir/crashes/$t-" "$dir/corpus/$t" "fuzz/corpus/$t" >"$log" 2>&1; then
+      -artifact_prefix="$dir/crashes/$t-" "$dir/corpus/$t" "fuzz/corpus/$t" >"$log" 2>&1 &
+  target=$!
+  if ! wait "$target"; then
+    target=
     tail -n 60 "$log"
     echo "fuzz: $t failed (log $log, input in $dir/crashes/)" >&2
     exit 1
   fi
+  target=
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
   echo "fuzz: $t: $runs inputs in ${seconds} s, no failure;" \
        "corpus $(ls "fuzz/corpus/$t" | wc -l) committed + $(ls "$dir/corpus/$t" | wc -l) new"

@@ -1,7 +1,8 @@
 /* Descriptor sets that never vanish under a recording: a thousand distinct
  * (A, B, C) triples recorded into one command buffer, plain and split-k,
  * submitted once, under the validation layer; every C exact. The cache's
- * pools grow instead of being reset mid-recording. */
+ * pools grow instead of being reset mid-recording. Destroying a buffer
+ * visits its own sets alone, however many the cache holds. */
 #include <criterion/criterion.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -102,4 +103,68 @@ Test(bindings, thousand_triples_in_one_command_buffer, .timeout = 600)
 Test(bindings, thousand_split_k_triples_in_one_command_buffer, .timeout = 600)
 {
     thousand_triples(256);
+}
+
+#define SHARED 600
+
+/* C_t = A_t * W for t < SHARED (8 x 8 x 8, A_t = t + 1 everywhere, W all
+ * ones, so C_t = 8 (t + 1)): one set per call, all of them binding W. The
+ * even A_t are destroyed: each destroy looks up its one set, not the
+ * table of SHARED. The odd triples still compute right with new Cs (sets
+ * from the spares, rewritten), and destroying W looks up its own list,
+ * no more than twice the sets it ever bound. */
+Test(bindings, destroying_a_buffer_visits_its_own_sets, .timeout = 600)
+{
+    og_context *ctx = NULL;
+    og_context_desc d = {.tuning_db = "", .validation = 1};
+    cr_assert_eq(og_context_create(&d, &ctx), OG_OK, "%s", og_last_error());
+    og_gemm *g;
+    cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &g), OG_OK);
+    float ones[64], a[64], c[64];
+    for (int i = 0; i < 64; i++)
+        ones[i] = 1.0f;
+    og_buffer *w = make_buffer(ctx, ones, sizeof ones);
+    og_buffer *as[SHARED], *cs[SHARED];
+    og_gemm_args args = {.m = 8, .n = 8, .k = 8, .alpha = 1, .b = w, .lda = 8, .ldb = 8, .ldc = 8};
+    size_t before = ctx->sets.used;
+    for (int t = 0; t < SHARED; t++) {
+        for (int i = 0; i < 64; i++)
+            a[i] = (float)(t + 1);
+        args.a = as[t] = make_buffer(ctx, a, sizeof a);
+        cr_assert_eq(og_buffer_create(ctx, sizeof c, &cs[t]), OG_OK);
+        args.c = cs[t];
+        cr_assert_eq(og_gemm_run(g, &args), OG_OK, "%s", og_context_last_error(ctx));
+    }
+    cr_assert_eq(ctx->sets.used, before + SHARED, "one set a triple");
+    for (int t = 0; t < SHARED; t += 2) {
+        uint64_t visits = ctx->sets.forget_visits;
+        og_buffer_destroy(as[t]);
+        cr_assert_eq(ctx->sets.forget_visits - visits, 1,
+                     "destroying A_%d looked up %" PRIu64 " sets, not its one", t,
+                     ctx->sets.forget_visits - visits);
+        og_buffer_destroy(cs[t]);
+        as[t] = cs[t] = NULL;
+    }
+    cr_expect_eq(ctx->sets.used, before + SHARED / 2, "the even triples' sets left");
+    for (int t = 1; t < SHARED; t += 2) {
+        og_buffer_destroy(cs[t]);
+        cr_assert_eq(og_buffer_create(ctx, sizeof c, &cs[t]), OG_OK);
+        args.a = as[t];
+        args.c = cs[t];
+        cr_assert_eq(og_gemm_run(g, &args), OG_OK, "%s", og_context_last_error(ctx));
+        cr_assert_eq(og_buffer_read(cs[t], 0, c, sizeof c), OG_OK);
+        for (int i = 0; i < 64; i++)
+            cr_assert_eq(c[i], 8.0f * (float)(t + 1), "triple %d: C[%d] = %g", t, i, (double)c[i]);
+    }
+    uint64_t visits = ctx->sets.forget_visits;
+    og_buffer_destroy(w);
+    cr_expect_leq(ctx->sets.forget_visits - visits, 2 * SHARED, "W looked up %" PRIu64 " sets",
+                  ctx->sets.forget_visits - visits);
+    cr_expect_eq(ctx->sets.used, before, "every set binding W left with it");
+    for (int t = 1; t < SHARED; t += 2) {
+        og_buffer_destroy(as[t]);
+        og_buffer_destroy(cs[t]);
+    }
+    og_gemm_destroy(g);
+    close_context(ctx);
 }

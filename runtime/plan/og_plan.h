@@ -354,7 +354,10 @@ void og_plan_start(og_plan *out, og_plan_kind kind, const og_limits *lim, og_dia
                    const og_push *push);
 void og_plan_count_pieces(og_plan *out);
 
-/* Piece i of a plan (i < pl->pieces). */
+/* Piece i of a plan (i < pl->pieces). Every piece has piece 0's steps
+ * with other push constants and grids: the same kernel keys, layouts,
+ * vector views and bindings, so what piece 0 needs (pipelines, descriptor
+ * sets) serves them all. */
 void og_plan_piece(const og_plan *pl, uint64_t i, og_piece *out);
 
 #endif /* OG_PLAN_H */

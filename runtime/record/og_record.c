@@ -74,36 +74,47 @@ static void barrier_after(og_context *ctx, VkCommandBuffer cmd)
                        VK_ACCESS_HOST_READ_BIT);
 }
 
-/* Makes (record = 0) or records (record = 1) every step of pl. */
-static og_status walk(og_context *ctx, VkCommandBuffer cmd, const og_plan *pl,
-                      og_buffer *const operands[OG_OPERANDS], int record)
+/* Every piece has the steps of piece 0 with other push constants and
+ * grids: the same kernels, layouts and bindings (og_plan_piece). So the
+ * pipelines and descriptor sets of piece 0's steps serve every piece. */
+typedef struct made_steps {
+    VkPipeline pipeline[OG_PIECE_STEPS];
+    VkDescriptorSet set[OG_PIECE_STEPS];
+} made_steps;
+
+/* Makes the pipeline and descriptor set of each step of piece 0 (p0),
+ * touching no command buffer. */
+static og_status make_steps(og_context *ctx, const og_plan *pl, const og_piece *p0,
+                            og_buffer *const operands[OG_OPERANDS], made_steps *out)
 {
     og_status st = OG_OK;
-    for (uint64_t i = 0; i < pl->pieces && st == OG_OK; i++) {
-        og_piece piece;
-        og_plan_piece(pl, i, &piece);
-        for (int j = 0; j < piece.n_steps && st == OG_OK; j++) {
-            const og_step *s = &piece.step[j];
-            og_set_key key;
-            og_buffer *bufs[5];
-            og_push push;
-            step_bindings(ctx, pl, s, operands, &key, bufs, &push);
-            VkPipeline pipeline;
-            VkDescriptorSet set;
-            if ((st = og_pipeline_get(ctx, &s->key, &pipeline)) != OG_OK ||
-                (st = og_set_get(ctx, &key, bufs, &set)) != OG_OK || !record)
-                continue;
-            VkPipelineLayout layout = ctx->pipeline_layout[s->src];
-            ctx->vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
-            ctx->vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set,
-                                            0, NULL);
-            ctx->vk.vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push,
-                                       &push);
-            ctx->vk.vkCmdDispatch(cmd, s->grid[0], s->grid[1], s->grid[2]);
-            barrier_after(ctx, cmd);
-        }
+    for (int j = 0; j < p0->n_steps && st == OG_OK; j++) {
+        og_set_key key;
+        og_buffer *bufs[5];
+        og_push push;
+        step_bindings(ctx, pl, &p0->step[j], operands, &key, bufs, &push);
+        if ((st = og_pipeline_get(ctx, &p0->step[j].key, &out->pipeline[j])) == OG_OK)
+            st = og_set_get(ctx, &key, bufs, &out->set[j]);
     }
     return st;
+}
+
+/* Records step s with its pipeline and set. */
+static void record_step(og_context *ctx, VkCommandBuffer cmd, const og_plan *pl,
+                        const og_step *s, og_buffer *const operands[OG_OPERANDS],
+                        VkPipeline pipeline, VkDescriptorSet set)
+{
+    og_set_key key;
+    og_buffer *bufs[5];
+    og_push push;
+    step_bindings(ctx, pl, s, operands, &key, bufs, &push);
+    VkPipelineLayout layout = ctx->pipeline_layout[s->src];
+    ctx->vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+    ctx->vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0,
+                                    NULL);
+    ctx->vk.vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
+    ctx->vk.vkCmdDispatch(cmd, s->grid[0], s->grid[1], s->grid[2]);
+    barrier_after(ctx, cmd);
 }
 
 og_status og_record_plan(og_context *ctx, VkCommandBuffer cmd, const og_plan *pl,
@@ -111,11 +122,20 @@ og_status og_record_plan(og_context *ctx, VkCommandBuffer cmd, const og_plan *pl
 {
     if (pl->pieces == 0)
         return OG_OK;
-    og_status st = walk(ctx, cmd, pl, operands, 0);
+    og_piece piece;
+    og_plan_piece(pl, 0, &piece);
+    made_steps made;
+    og_status st = make_steps(ctx, pl, &piece, operands, &made);
     if (st != OG_OK)
         return st;
     barrier_before(ctx, cmd);
-    return walk(ctx, cmd, pl, operands, 1);
+    for (uint64_t i = 0; i < pl->pieces; i++) {
+        if (i > 0)
+            og_plan_piece(pl, i, &piece);
+        for (int j = 0; j < piece.n_steps; j++)
+            record_step(ctx, cmd, pl, &piece.step[j], operands, made.pipeline[j], made.set[j]);
+    }
+    return OG_OK;
 }
 
 og_status og_call_record(void *user, VkCommandBuffer cmd)

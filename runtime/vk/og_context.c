@@ -310,11 +310,7 @@ void og_context_destroy(og_context *ctx)
         if (ctx->owns_device)
             ctx->vk.vkDeviceWaitIdle(ctx->device);
         og_buffer_destroy(ctx->placeholder);
-        if (ctx->staging) {
-            ctx->vk.vkDestroyBuffer(ctx->device, ctx->staging->buffer, NULL);
-            ctx->vk.vkFreeMemory(ctx->device, ctx->staging->memory, NULL);
-            og_mem_free(&ctx->allocator, ctx->staging);
-        }
+        og_buffer_free(ctx->staging);
         og_sets_destroy(ctx);
         og_pipeline_cache_close(ctx); /* while ctx->n_pipelines still counts them */
         og_pipelines_destroy(ctx);

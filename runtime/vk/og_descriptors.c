@@ -197,6 +197,49 @@ static void write_set(og_context *ctx, const og_set_key *key, og_buffer *const b
     ctx->vk.vkUpdateDescriptorSets(ctx->device, n_writes, writes, 0, NULL);
 }
 
+/* The table's entry of the set r names, or NULL where that set has left
+ * the table. */
+static og_set_entry *live_entry(const og_set_cache *c, const og_set_ref *r)
+{
+    if (!c->cap)
+        return NULL;
+    og_set_entry *e = slot_of(c, &r->key);
+    return e->set != VK_NULL_HANDLE && !e->removed && e->made == r->made ? e : NULL;
+}
+
+/* Room for one more set in buf's list: when it is full, the sets that have
+ * left the table are dropped first, and it grows only if more than half of
+ * it is still live (so each entry is looked at a bounded number of times
+ * on average). */
+static og_status reserve_ref(og_context *ctx, og_buffer *buf)
+{
+    if (buf->n_sets < buf->cap_sets)
+        return OG_OK;
+    size_t n = 0;
+    for (size_t i = 0; i < buf->n_sets; i++)
+        if (live_entry(&ctx->sets, &buf->sets[i]))
+            buf->sets[n++] = buf->sets[i];
+    buf->n_sets = n;
+    if (buf->cap_sets && n * 2 <= buf->cap_sets)
+        return OG_OK;
+    size_t cap = buf->cap_sets ? 2 * buf->cap_sets : 4;
+    og_set_ref *grown = og_mem_realloc(&ctx->allocator, buf->sets, cap * sizeof *grown);
+    if (!grown)
+        return og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "descriptor sets: out of memory");
+    buf->sets = grown;
+    buf->cap_sets = cap;
+    return OG_OK;
+}
+
+/* Whether bufs[i] already appeared at an earlier binding. */
+static int seen_before(og_buffer *const bufs[5], int i)
+{
+    for (int j = 0; j < i; j++)
+        if (bufs[j] == bufs[i])
+            return 1;
+    return 0;
+}
+
 og_status og_set_get(og_context *ctx, const og_set_key *key, og_buffer *const bufs[5],
                      VkDescriptorSet *out)
 {
@@ -220,6 +263,9 @@ og_status og_set_get(og_context *ctx, const og_set_key *key, og_buffer *const bu
     }
     if ((c->used + c->removed + 1) * 4 > c->cap * 3 && (st = grow_table(ctx)) != OG_OK)
         return st;
+    for (int i = 0; i < 5; i++)
+        if (!seen_before(bufs, i) && (st = reserve_ref(ctx, bufs[i])) != OG_OK)
+            return st;
     VkDescriptorSet set;
     if ((st = new_set(ctx, key->src, &set)) != OG_OK)
         return st;
@@ -227,8 +273,11 @@ og_status og_set_get(og_context *ctx, const og_set_key *key, og_buffer *const bu
     og_set_entry *e = slot_of(c, key);
     if (e->removed)
         c->removed--;
-    *e = (og_set_entry){.key = *key, .set = set};
+    *e = (og_set_entry){.key = *key, .made = ++c->made, .set = set};
     c->used++;
+    for (int i = 0; i < 5; i++)
+        if (!seen_before(bufs, i))
+            bufs[i]->sets[bufs[i]->n_sets++] = (og_set_ref){*key, e->made};
     *out = set;
     return OG_OK;
 }
@@ -245,19 +294,18 @@ static void retire(og_context *ctx, og_set_entry *e)
     c->removed++;
 }
 
-void og_sets_forget(og_context *ctx, uint64_t serial)
+void og_sets_forget(og_buffer *buf)
 {
-    og_set_cache *c = &ctx->sets;
-    for (size_t i = 0; i < c->cap && c->used; i++) {
-        og_set_entry *e = &c->table[i];
-        if (e->set == VK_NULL_HANDLE)
-            continue;
-        for (int b = 0; b < 5; b++)
-            if (e->key.serial[b] == serial) {
-                retire(ctx, e);
-                break;
-            }
+    og_context *ctx = buf->ctx;
+    for (size_t i = 0; i < buf->n_sets; i++) {
+        og_set_entry *e = live_entry(&ctx->sets, &buf->sets[i]);
+        if (e)
+            retire(ctx, e);
     }
+    ctx->sets.forget_visits += buf->n_sets;
+    og_mem_free(&ctx->allocator, buf->sets);
+    buf->sets = NULL;
+    buf->n_sets = buf->cap_sets = 0;
 }
 
 void og_sets_forget_all(og_context *ctx)

@@ -3,7 +3,6 @@
  * upload of any size needs no staging buffer of its size; and zero-fill
  * with vkCmdFillBuffer. Every transfer is fenced on the context's queue and
  * ordered against earlier compute and transfer work by barriers. */
-#include <inttypes.h>
 #include <string.h>
 
 #include "og_vk.h"
@@ -74,39 +73,12 @@ static og_status staging(og_context *ctx, og_buffer **out)
     if (!s)
         return og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "staging: out of memory");
     s->ctx = ctx;
-    s->wrapped = 1; /* freed below, never through og_buffer_destroy's set bookkeeping */
     s->size = s->allocated = ctx->staging_chunk;
-    VkBufferCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                               .size = s->allocated,
-                               .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                        VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                               .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
-    VkResult r = ctx->vk.vkCreateBuffer(ctx->device, &info, NULL, &s->buffer);
-    og_memory_choice mc = {.staging_type = -1};
-    if (r == VK_SUCCESS) {
-        VkMemoryRequirements req;
-        ctx->vk.vkGetBufferMemoryRequirements(ctx->device, s->buffer, &req);
-        og_memory_choose(&ctx->memory_props, req.memoryTypeBits, 1, &mc);
-        VkMemoryAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-                                      .allocationSize = req.size,
-                                      .memoryTypeIndex = (uint32_t)mc.staging_type};
-        if (mc.staging_type < 0)
-            r = VK_ERROR_FEATURE_NOT_PRESENT;
-        if (r == VK_SUCCESS)
-            r = ctx->vk.vkAllocateMemory(ctx->device, &alloc, NULL, &s->memory);
-        if (r == VK_SUCCESS)
-            r = ctx->vk.vkBindBufferMemory(ctx->device, s->buffer, s->memory, 0);
-        if (r == VK_SUCCESS)
-            r = ctx->vk.vkMapMemory(ctx->device, s->memory, 0, VK_WHOLE_SIZE, 0, &s->mapped);
-    }
-    if (r != VK_SUCCESS) {
-        ctx->vk.vkDestroyBuffer(ctx->device, s->buffer, NULL);
-        ctx->vk.vkFreeMemory(ctx->device, s->memory, NULL);
-        og_mem_free(&ctx->allocator, s);
-        return mc.staging_type < 0 && r == VK_ERROR_FEATURE_NOT_PRESENT
-                   ? og_fail(ctx, OG_ERROR_UNSUPPORTED,
-                             "staging: the device has no host-visible coherent memory type")
-                   : og_vk_fail(ctx, r, "staging: creating the staging buffer");
+    s->usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    og_status st = og_buffer_back(s, 1);
+    if (st != OG_OK) {
+        og_buffer_free(s);
+        return st;
     }
     ctx->staging = *out = s;
     return OG_OK;

@@ -103,9 +103,17 @@ typedef struct og_set_key {
 
 typedef struct og_set_entry {
     og_set_key key;
+    uint64_t made;       /* the set's number in the order sets entered the table */
     VkDescriptorSet set; /* VK_NULL_HANDLE: an empty slot */
     int removed;         /* a tombstone of open addressing */
 } og_set_entry;
+
+/* A set in a buffer's list: its key and og_set_entry.made, so that a set
+ * made again for the same key after a release is not taken for the old. */
+typedef struct og_set_ref {
+    og_set_key key;
+    uint64_t made;
+} og_set_ref;
 
 /* Descriptor sets by their buffers, in pools that grow (og_descriptors.c).
  * A set leaves the table only when one of its buffers is destroyed or the
@@ -117,6 +125,8 @@ typedef struct og_set_cache {
     VkDescriptorPool *pools;
     size_t n_pools;
     uint32_t room;             /* sets left in the newest pool */
+    uint64_t made;             /* sets that have entered the table */
+    uint64_t forget_visits;    /* keys og_sets_forget has looked up: its cost, for the tests */
     VkDescriptorSet *spare[2]; /* released sets by layout (og_src), rewritten when reused */
     size_t n_spare[2], cap_spare[2];
 } og_set_cache;
@@ -301,12 +311,29 @@ struct og_buffer {
      * device or the buffer's usage has none. */
     uint64_t address;
     VkBufferView texels[3]; /* views of 1, 2 and 4 words a texel, made on first use */
+    /* The cached descriptor sets that bind this buffer, so that destroying
+     * it visits its own sets alone (og_sets_forget). One whose set has since
+     * left the table (another of its buffers went, or a release) is dropped
+     * when the list would grow. */
+    og_set_ref *sets;
+    size_t n_sets, cap_sets;
 };
 
 /* Whether A or B may be read through texel views of buf (its usage has
  * UNIFORM_TEXEL_BUFFER). */
 int og_buffer_texel_ok(const og_buffer *buf);
 
+/* Backs buf (ctx, size, allocated and usage set) with a VkBuffer of
+ * buf->allocated bytes bound to memory of its own: the operand type of
+ * og_memory_choose, mapped where writes may use the mapping; or, with
+ * staging set, the staging type, always mapped. Memory of a buffer with
+ * VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT is allocated for addresses.
+ * On error what was made stays in buf for og_buffer_free. */
+og_status og_buffer_back(og_buffer *buf, int staging);
+/* Destroys the VkBuffer and memory of a buffer backed by og_buffer_back
+ * (either may be VK_NULL_HANDLE), then buf; no descriptor-set bookkeeping
+ * (og_buffer_destroy does that). NULL is ignored. */
+void og_buffer_free(og_buffer *buf);
 /* Copies through the staging buffer in chunks of ctx->staging_chunk bytes,
  * each one submit (og_staging.c). */
 og_status og_staging_write(og_buffer *buf, uint64_t offset, const void *src, uint64_t bytes);
@@ -322,8 +349,9 @@ og_status og_buffer_zero(og_buffer *buf);
  * Recording a cached set allocates nothing. */
 og_status og_set_get(og_context *ctx, const og_set_key *key, og_buffer *const bufs[5],
                      VkDescriptorSet *out);
-/* A buffer is being destroyed: its sets go to the spare lists. */
-void og_sets_forget(og_context *ctx, uint64_t serial);
+/* A buffer is being destroyed: its sets go to the spare lists, visiting
+ * only the keys of buf's own list, which is freed. */
+void og_sets_forget(og_buffer *buf);
 /* Every cached set goes to the spare lists (og_context_release_bindings). */
 void og_sets_forget_all(og_context *ctx);
 void og_sets_destroy(og_context *ctx);
