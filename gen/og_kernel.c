@@ -60,14 +60,14 @@ const char *og_kernel_template(const og_kernel_key *key)
     }
 }
 
-static int has_params(const og_kernel_key *key)
+int og_kernel_has_params(const og_kernel_key *key)
 {
     return key->kernel == OG_KERNEL_GEMM || key->kernel == OG_KERNEL_PLANES;
 }
 
 uint32_t og_kernel_shared_bytes(const og_kernel_key *key)
 {
-    if (!has_params(key))
+    if (!og_kernel_has_params(key))
         return 0;
     const og_params *p = &key->p;
     uint32_t bytes = og_params_shared_bytes(p);
@@ -158,7 +158,7 @@ uint64_t og_kernel_loop_iterations(const og_kernel_key *key, uint64_t k_len)
 void og_kernel_local_size(const og_kernel_key *key, uint32_t size[3])
 {
     size[1] = size[2] = 1;
-    if (!has_params(key)) {
+    if (!og_kernel_has_params(key)) {
         size[0] = OG_ELEMENTWISE_THREADS;
     } else if (key->p.variant == OG_VARIANT_FEWROWS || key->p.variant == OG_VARIANT_INT8_SKINNY) {
         /* vec=4: four columns (or few rows' four slices) an invocation. */

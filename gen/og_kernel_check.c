@@ -80,7 +80,7 @@ int og_kernel_check(const og_kernel_key *key, const og_limits *lim, char *why, s
     }
     if (key->dialect == OG_WGSL && og_wgsl_check(key, why, len) != 0)
         return -1;
-    if (!has_params(key))
+    if (!og_kernel_has_params(key))
         return 0;
     if (float_types_check(key, why, len) != 0 || recover_check(key, lim, why, len) != 0)
         return -1;
