@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "onegpu.h"
+#include "og_types.h"
 
 /* Bumped whenever the schema changes; a file with a higher number is
  * refused, one with a lower number is read as it is and upgraded when opened

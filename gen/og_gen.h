@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "onegpu.h"
+#include "og_types.h"
 
 /* The templates' dialects: GLSL and HLSL compile to SPIR-V (shaderc); WGSL
  * is text for WebGPU (the portable tile and the split-k reduction only,
@@ -328,15 +328,12 @@ int og_params_parse(const char *text, og_params *p, char *why, size_t len);
  * NULL, the device's limits. Returns 0, or -1 with a reason in why. */
 int og_params_check(const og_params *p, const og_limits *lim, char *why, size_t len);
 
-/* Whether a call can use p as it is: vector loads (vec = 4) need A's and
- * B's offsets, leading dimensions and batch strides to be multiples of 4
- * elements (for 8-bit operands: of a 32-bit word). The runtime drops to
- * vec = 1 otherwise. */
-int og_params_vec_aligned(const og_gemm_args *args);
-
 /* Workgroup-memory bytes the template declares for p. */
 uint32_t og_params_shared_bytes(const og_params *p);
 
+/* Whether the kernel takes the tuned parameters (the GEMM and its split-k
+ * planes; not the reduction and elementwise kernels). */
+int og_kernel_has_params(const og_kernel_key *key);
 /* Workgroup-memory bytes, and the workgroup size, the template declares
  * for a kernel (the formulas the reflection is checked against). */
 uint32_t og_kernel_shared_bytes(const og_kernel_key *key);

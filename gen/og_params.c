@@ -819,15 +819,6 @@ int og_params_check(const og_params *p, const og_limits *lim, char *why, size_t 
     return lim ? limits_check(p, lim, (uint32_t)p->wgx, (uint32_t)p->wgy, why, len) : 0;
 }
 
-int og_params_vec_aligned(const og_gemm_args *g)
-{
-    const int64_t v[] = {g->a_offset, g->lda, g->stride_a, g->b_offset, g->ldb, g->stride_b};
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-        if (v[i] % 4 != 0)
-            return 0;
-    return 1;
-}
-
 uint32_t og_limits_lack(const og_limits *lim, uint32_t needs, char *why, size_t len)
 {
     static const struct {

@@ -59,6 +59,11 @@
 extern "C" {
 #endif
 
+/* The types the ground floor (gen/, db/) shares with this header: the same
+ * text as gen/og_types.h, under the same guard (tests/test_floors.sh checks
+ * that the two agree). */
+#ifndef OG_TYPES_H
+#define OG_TYPES_H
 /* Status codes. OG_OK is zero; everything else is an error. */
 typedef enum og_status {
     OG_OK = 0,
@@ -92,6 +97,7 @@ typedef enum og_dtype {
  * runs the portable kernel with the documented summation order
  * (docs/accumulation-order.md), whatever the tuning database says. */
 typedef enum og_mode { OG_MODE_FAST = 0, OG_MODE_DETERMINISTIC = 1 } og_mode;
+#endif /* OG_TYPES_H */
 
 /* Activation applied to each result element after alpha * product + beta * C
  * and the bias (reference design, "Bias and activation epilogue"). ReLU is a

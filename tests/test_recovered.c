@@ -447,6 +447,11 @@ Test(recovered_tuning, tune_and_select, .timeout = 300)
     cr_expect_not_null(strstr(out, "\"op\":\"gemm_recovered\""), "%s", out);
     cr_expect_not_null(strstr(out, "\"source\":\"db\""), "%s", out);
     free(out);
+    /* The text says so too. */
+    snprintf(args, sizeof args, "select --precision recovered --shape 96x80x128 --db '%s'", db);
+    cr_expect_eq(ogtune(args, &out), 0);
+    cr_expect_eq(strncmp(out, "recovered float32: ", 19), 0, "%s", out);
+    free(out);
     snprintf(args, sizeof args, "select --shape 96x80x128 --json --db '%s'", db);
     cr_expect_eq(ogtune(args, &out), 0);
     cr_expect_not_null(strstr(out, "\"source\":\"default\""), "native: %s", out);

@@ -1214,6 +1214,13 @@ Test(travel, select_json_reports_the_records_driver, .timeout = 120)
             cr_expect_not_null(strstr(out, want), "%s: no %s in\n%s", cases[i].name, want, out);
         }
         free(out);
+        /* In text too, once: the selection's warning, not a second note. */
+        snprintf(args, sizeof args, "select --shape 256x256x256 --dtype f32 --db '%s' 2>&1", db);
+        cr_assert_eq(ogtune(args, &out), 0, "%s", args);
+        size_t said = count(out, "another driver build") + count(out, "another build");
+        cr_expect_eq(said, cases[i].which == 1 ? 1u : 0u, "%s: said %zu times in\n%s",
+                     cases[i].name, said, out);
+        free(out);
         /* Another build's records are announced once per context, however many
          * shapes select them (here the tuned shape and its nearest). */
         snprintf(args, sizeof args,

@@ -129,6 +129,18 @@ static og_params by_address(const og_limits *lim, const char *past, const og_gem
     return q;
 }
 
+/* Whether a call can use vector loads (vec = 4) as tuned: A's and B's
+ * offsets, leading dimensions and batch strides multiples of 4 elements (for
+ * 8-bit operands: of a 32-bit word); otherwise the kernel drops to vec = 1. */
+static int vec_aligned(const og_gemm_args *g)
+{
+    const int64_t v[] = {g->a_offset, g->lda, g->stride_a, g->b_offset, g->ldb, g->stride_b};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        if (v[i] % 4 != 0)
+            return 0;
+    return 1;
+}
+
 static og_params float_loads_for_call(const og_gemm_config *cfg, const og_limits *lim,
                                       const og_gemm_args *g, const og_params *p,
                                       uint32_t range_len)
@@ -139,7 +151,7 @@ static og_params float_loads_for_call(const og_gemm_config *cfg, const og_limits
     if (q.variant == OG_VARIANT_FEWROWS) {
         /* Four elements at a time need offsets, leading dimensions and batch
          * strides in fours. */
-        if (q.vec != 1 && (!og_params_vec_aligned(g) || skewed))
+        if (q.vec != 1 && (!vec_aligned(g) || skewed))
             q.vec = 1;
         return q;
     }
@@ -147,7 +159,7 @@ static og_params float_loads_for_call(const og_gemm_config *cfg, const og_limits
         return q;
     /* A range starts range * range_len terms into k; FP8 bytes load one by
      * one. */
-    if (q.vec != 1 && (!og_params_vec_aligned(g) || range_len % 4 != 0 || skewed ||
+    if (q.vec != 1 && (!vec_aligned(g) || range_len % 4 != 0 || skewed ||
                        og_dtype_is_fp8(cfg->a_type) || og_dtype_is_fp8(cfg->b_type)))
         q.vec = 1;
     if (q.src == OG_SRC_TEXEL) {
@@ -189,7 +201,7 @@ static og_params int8_loads_for_call(const og_limits *lim, const og_int8gemm_arg
     og_gemm_args g = og_int8gemm_layout(args);
     /* Nothing is read when K = 0 (placeholders may bind for A and B). */
     int skewed = args->k > 0 && (args->a->skew % 4 || args->b->skew % 4);
-    if (q.vec == 4 && (!og_params_vec_aligned(&g) || skewed))
+    if (q.vec == 4 && (!vec_aligned(&g) || skewed))
         q.vec = q.variant == OG_VARIANT_INT8_TILE ? 1 : 0;
     if (q.src != OG_SRC_TEXEL)
         return q;

@@ -259,7 +259,7 @@ void og_subject_destroy(og_subject *s);
 #define OG_EXIT_VALIDATION 85
 /* The exit status of a sanitizer's report (AddressSanitizer,
  * LeakSanitizer, UndefinedBehaviorSanitizer) in ogtune, a command or a tuner
- * worker, in the sanitizer build (tuner/og_sanitize.c): how the tuner tells
+ * worker, in the sanitizer build (tuner/commands/og_sanitize.c): how the tuner tells
  * a worker's report from its other ends. */
 #define OG_EXIT_SANITIZER 86
 
@@ -415,15 +415,8 @@ void og_progress_text(char *buf, size_t len, size_t done, size_t total, double e
  * report) and og_worker_stop (a worker that did not end cleanly). */
 og_status og_tune(og_context *ctx, const og_tune_opts *opts);
 
-/* ---- command-line helpers (og_cli.c) ---- */
-
-/* Parses "MxNxK" or "MxNxKxBATCH", comma-separated, into *shapes (malloc'ed).
- * Each number is 0 .. 2^32-1 (batch 0 is taken as 1). Returns 0, or -1. */
-int og_parse_shapes(const char *text, og_shape **shapes, size_t *n);
-/* The user's default database path ($XDG_CACHE_HOME/onegpu/tuning.db or
- * ~/.cache/onegpu/tuning.db), creating its directory. */
-void og_default_db_path(char *buf, size_t len);
-/* Writes s as a JSON string literal. */
+/* Writes s as a JSON string literal (og_tune.c; the commands' and the
+ * report's JSON too). */
 void og_json_string(FILE *f, const char *s);
 
 #endif /* OG_TUNER_H */

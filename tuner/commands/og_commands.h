@@ -68,6 +68,14 @@ const char *og_cli_failure(void);
 /* The database of the command: --db, else the user's cache. */
 void og_cli_db_path(const og_cli *o, char *buf, size_t len);
 
+/* Parses "MxNxK" or "MxNxKxBATCH", comma-separated, into *shapes (malloc'ed).
+ * Each number is 0 .. 2^32-1 (batch 0 is taken as 1). Returns 0, or -1
+ * (og_cli.c). */
+int og_parse_shapes(const char *text, og_shape **shapes, size_t *n);
+/* The user's default database path ($XDG_CACHE_HOME/onegpu/tuning.db or
+ * ~/.cache/onegpu/tuning.db), creating its directory (og_cli.c). */
+void og_default_db_path(char *buf, size_t len);
+
 /* Shared by the commands: the context (with o->db as the only database when
  * given), the dtype list, the table of chosen kernels. */
 og_context *og_cli_context(const og_cli *o);

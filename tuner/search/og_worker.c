@@ -126,7 +126,7 @@ static int reap(og_worker *w, double deadline, int *killed)
 
 /* Whether a worker's wait status is a sanitizer's report: the sanitizer
  * build gives its reports the exit status OG_EXIT_SANITIZER
- * (tuner/og_sanitize.c). */
+ * (tuner/commands/og_sanitize.c). */
 static int sanitizer_report(int status)
 {
     return WIFEXITED(status) && WEXITSTATUS(status) == OG_EXIT_SANITIZER;

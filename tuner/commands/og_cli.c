@@ -60,21 +60,6 @@ void og_default_db_path(char *buf, size_t len)
     og_make_dirs(buf);
 }
 
-void og_json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 /* The first failure's first line, for --json. */
 static char failure[512];
 

@@ -1,0 +1,142 @@
+/* Whether a device can run a kernel: its types, recovered float32, the
+ * parameters' own checks, and the WGSL dialect's (og_wgsl.c). */
+#include <stdio.h>
+
+#include "og_gen.h"
+
+/* The float variants' type pairs: A and B equal, or FP8 beside FP8 or
+ * float32 (bytes in words: element loads only). */
+static int float_types_check(const og_kernel_key *key, char *why, size_t len)
+{
+    og_dtype a = key->dtype, b = og_kernel_b_type(key);
+    if (a < OG_F32 || a > OG_FP8_E5M2 || b < OG_F32 || b > OG_FP8_E5M2) {
+        snprintf(why, len, "gen: unknown input type (A %d, B %d)", (int)a, (int)b);
+        return -1;
+    }
+    if (og_dtype_is_int8(a) || og_dtype_is_int8(b))
+        return 0; /* the Int8Gemm rules */
+    if (!og_dtype_is_fp8(a) && !og_dtype_is_fp8(b)) {
+        if (a == b)
+            return 0;
+        snprintf(why, len, "gen: A (%s) and B (%s) differ without an FP8 operand", og_dtype_name(a),
+                 og_dtype_name(b));
+        return -1;
+    }
+    if ((a != OG_F32 && !og_dtype_is_fp8(a)) || (b != OG_F32 && !og_dtype_is_fp8(b))) {
+        snprintf(why, len, "gen: an FP8 operand pairs with FP8 or float32, not %s with %s",
+                 og_dtype_name(a), og_dtype_name(b));
+        return -1;
+    }
+    if (key->p.variant != OG_VARIANT_TILE && key->p.variant != OG_VARIANT_FEWROWS) {
+        snprintf(why, len, "gen: FP8 inputs run the portable tile or the few-rows kernel");
+        return -1;
+    }
+    if (key->p.variant == OG_VARIANT_TILE && key->p.vec != 1) {
+        snprintf(why, len, "gen: FP8 inputs are read one element at a time (vec=1)");
+        return -1;
+    }
+    return 0;
+}
+
+/* Recovered float32: the staged portable tile (element loads from storage
+ * buffers) or the staged cooperative-matrix tile, float32 inputs, a shift
+ * in 1..12; a tile of residuals beside each staged tile. */
+static int recover_check(const og_kernel_key *key, const og_limits *lim, char *why, size_t len)
+{
+    if (!key->recover && !key->scaled)
+        return 0;
+    const og_params *p = &key->p;
+    int tile = p->variant == OG_VARIANT_TILE && p->vec == 1 && p->src == OG_SRC_STORAGE;
+    if (key->kernel != OG_KERNEL_GEMM || (!tile && p->variant != OG_VARIANT_COOPMAT) ||
+        p->load != OG_LOAD_STAGED) {
+        snprintf(why, len,
+                 "gen: recovered float32 runs the staged tile (vec=1, src=ssbo) or the staged "
+                 "cooperative-matrix tile");
+        return -1;
+    }
+    if (key->dtype != OG_F32 || og_kernel_b_type(key) != OG_F32) {
+        snprintf(why, len, "gen: recovered float32 takes float32 inputs");
+        return -1;
+    }
+    if (key->recover < 1 || key->recover > OG_RECOVER_SHIFT_MAX) {
+        snprintf(why, len, "gen: residual shift %d is outside 1..%d", key->recover,
+                 OG_RECOVER_SHIFT_MAX);
+        return -1;
+    }
+    uint32_t shared = og_kernel_shared_bytes(key);
+    if (lim && shared > lim->max_shared_bytes) {
+        snprintf(why, len, "limits: %u bytes of workgroup memory exceed the device's %u", shared,
+                 lim->max_shared_bytes);
+        return -1;
+    }
+    return 0;
+}
+
+int og_kernel_check(const og_kernel_key *key, const og_limits *lim, char *why, size_t len)
+{
+    if (key->kernel < OG_KERNEL_GEMM || key->kernel > OG_KERNEL_SCALE) {
+        snprintf(why, len, "gen: unknown kernel %d", (int)key->kernel);
+        return -1;
+    }
+    if (key->dialect == OG_WGSL && og_wgsl_check(key, why, len) != 0)
+        return -1;
+    if (!og_kernel_has_params(key))
+        return 0;
+    if (float_types_check(key, why, len) != 0 || recover_check(key, lim, why, len) != 0)
+        return -1;
+    /* glslang's HLSL front end has no buffer references (vk::RawBufferLoad
+     * is DXC's alone). */
+    if (key->p.src == OG_SRC_ADDR && key->dialect == OG_HLSL) {
+        snprintf(why, len, "gen: src=addr (buffer device addresses) is GLSL only");
+        return -1;
+    }
+    if (key->kernel == OG_KERNEL_PLANES && key->p.variant != OG_VARIANT_TILE) {
+        snprintf(why, len, "gen: split-k planes exist for the tile variant only");
+        return -1;
+    }
+    int integer_variant = key->p.variant == OG_VARIANT_INT8_TILE ||
+                          key->p.variant == OG_VARIANT_INT8_SKINNY ||
+                          key->p.variant == OG_VARIANT_INT8_COOPMAT;
+    int both_int8 = og_dtype_is_int8(key->dtype) && og_dtype_is_int8(key->dtype_b);
+    int any_int8 = og_dtype_is_int8(key->dtype) || og_dtype_is_int8(key->dtype_b);
+    if (integer_variant ? !both_int8 : any_int8) {
+        snprintf(why, len, "gen: the Int8Gemm variants, and only they, take int8 or uint8 inputs");
+        return -1;
+    }
+    /* The skinny kernel streams rows of B stored K x N (reference design). */
+    if (key->p.variant == OG_VARIANT_INT8_SKINNY && key->trans_b) {
+        snprintf(why, len, "gen: the skinny Int8Gemm kernel takes B not transposed");
+        return -1;
+    }
+    /* Cooperative matrices: float16 inputs (no bfloat16 cooperative matrices
+     * in this toolchain), or float32 split into float16 parts (recovered),
+     * GLSL (GL_NV_cooperative_matrix; glslang's HLSL has none). */
+    if (key->p.variant == OG_VARIANT_COOPMAT &&
+        (key->dtype != (key->recover ? OG_F32 : OG_F16) || key->dialect != OG_GLSL)) {
+        snprintf(why, len,
+                 "gen: the cooperative-matrix kernel takes float16 inputs (float32 when "
+                 "recovered), in GLSL");
+        return -1;
+    }
+    /* Int8Gemm's matrix tile: GLSL (GL_NV_integer_cooperative_matrix). */
+    if (key->p.variant == OG_VARIANT_INT8_COOPMAT && key->dialect != OG_GLSL) {
+        snprintf(why, len, "gen: the Int8Gemm cooperative-matrix kernel is written in GLSL only");
+        return -1;
+    }
+    if (integer_variant && key->p.dot && key->dialect != OG_GLSL) {
+        snprintf(why, len, "gen: dot=1 is written in GLSL only (GL_EXT_spirv_intrinsics)");
+        return -1;
+    }
+    /* The few-rows kernel reads float32 (or FP8) A not transposed (reference design). */
+    if (key->p.variant == OG_VARIANT_FEWROWS &&
+        ((key->dtype != OG_F32 && !og_dtype_is_fp8(key->dtype)) ||
+         (og_kernel_b_type(key) != OG_F32 && !og_dtype_is_fp8(og_kernel_b_type(key))) ||
+         key->trans_a)) {
+        snprintf(why, len,
+                 "gen: the few-rows kernel takes float32 or FP8 inputs with A not transposed");
+        return -1;
+    }
+    if (og_params_check(&key->p, lim, why, len) != 0)
+        return -1;
+    return key->dialect == OG_WGSL ? og_wgsl_limits_check(key, why, len) : 0;
+}
