@@ -26,11 +26,23 @@ load() { echo "load average $(cut -d' ' -f1-3 /proc/loadavg)"; }
   echo "## float16: selected (the KHR matrix kernel) against the 64x64 tile, Mesa 26"
   scripts/mesa26.sh run build/ogtune bench --dtype f16 --shapes "$shapes"
   load
-  echo "## Int8Gemm: selected against the portable tile, Mesa 26"
-  scripts/mesa26.sh run build/ogtune bench --op int8gemm --shapes "$shapes"
+  # Int8Gemm: ogtune bench times one kernel against the float32 GEMM, so the
+  # matrix kernel (the default here) and the portable tile are timed in turn
+  # and their GOP/s compared.
+  portable=$(build/ogtune select --op int8gemm --shape 256x256x256 --json |
+    grep -o '"params":"[^"]*"' | head -n 1 | cut -d'"' -f4)
+  echo "## Int8Gemm: the KHR matrix kernel (selected) and the portable tile ($portable), Mesa 26"
+  matrix_out=$(scripts/mesa26.sh run build/ogtune bench --op int8gemm --shapes "$shapes")
+  portable_out=$(scripts/mesa26.sh run build/ogtune bench --op int8gemm --shapes "$shapes" \
+    --params "$portable")
+  echo "$matrix_out"
+  echo "$portable_out"
+  paste <(echo "$matrix_out" | awk '$3 == "GOP/s" { print $1, $2 }') \
+    <(echo "$portable_out" | awk '$3 == "GOP/s" { print $2 }') |
+    awk '{ printf "int8 %s  matrix %.2f GOP/s  portable %.2f GOP/s  matrix/portable %.2fx\n", $1, $2, $3, $2 / $3 }'
   load
   tuned=$(build/ogtune select --dtype f32 --shape 256x256x256 --db build/pretuned/llvmpipe.db \
-    --json | sed -n 's/.*"params":"\([^"]*\)".*/\1/p' | head -n 1)
+    --json | grep -o '"params":"[^"]*"' | head -n 1 | cut -d'"' -f4)
   echo "## the float32 kernel tuned on Mesa 22 ($tuned) against the 64x64 tile"
   echo "### Mesa 22.3.6"
   build/ogtune bench --dtype f32 --shapes 256x256x256,1024x1024x1024 --params "$tuned"
