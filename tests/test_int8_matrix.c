@@ -22,6 +22,7 @@
 #include "og_khr_check.h"
 #include "og_ogtune.h"
 #include "og_spirv_val.h"
+#include "og_plant.h"
 #include "og_test.h"
 #include "og_text.h"
 #include "og_tmpdir.h"
@@ -376,19 +377,8 @@ Test(int8_matrix, a_planted_fault_is_caught, .timeout = 600)
     og_int8_problem_destroy(pr);
     close_context(ctx);
 
-    char path[512], dir[512];
-    snprintf(path, sizeof path, "%s/int8gemm_coopmat.tmpl", OG_TEMPLATES);
-    char *text = read_text(path);
-    cr_assert_eq(count(text, at), 1, "int8gemm_coopmat.tmpl holds the anchor %zu times",
-                 count(text, at));
-    text = replaced(text, at, put);
-    tmp_path(dir, sizeof dir, "templates");
-    cr_assert_eq(mkdir(dir, 0700), 0);
-    snprintf(path, sizeof path, "%s/int8gemm_coopmat.tmpl", dir);
-    write_text(path, text);
-    free(text);
-    cr_assert_eq(setenv("OG_TEMPLATE_DIR", dir, 1), 0);
-    ctx = open_context(); /* a context's pipelines are keyed without the template */
+    plant_template("int8gemm_coopmat", at, put);
+    ctx = open_context();
     cr_assert_eq(og_int8gemm_create(ctx, &g), OG_OK);
     cr_assert_eq(og_int8_problem_create(ctx, OG_INT8, OG_UINT8, 0, 0, 64, 64, 64, 1, 21, &pr),
                  OG_OK);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "og_plant.h"
 #include "og_test.h"
 #include "og_text.h"
 #include "og_tmpdir.h"
@@ -153,19 +154,8 @@ Test(emu, a_fault_in_the_double_buffering_is_caught, .timeout = 300)
     cr_assert(accepted, "built-in: %s", why);
     close_context(ctx);
 
-    char path[512], dir[512];
-    snprintf(path, sizeof path, "%s/gemm_coopmat.tmpl", OG_TEMPLATES);
-    char *text = read_text(path);
-    cr_assert_eq(count(text, at), 1, "gemm_coopmat.tmpl holds the anchor %zu times, not once",
-                 count(text, at));
-    text = replaced(text, at, put);
-    tmp_path(dir, sizeof dir, "templates");
-    cr_assert_eq(mkdir(dir, 0700), 0);
-    snprintf(path, sizeof path, "%s/gemm_coopmat.tmpl", dir);
-    write_text(path, text);
-    free(text);
-    cr_assert_eq(setenv("OG_TEMPLATE_DIR", dir, 1), 0);
-    ctx = open_context(); /* a context's pipelines are keyed without the template */
+    plant_template("gemm_coopmat", at, put);
+    ctx = open_context();
     run_case(ctx, &c, &accepted, why, sizeof why);
     cr_log_info("planted: %s", accepted ? "accepted" : why);
     cr_expect(!accepted, "the kernel staging into the half it multiplies was accepted");

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 
 #include "og_khr_glsl.h"
+#include "og_plant.h"
 #include "og_test.h"
 #include "onegpu_formats.h"
 #include "og_text.h"
@@ -375,19 +376,8 @@ static void planted(const char *what, const char *at, const char *put, const lan
     cr_assert(accepted, "built-in: %s", why);
     close_context(ctx);
 
-    char path[512], dir[512];
-    snprintf(path, sizeof path, "%s/gemm_coopmat.tmpl", OG_TEMPLATES);
-    char *text = read_text(path);
-    cr_assert_eq(count(text, at), 1, "gemm_coopmat.tmpl holds \"%s\" %zu times, not once", at,
-                 count(text, at));
-    text = replaced(text, at, put);
-    tmp_path(dir, sizeof dir, "templates");
-    cr_assert_eq(mkdir(dir, 0700), 0);
-    snprintf(path, sizeof path, "%s/gemm_coopmat.tmpl", dir);
-    write_text(path, text);
-    free(text);
-    cr_assert_eq(setenv("OG_TEMPLATE_DIR", dir, 1), 0);
-    ctx = open_context(); /* a context's pipelines are keyed without the template */
+    plant_template("gemm_coopmat", at, put);
+    ctx = open_context();
     run_case(ctx, c, &p, &accepted, why, sizeof why, NULL);
     cr_log_info("planted %s: %s", what, accepted ? "accepted" : why);
     cr_expect(!accepted, "the kernel with %s was accepted", what);

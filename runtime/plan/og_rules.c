@@ -226,17 +226,23 @@ og_params og_int8_params_for_call(const og_limits *lim, const og_int8gemm_args *
                       int8_loads_for_call(lim, args, p));
 }
 
-og_params og_matrix_variant(const og_limits *lim, int i)
+/* Matrix tile p as variant i (NV first, then KHR) runs on a device with
+ * limits lim: its subgroup size, and its fragment for A and B of component
+ * type a and b summed in acc; where the device lists none, p's 16x16x16
+ * stays for the reason to name. */
+static og_params variant_on(const og_limits *lim, int i, og_params p, int a, int b, int acc)
 {
-    og_params p = og_params_coopmat(i % 2 ? 4 : 8);
     p.mat = i < 2 ? OG_MATRIX_NV : OG_MATRIX_KHR;
     int sub = og_matrix_subgroup(lim);
     p.sub = sub ? sub : OG_COOPMAT_SUBGROUP;
-    /* The device's fragment; where it lists none, 16x16x16 stays for the
-     * reason to name. */
-    og_matrix_fragment(&lim->matrix, p.mat, OG_COMPONENT_F16, OG_COMPONENT_F16, OG_COMPONENT_F32,
-                       &p.fm, &p.fn, &p.fk);
+    og_matrix_fragment(&lim->matrix, p.mat, a, b, acc, &p.fm, &p.fn, &p.fk);
     return p;
+}
+
+og_params og_matrix_variant(const og_limits *lim, int i)
+{
+    return variant_on(lim, i, og_params_coopmat(i % 2 ? 4 : 8), OG_COMPONENT_F16,
+                      OG_COMPONENT_F16, OG_COMPONENT_F32);
 }
 
 int og_matrix_choose(const og_limits *lim, og_dtype dtype, og_mode mode,
@@ -273,15 +279,8 @@ int og_matrix_choose(const og_limits *lim, og_dtype dtype, og_mode mode,
 
 og_params og_matrix_int8_variant(const og_limits *lim, int i)
 {
-    og_params p = og_params_int8_coopmat(i % 2 ? 4 : 8);
-    p.mat = i < 2 ? OG_MATRIX_NV : OG_MATRIX_KHR;
-    int sub = og_matrix_subgroup(lim);
-    p.sub = sub ? sub : OG_COOPMAT_SUBGROUP;
-    /* The device's int8 x int8 -> int32 fragment; where it lists none,
-     * 16x16x16 stays for the reason to name. */
-    og_matrix_fragment(&lim->matrix, p.mat, OG_COMPONENT_S8, OG_COMPONENT_S8, OG_COMPONENT_S32,
-                       &p.fm, &p.fn, &p.fk);
-    return p;
+    return variant_on(lim, i, og_params_int8_coopmat(i % 2 ? 4 : 8), OG_COMPONENT_S8,
+                      OG_COMPONENT_S8, OG_COMPONENT_S32);
 }
 
 int og_matrix_int8_choose(const og_limits *lim, og_dialect dialect,
