@@ -101,6 +101,11 @@ if [ "${DEVICE_CHECK_QUICK:-}" = 1 ]; then
         echo "ok f16 $base,load=direct$mat$f" || echo "(FAILED: f16 $base,load=direct$mat$f)"
     done
   done
+  for f in "" ",frag=16x16x32"; do
+    p="variant=int8coopmat,bm=64,bn=64,bk=32,sgx=4,sgy=2,pad=16,load=staged,mat=khr$f"
+    ogtune gen --emit spv --op int8gemm --params "$p" > /dev/null && echo "ok int8 $p" ||
+      echo "(FAILED: int8 $p)"
+  done
   echo "# DEVICE_CHECK_QUICK=1: stopping after the driver and device section"
   exit 0
 fi
@@ -163,6 +168,19 @@ for shapes in "$cubes" "$bert"; do
     done
   done
 done
+echo
+# Int8Gemm on matrix hardware: the kernel select chooses for int8 (the KHR
+# or NV int8 x int8 -> int32 fragment the device lists), verified exact
+# against the host definition before it is timed, then the portable tile.
+echo "## Int8Gemm at 1024 to 4096 cubed: the selected kernel, then the portable tile"
+int8_choice=$(ogtune select --op int8gemm --shape 1024x1024x1024 --json) || true
+echo "$int8_choice"
+if in_budget "Int8Gemm"; then
+  ogtune bench --op int8gemm --shapes "$cubes" || echo "(FAILED: exit $?)"
+  ogtune bench --op int8gemm --shapes "$cubes" \
+    --params "variant=int8tile,bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,dot=0" ||
+    echo "(FAILED: exit $?)"
+fi
 echo
 echo "H200 dense peaks (NVIDIA's figures): float16 989.5 TFLOP/s, float32 67 TFLOP/s; recovered"
 echo "float32 is worth it where its GFLOP/s beat 67 000."
