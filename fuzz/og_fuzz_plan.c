@@ -40,7 +40,14 @@ og_limits og_fuzz_limits(unsigned which)
         l.max_texel_elements = 1u << 28;
         l.max_loop_iterations = 0;
         l.matrix = (og_matrix_caps){.n_shapes = 1,
-                                    .shapes = {{16, 16, 16, 1, 1, 1, 1}},
+                                    .shapes = {{.m = 16,
+                                                .n = 16,
+                                                .k = 16,
+                                                .a = OG_COMPONENT_F16,
+                                                .b = OG_COMPONENT_F16,
+                                                .c = OG_COMPONENT_F32,
+                                                .result = OG_COMPONENT_F32,
+                                                .subgroup = 1}},
                                     .subgroup_min = 32,
                                     .subgroup_max = 32,
                                     .size_control = 1,

@@ -661,10 +661,12 @@ static int coopmat_shape_check(const og_params *p, char *why, size_t len)
                  (int)p->mat, p->sub);
         return -1;
     }
-    int wm = p->bm / p->sgy, wn = p->bn / p->sgx;
-    int accs = wm % p->fm == 0 && wn % p->fn == 0 ? (wm / p->fm) * (wn / p->fn) : 0;
-    if (!one_of(p->sgx, splits, 4) || !one_of(p->sgy, splits, 4) || sg < 2 || sg > 16 ||
-        accs < 1 || accs > 16 || accs * p->fm * p->fn > 128 * p->sub) {
+    /* The split counts are checked before they divide the tile. */
+    int splits_ok = one_of(p->sgx, splits, 4) && one_of(p->sgy, splits, 4);
+    int wm = splits_ok ? p->bm / p->sgy : 0, wn = splits_ok ? p->bn / p->sgx : 0;
+    int accs = splits_ok && wm % p->fm == 0 && wn % p->fn == 0 ? (wm / p->fm) * (wn / p->fn) : 0;
+    if (!splits_ok || sg < 2 || sg > 16 || accs < 1 || accs > 16 ||
+        accs * p->fm * p->fn > 128 * p->sub) {
         snprintf(why, len,
                  "params: %dx%d subgroups of %d must number 2 to 16 and each own whole %dx%d "
                  "fragments of the %dx%d tile, at most 16 accumulators and 128 of their elements "
