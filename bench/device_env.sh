@@ -4,7 +4,7 @@
 #
 #   device_prepare BIN...   here: builds the project, then copies what BIN...
 #       load at run time (their shared libraries, glibc's loader, Debian's
-#       Vulkan loader) into build/device/lib
+#       Vulkan loader, glvnd's libGLdispatch) into build/device/lib
 #   device_find_icd         there, first: finds the Vulkan driver (ICD)
 #       manifest (below); returns non-zero, saying where it looked, if none
 #   device_run_env PROBE    there: puts the carried libraries on
@@ -41,6 +41,13 @@ device_prepare() {
     loader=$(find build/device/pkg -name 'libvulkan.so.1*' -type f | head -n1)
   fi
   cp -L "$loader" "$DEVICE_LIB/libvulkan.so.1"
+  # NVIDIA's Vulkan driver (libGLX_nvidia.so.0) needs glvnd's dispatch
+  # library, which a bare machine may lack: vkCreateInstance then fails with
+  # VK_ERROR_INCOMPATIBLE_DRIVER (an H200 machine, 2026-12-04).
+  (cd build/device && apt-get download libglvnd0 && dpkg-deb -x libglvnd0_*.deb glvnd)
+  cp -L "$(find build/device/glvnd -name 'libGLdispatch.so.0*' -type f | head -n1)" \
+    "$DEVICE_LIB/libGLdispatch.so.0"
+  rm -rf build/device/glvnd build/device/*.deb
   du -sh build/device
 }
 

@@ -327,6 +327,30 @@ Test(matrix, eligibility_from_capabilities)
     cr_expect_not_null(strstr(why, "storageBuffer16BitAccess"), "%s", why);
 }
 
+/* Int8Gemm on a device whose int8 fragments are 16x16x32 (NVIDIA's
+ * VK_KHR_cooperative_matrix list): the variant takes a k step of 32 and
+ * qualifies, where a k step of 16 (the tile's default) holds no whole
+ * fragment (an H200 run, 2026-12-04, named that reason for every variant). */
+Test(matrix, int8_fragment_deeper_than_the_k_step)
+{
+    og_limits lim = matrix_device();
+    og_matrix_caps *m = &lim.matrix;
+    m->int8 = m->khr_compute = 1;
+    og_matrix_shape deep = {16, 16, 32, OG_COMPONENT_S8, OG_COMPONENT_S8, OG_COMPONENT_S32,
+                            OG_COMPONENT_S32, 1};
+    m->shapes[m->n_shapes++] = deep;
+    m->khr_shapes[m->n_khr_shapes++] = deep;
+    og_matrix_note notes[OG_MATRIX_VARIANTS];
+    int i = og_matrix_int8_choose(&lim, OG_GLSL, notes);
+    cr_assert_eq(i, 0, "no variant qualifies: %s", notes[0].why);
+    for (int v = 0; v < OG_MATRIX_VARIANTS; v++) {
+        og_params p = og_matrix_int8_variant(&lim, v);
+        cr_expect(p.fk == 32 && p.bk == 32, "variant %d: fragment k %d, k step %d", v, p.fk, p.bk);
+        char why[256] = "";
+        cr_expect_eq(og_params_check(&p, &lim, why, sizeof why), 0, "variant %d: %s", v, why);
+    }
+}
+
 /* The SPIR-V of the kernel declares what the capability check asks for. */
 Test(matrix, module_declares_what_is_checked)
 {

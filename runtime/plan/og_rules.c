@@ -228,14 +228,18 @@ og_params og_int8_params_for_call(const og_limits *lim, const og_int8gemm_args *
 
 /* Matrix tile p as variant i (NV first, then KHR) runs on a device with
  * limits lim: its subgroup size, and its fragment for A and B of component
- * type a and b summed in acc; where the device lists none, p's 16x16x16
- * stays for the reason to name. */
+ * type a and b summed in acc, and a k step that holds whole fragments;
+ * where the device lists none, p's 16x16x16 stays for the reason to name. */
 static og_params variant_on(const og_limits *lim, int i, og_params p, int a, int b, int acc)
 {
     p.mat = i < 2 ? OG_MATRIX_NV : OG_MATRIX_KHR;
     int sub = og_matrix_subgroup(lim);
     p.sub = sub ? sub : OG_COOPMAT_SUBGROUP;
     og_matrix_fragment(&lim->matrix, p.mat, a, b, acc, &p.fm, &p.fn, &p.fk);
+    /* A fragment deeper than the k step (Int8Gemm's 16x16x32 on NVIDIA)
+     * takes a k step of its own depth. */
+    if (p.bk % p.fk != 0)
+        p.bk = p.fk;
     return p;
 }
 

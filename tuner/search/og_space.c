@@ -250,7 +250,8 @@ static og_status add_matrix(candidates *c, og_params p)
         p.fm = p.fn = p.fk = 16;
         if (c->lim)
             og_matrix_fragment(&c->lim->matrix, p.mat, in, in, acc, &p.fm, &p.fn, &p.fk);
-        st = add(c, p);
+        if (p.bk % p.fk == 0) /* else the fragment is deeper than this tile's k step */
+            st = add(c, p);
     }
     return st;
 }
