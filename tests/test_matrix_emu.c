@@ -123,6 +123,74 @@ Test(emu, the_spread_of_the_space_is_right, .timeout = 600)
     close_context(ctx);
 }
 
+/* The split of recovered float32 (og_half, integer arithmetic since the
+ * H200 folded packHalf2x16 and back): with B the identity, C is each
+ * element of A as hi + lo * 2^-11, hi = float16(A) and lo = float16 of the
+ * scaled residual, which the host forms with og_f32_to_f16 (IEEE 754 round
+ * to nearest even). A holds float16 ties at every exponent, values in
+ * float16's subnormal range and below it, up to float16's largest, and
+ * zeros of both signs: C must match bit for bit. */
+Test(emu, the_recovered_split_rounds_as_float16, .timeout = 300)
+{
+    og_context *ctx = open_context();
+    if (!ctx->limits.matrix.float16 || !ctx->limits.matrix.storage16) {
+        close_context(ctx);
+        cr_skip_test("the emulated kernels need shaderFloat16 and storageBuffer16BitAccess");
+    }
+    enum { N = 64 };
+    og_params p;
+    char err[512] = "";
+    cr_assert_eq(og_params_parse("variant=coopmat,bm=64,bn=64,bk=16,sgx=4,sgy=2,pad=8,"
+                                 "load=staged,mat=emu",
+                                 &p, err, sizeof err),
+                 0, "%s", err);
+    og_gemm_desc d = {.a_type = OG_F32, .b_type = OG_F32, .precision = OG_PRECISION_RECOVERED};
+    og_gemm *g;
+    cr_assert_eq(og_gemm_create_desc(ctx, &d, &g), OG_OK, "%s", og_context_last_error(ctx));
+    og_problem *pr;
+    cr_assert_eq(og_problem_create(ctx, OG_F32, 0, 0, N, N, N, 1, 7, &pr), OG_OK);
+    cr_assert_eq(pr->args.lda, N);
+    float *a = pr->a, *b = pr->b, want[N * N];
+    uint64_t seed = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < N * N; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        uint32_t r = (uint32_t)(seed >> 33);
+        int e = (int)(r % 43) - 27; /* 2^-27 .. 2^15 */
+        float mant = i % 3 == 0 ? 1.0f + (float)(2 * (r >> 8 & 1023) + 1) / 2048.0f /* a tie */
+                                : 1.0f + (float)(r >> 8 & 0x7fffff) / 8388608.0f;
+        a[i] = ldexpf(r & 1 ? -mant : mant, e);
+    }
+    a[0] = 0.0f;
+    a[1] = -0.0f;
+    a[2] = 65504.0f;         /* float16's largest */
+    a[3] = 65519.0f;         /* rounds down to it */
+    a[4] = ldexpf(1.0f, -25); /* the tie between 0 and float16's least */
+    a[5] = ldexpf(3.0f, -26); /* above it: the least */
+    for (int i = 0; i < N * N; i++) {
+        b[i] = i / N == i % N ? 1.0f : 0.0f;
+        float hi = og_f16_to_f32(og_f32_to_f16(a[i], OG_ROUND_NEAREST_EVEN));
+        float lo = og_f16_to_f32(og_f32_to_f16((a[i] - hi) * 2048.0f, OG_ROUND_NEAREST_EVEN));
+        want[i] = hi + lo / 2048.0f;
+        pr->ref[i] = want[i];
+    }
+    cr_assert_eq(og_buffer_write(pr->args.a, 0, a, sizeof(float) * N * N), OG_OK);
+    cr_assert_eq(og_buffer_write(pr->args.b, 0, b, sizeof(float) * N * N), OG_OK);
+    int accepted;
+    double metric;
+    char why[256] = "";
+    cr_assert_eq(og_problem_verify(g, pr, &p, &accepted, &metric, why, sizeof why), OG_OK, "%s",
+                 og_context_last_error(ctx));
+    int wrong = 0;
+    for (int i = 0; i < N * N && wrong < 8; i++)
+        if (pr->c[i] != want[i] || (want[i] == 0.0f && signbit(pr->c[i]) != signbit(want[i]))) {
+            cr_expect_fail("A[%d] = %a: C %a, hi + lo * 2^-11 = %a", i, a[i], pr->c[i], want[i]);
+            wrong++;
+        }
+    og_problem_destroy(pr);
+    og_gemm_destroy(g);
+    close_context(ctx);
+}
+
 /* The fault: the next k step staged into the half being multiplied. The
  * built-in template passes the case, the planted one is rejected. */
 Test(emu, a_fault_in_the_double_buffering_is_caught, .timeout = 300)
