@@ -13,7 +13,7 @@
 // records (tile and few rows) of every device of DB whose name contains
 // NAME, read through `ogtune show --json`. For each template, key (dtype,
 // op(A), op(B)) and shape the best
-// record WGSL can run is kept as onegpu's selection keeps it (db/og_db.c:
+// record WGSL can run is kept as onegpu's selection keeps it (db/og_db_select.c:
 // the highest GFLOP/s; among equals the newest); records whose parameters
 // WGSL does not cover (ogtune refuses them: vec=4, src=texel) cannot compete
 // and are listed in the table's `skipped`. CMake runs this at build time (web/CMakeLists.txt).
