@@ -1,14 +1,14 @@
-// The WebGPU runtime (web/onegpu) on Dawn's OpenGL backend (Mesa's llvmpipe
-// here): the float GEMM's correctness suite in miniature against the
-// float64 reference with the design's bounds relative to max|ref| (float32
-// 1e-5, float16 2e-3, bfloat16 8e-3), elements of C's buffer outside C
-// unchanged; Deterministic mode bit for bit against the documented order
-// (ordered.js, fused or not as the device's probe says); every refused call
-// refused with onegpu.h's message and nothing written.
+// The WebGPU runtime (web/onegpu as the build writes it: module.js) on
+// Dawn's OpenGL backend (Mesa's llvmpipe here): the float GEMM's
+// correctness suite in miniature against the float64 reference with the
+// design's bounds relative to max|ref| (float32 1e-5, float16 2e-3,
+// bfloat16 8e-3), elements of C's buffer outside C unchanged;
+// Deterministic mode bit for bit against the documented order (ordered.js,
+// fused or not as the device's probe says); every refused call refused with
+// onegpu.h's message and nothing written.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { Elementwise, createGemm, probeFma } from '../onegpu/onegpu.js';
-import { splitRanges } from '../onegpu/rules.js';
+import { Elementwise, createGemm, probeFma, splitRanges } from './module.js';
 import { reference } from './problems.js';
 import { openDevice } from './gpu.js';
 import { fmaf, referenceOrdered } from './ordered.js';

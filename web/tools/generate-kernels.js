@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Writes web/onegpu's kernel table (kernels.generated.js): the WGSL that
+// Writes web/onegpu's kernel table (kernels.generated.js; CMake writes it
+// into the build tree's copy of the module, build/web/onegpu): the WGSL that
 // `ogtune gen --emit wgsl` generates from the templates, never hand-written,
 // for the runtime's defaults (every dtype x op(A) x op(B), the tile and its
 // split-k planes, the planes' reduction; few rows in the rule's three shapes
