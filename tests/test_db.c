@@ -1,4 +1,4 @@
-/* Tests of the tuning database (db/og_db.c) on files in a temporary directory. */
+/* Tests of the tuning database (db/, og_db.h) on files in a temporary directory. */
 #include <criterion/criterion.h>
 
 #include <dirent.h>

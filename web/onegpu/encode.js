@@ -51,8 +51,8 @@ function uniform(device, pushFields, values) {
  * Records steps ([{kernel, push, grid, bind}], plan.js) into encoder;
  * resources maps 'A', 'B', 'C', 'bias', 'scratch' to {buffer, offset, size}.
  * Makes the pipelines first, so nothing is recorded when one fails to build.
- * Returns the uniform buffers it made (the caller may destroy them once the
- * work is done).
+ * Returns the uniform buffers it made, for the caller to destroy once the
+ * command buffer is submitted.
  */
 export function record(device, encoder, pushFields, steps, resources) {
   if (!steps.length) return [];

@@ -23,6 +23,16 @@ export const Elementwise = Object.freeze({ BIAS: 0, ACTIVATION: 1 });
 
 const elementBytes = { f32: 4, f16: 2, bf16: 2 };
 
+/**
+ * What encode and encodeElementwise return: destroys the uniform buffers the
+ * recorded call made (WebGPU allows destroying a buffer twice).
+ */
+function releaser(uniforms) {
+  return () => {
+    for (const u of uniforms) u.destroy();
+  };
+}
+
 class Gemm {
   constructor(device, dtype, mode, kernels) {
     this.device = device;
@@ -76,10 +86,17 @@ class Gemm {
    * its scratch: submit them in the order recorded.
    * Throws an Error (code 'invalid-argument' or 'unsupported') naming the
    * dimension, with nothing recorded.
+   *
+   * Returns release(), which destroys the uniform buffers the call made (one
+   * a dispatch; GPUBuffer.destroy()). Call it once the page has submitted
+   * the encoder's command buffer: WebGPU keeps a destroyed buffer until the
+   * submitted work using it is done, and refuses a submission that uses one
+   * destroyed before (a validation error). Never called, they are left to
+   * the garbage collector.
    */
   encode(encoder, args) {
     const { call, plan } = this.prepare(args);
-    record(this.device, encoder, this.kernels.pushFields, plan.steps, this.resources(call, plan));
+    return releaser(record(this.device, encoder, this.kernels.pushFields, plan.steps, this.resources(call, plan)));
   }
 
   /**
@@ -95,11 +112,11 @@ class Gemm {
     const device = this.device;
     device.pushErrorScope('validation');
     const encoder = device.createCommandEncoder();
-    const uniforms = record(device, encoder, this.kernels.pushFields, steps, resources);
+    const release = releaser(record(device, encoder, this.kernels.pushFields, steps, resources));
     device.queue.submit([encoder.finish()]);
+    release();
     const error = await device.popErrorScope();
     await device.queue.onSubmittedWorkDone();
-    for (const u of uniforms) u.destroy();
     if (error) throw new Error(`gemm: WebGPU: ${error.message}`);
   }
 
@@ -124,11 +141,11 @@ class Gemm {
    * Elementwise.ACTIVATION applies args.activation. They run the fused
    * epilogue's functions, so a GEMM with bias and activation gives the bits
    * of the GEMM without them followed by these two. Throws naming the
-   * dimension, with nothing recorded.
+   * dimension, with nothing recorded. Returns release(), as encode.
    */
   encodeElementwise(encoder, op, args) {
     const { call, steps } = this.prepareElementwise(op, args);
-    record(this.device, encoder, this.kernels.pushFields, steps, { C: call.c, bias: call.bias });
+    return releaser(record(this.device, encoder, this.kernels.pushFields, steps, { C: call.c, bias: call.bias }));
   }
 
   /** Records, submits and waits for an elementwise kernel (as encodeElementwise). */

@@ -14,7 +14,7 @@ export function parseParams(text) {
   return p;
 }
 
-/** Squared distance of two shapes in log space; sizes below 1 count as 1 (db/og_db.c). */
+/** Squared distance of two shapes in log space; sizes below 1 count as 1 (db/og_db_select.c). */
 function distance(a, b) {
   let d = 0;
   for (let i = 0; i < 4; i++) {

@@ -1,6 +1,7 @@
 // The WebGPU runtime in a real browser: Debian's Chromium, headless, on its
 // WebGPU implementation (SwiftShader here), loads web/browser/index.html from
-// a server of web/ on 127.0.0.1 and logs the cases' results to its console,
+// a server of web/ on 127.0.0.1 (its onegpu/ the build's, with the kernel
+// table: module.js) and logs the cases' results to its console,
 // which --enable-logging=stderr prints. OG_CHROMIUM names the browser
 // (CTest sets it; scripts/setup.sh --tests installs chromium): without one the test
 // fails, it does not skip.
@@ -9,17 +10,23 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
-import { extname, join, normalize, resolve } from 'node:path';
+import { extname, join, normalize, resolve, sep } from 'node:path';
 import { test } from 'node:test';
+import { moduleDir } from './module.js';
 
 const root = resolve(import.meta.dirname, '..');
 const types = { '.html': 'text/html', '.js': 'text/javascript' };
 
-/** Serves the files of web/ (GET only, nothing outside it). */
+/**
+ * Serves the files of web/, /onegpu/ from the build's copy (GET only,
+ * nothing outside the two).
+ */
 function serve() {
   const server = createServer((req, res) => {
-    const path = normalize(join(root, decodeURIComponent(new URL(req.url, 'http://x').pathname)));
-    if (!path.startsWith(root) || !types[extname(path)]) return res.writeHead(404).end();
+    const url = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    const [dir, rel] = url.startsWith('/onegpu/') ? [moduleDir, url.slice('/onegpu'.length)] : [root, url];
+    const path = normalize(join(dir, rel));
+    if (!path.startsWith(dir + sep) || !types[extname(path)]) return res.writeHead(404).end();
     try {
       res.writeHead(200, { 'content-type': types[extname(path)] }).end(readFileSync(path));
     } catch {

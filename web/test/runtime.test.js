@@ -1,14 +1,14 @@
-// The WebGPU runtime (web/onegpu) on Dawn's OpenGL backend (Mesa's llvmpipe
-// here): the float GEMM's correctness suite in miniature against the
-// float64 reference with the design's bounds relative to max|ref| (float32
-// 1e-5, float16 2e-3, bfloat16 8e-3), elements of C's buffer outside C
-// unchanged; Deterministic mode bit for bit against the documented order
-// (ordered.js, fused or not as the device's probe says); every refused call
-// refused with onegpu.h's message and nothing written.
+// The WebGPU runtime (web/onegpu as the build writes it: module.js) on
+// Dawn's OpenGL backend (Mesa's llvmpipe here): the float GEMM's
+// correctness suite in miniature against the float64 reference with the
+// design's bounds relative to max|ref| (float32 1e-5, float16 2e-3,
+// bfloat16 8e-3), elements of C's buffer outside C unchanged;
+// Deterministic mode bit for bit against the documented order (ordered.js,
+// fused or not as the device's probe says); every refused call refused with
+// onegpu.h's message and nothing written.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { Elementwise, createGemm, probeFma } from '../onegpu/onegpu.js';
-import { splitRanges } from '../onegpu/rules.js';
+import { Elementwise, createGemm, probeFma, splitRanges } from './module.js';
 import { reference } from './problems.js';
 import { openDevice } from './gpu.js';
 import { fmaf, referenceOrdered } from './ordered.js';
@@ -307,4 +307,73 @@ test('encode records into the page\'s encoder: two split-k GEMMs in one submissi
   assert.ok(err(c2, want2) <= 1e-5, `second: ${err(c2, want2)}`);
   release(first);
   release(second);
+});
+
+/**
+ * The uniform buffers device.createBuffer makes while fn runs, each with
+ * whether destroy() was called on it: {result (fn's), made: [{buffer, destroyed}]}.
+ */
+function uniformsMade(fn) {
+  const made = [];
+  const create = device.createBuffer;
+  device.createBuffer = (desc) => {
+    const buffer = create.call(device, desc);
+    if (desc.usage & GPUBufferUsage.UNIFORM) {
+      const u = { buffer, destroyed: false };
+      const destroy = buffer.destroy;
+      buffer.destroy = () => {
+        u.destroyed = true;
+        destroy.call(buffer);
+      };
+      made.push(u);
+    }
+    return buffer;
+  };
+  try {
+    return { result: fn(), made };
+  } finally {
+    device.createBuffer = create;
+  }
+}
+
+test('encode\'s release destroys the uniform buffers of its call: after the submit the work is intact, before it the submission is refused', async () => {
+  const g = gemms['f32 fast'];
+  const o = operands(device, { M: 40, N: 200, K: 150, beta: 0.5, bias: true, act: 1 });
+  assert.match(g.describe(o.args), /k ranges/); // the planes, then their reduction: a uniform each
+  const encoder = device.createCommandEncoder();
+  const { result: releaseGemm, made } = uniformsMade(() => g.encode(encoder, o.args));
+  assert.equal(made.length, 2);
+  assert.deepEqual(made.map((u) => u.destroyed), [false, false]);
+  device.queue.submit([encoder.finish()]);
+  releaseGemm();
+  assert.deepEqual(made.map((u) => u.destroyed), [true, true]);
+  releaseGemm(); // twice: nothing more
+  // The work submitted before the release ran with its uniforms.
+  const got = await read(device, o.buffers.c, o.c.length);
+  const want = reference(o.g, o.A, o.B, Float64Array.from(o.c), Float64Array.from(o.bias));
+  const err = got.reduce((m, x, e) => Math.max(m, Math.abs(x - want[e])), 0) / want.reduce((m, x) => Math.max(m, Math.abs(x)), 0);
+  assert.ok(err <= 1e-5, `max error ${err}`);
+  // Released before the submit, the buffers are gone: WebGPU refuses it.
+  const early = device.createCommandEncoder();
+  g.encode(early, o.args)();
+  device.pushErrorScope('validation');
+  device.queue.submit([early.finish()]);
+  assert.ok(await device.popErrorScope(), 'a submission using released uniform buffers was accepted');
+  release(o);
+
+  // encodeElementwise's release too, its work intact: runElementwise's bits.
+  const spec = { M: 20, N: 75, K: 1, batch: 2, offC: 3, ldc: 80, act: 2 };
+  const [x, y] = [operands(device, spec), operands(device, spec)];
+  const encoder2 = device.createCommandEncoder();
+  const ew = uniformsMade(() => g.encodeElementwise(encoder2, Elementwise.ACTIVATION, x.args));
+  assert.equal(ew.made.length, 1);
+  device.queue.submit([encoder2.finish()]);
+  ew.result();
+  assert.ok(ew.made[0].destroyed);
+  await g.runElementwise(Elementwise.ACTIVATION, y.args);
+  const [a, b] = [await read(device, x.buffers.c, x.c.length), await read(device, y.buffers.c, y.c.length)];
+  a.forEach((v, e) => assert.ok(Object.is(v, b[e]), `element ${e}: encoded and released ${v}, run ${b[e]}`));
+  assert.ok(a.some((v, e) => v !== x.c[e]), 'the activation changed nothing');
+  release(x);
+  release(y);
 });

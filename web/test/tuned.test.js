@@ -11,9 +11,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
-import { createGemm } from '../onegpu/onegpu.js';
 import { openDevice } from './gpu.js';
 import { ogtune } from './kernels.js';
+import { createGemm } from './module.js';
 import { operands, release, runCase } from './runtime.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'onegpu-web-'));

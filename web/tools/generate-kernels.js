@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Writes web/onegpu's kernel table (kernels.generated.js): the WGSL that
+// Writes web/onegpu's kernel table (kernels.generated.js; CMake writes it
+// into the build tree's copy of the module, build/web/onegpu): the WGSL that
 // `ogtune gen --emit wgsl` generates from the templates, never hand-written,
 // for the runtime's defaults (every dtype x op(A) x op(B), the tile and its
 // split-k planes, the planes' reduction; few rows in the rule's three shapes
@@ -13,7 +14,7 @@
 // records (tile and few rows) of every device of DB whose name contains
 // NAME, read through `ogtune show --json`. For each template, key (dtype,
 // op(A), op(B)) and shape the best
-// record WGSL can run is kept as onegpu's selection keeps it (db/og_db.c:
+// record WGSL can run is kept as onegpu's selection keeps it (db/og_db_select.c:
 // the highest GFLOP/s; among equals the newest); records whose parameters
 // WGSL does not cover (ogtune refuses them: vec=4, src=texel) cannot compete
 // and are listed in the table's `skipped`. CMake runs this at build time (web/CMakeLists.txt).
