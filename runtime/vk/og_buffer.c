@@ -6,6 +6,9 @@
 
 #include "og_vk.h"
 
+/* Up to how many bytes a new mapped buffer is zeroed by the host. */
+#define OG_HOST_ZERO_BYTES (256u * 1024u)
+
 static atomic_uint_fast64_t next_serial = 1;
 
 static og_buffer *buffer_new(og_context *ctx, uint64_t bytes)
@@ -47,7 +50,14 @@ og_status og_buffer_create(og_context *ctx, uint64_t bytes, og_buffer **out)
     og_status st = og_buffer_back(buf, 0);
     if (st == OG_OK) {
         buf->address = device_address(ctx, buf->buffer, 0);
-        st = og_buffer_zero(buf);
+        /* Small mapped buffers (host-coherent memory) are zeroed by the host:
+         * no queue round trip, and the next vkQueueSubmit makes the writes
+         * visible to the device. Large ones are filled on the device, where
+         * a memset through a discrete GPU's BAR would be the slower way. */
+        if (buf->mapped && buf->allocated <= OG_HOST_ZERO_BYTES)
+            memset(buf->mapped, 0, buf->allocated);
+        else
+            st = og_buffer_zero(buf);
     }
     if (st != OG_OK) {
         og_buffer_destroy(buf);
