@@ -19,18 +19,30 @@
 #     failed property fails the run (steps 1 and 4 replay the corpora).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each step's wall time and the load average, so a CI log shows where the
+# time goes (the run of 2026-12-03 took 65 minutes, and its log said only
+# that the sanitizer pass took 18 of them).
+start=$SECONDS last=$SECONDS
+step() {
+  echo "test.sh: $1 took $((SECONDS - last)) s (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+  last=$SECONDS
+}
 scripts/setup.sh --tests
 jobs=$(nproc)
 
 # web/'s pinned npm packages (Dawn for Node) for CTest's test_wgsl_webgpu and
 # test_webgpu_runtime.
 (cd web && npm ci --no-audit --no-fund --loglevel=error)
+step "set-up"
 
 scripts/build.sh -DOG_WERROR=ON
+step "build"
 ctest --test-dir build --output-on-failure -j"$jobs" -LE mesa26
+step "the suite"
 
 scripts/mesa26.sh setup
 ctest --test-dir build --output-on-failure -j"$jobs" -L mesa26
+step "the Mesa 26 lane"
 
 # test_gen only generates and compiles kernels, test_formats converts
 # numbers, test_search replays recorded measurements on the host and the
@@ -41,14 +53,17 @@ ctest --test-dir build --output-on-failure -j"$jobs" -L mesa26
 # WGSL and run it on Dawn, never on Vulkan.
 OG_VALIDATION=1 ctest --test-dir build --output-on-failure -j"$jobs" -LE mesa26 \
   -E '^(test_gen|test_formats|test_search|test_install|test_build_tree|test_wgsl|test_wgsl_webgpu|test_webgpu_runtime|test_webgpu_browser|fuzz_replay_.*)$'
+step "the suite under the validation layer"
 
 # The kernel tests again with uploads and downloads through the staging
 # buffer (the memory path of a discrete GPU; tests/CMakeLists.txt, label
 # "staging"), under the validation layer with synchronisation validation:
 # every copy, fill and dispatch must be ordered by the barriers onegpu records.
 OG_STAGING=1 OG_VALIDATION=sync ctest --test-dir build --output-on-failure -j"$jobs" -L staging
+step "the staging pass"
 
 OG_BUILD_DIR=build-asan scripts/build.sh -DOG_WERROR=ON -DOG_SANITIZE=ON
+step "the sanitizer build"
 # shaderc runs several times slower under ASan: the generator test builds a
 # spread of 40 modules here (all of its sample in the plain run above),
 # the number-format test visits every 97th of the 2^32 float32 inputs, and
@@ -60,7 +75,10 @@ OG_BUILD_DIR=build-asan scripts/build.sh -DOG_WERROR=ON -DOG_SANITIZE=ON
 OG_TEST_GEN_MODULES=40 OG_TEST_FORMATS_STRIDE=97 OG_TEST_MATRIX_STRIDE=4 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE mesa26 -E '^(test_wgsl_webgpu|test_webgpu_runtime|test_webgpu_browser)$'
+step "the suite under the sanitizers"
 
 # Bounded fuzzing: five targets, 40 s each, from a fixed seed so that a
 # failure replays (scripts/fuzz.sh SECONDS, unseeded, for longer runs).
 OG_FUZZ_SEED=1 scripts/fuzz.sh 40
+step "fuzzing"
+echo "test.sh: every step passed in $((SECONDS - start)) s"
