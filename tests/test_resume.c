@@ -54,12 +54,18 @@ static long long query_int(const char *db, const char *sql)
     return v;
 }
 
+/* Whether db, as the next ogtune to open it finds it, is intact: opened for
+ * writing, so that SQLite rolls back the hot journal a killed tuner left
+ * (a read-only connection cannot, and fails to read the schema), and
+ * waiting out a lock a process the kill left behind may still hold. */
 static void expect_integrity(const char *db)
 {
     sqlite3 *conn;
     sqlite3_stmt *stmt;
-    cr_assert_eq(sqlite3_open_v2(db, &conn, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    cr_assert_eq(sqlite3_prepare_v2(conn, "PRAGMA integrity_check", -1, &stmt, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_open_v2(db, &conn, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+    sqlite3_busy_timeout(conn, 30000);
+    cr_assert_eq(sqlite3_prepare_v2(conn, "PRAGMA integrity_check", -1, &stmt, NULL), SQLITE_OK,
+                 "%s", sqlite3_errmsg(conn));
     cr_assert_eq(sqlite3_step(stmt), SQLITE_ROW);
     cr_expect_str_eq((const char *)sqlite3_column_text(stmt, 0), "ok");
     sqlite3_finalize(stmt);
