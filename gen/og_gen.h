@@ -120,7 +120,18 @@ typedef struct og_kernel_key {
      * residual shift s (1..12), 0 for native products; with scaled set, rows
      * of A and columns of B are scaled by the powers of two of binding 3. */
     int recover, scaled;
+    /* Convolution (og_conv_*): 0 for the GEMM; else 1 + OG_CONV_LAYOUT +
+     * 2 * OG_CONV_WEIGHTS (the tile's A gathered from the input tensor as a
+     * virtual im2col matrix, templates/conv_gather.tmpl; GEMM, PLANES and
+     * REDUCE kernels, native products, GLSL). */
+    int conv;
 } og_kernel_key;
+
+/* og_kernel_key.conv's parts: the input and output layout (0 NHWC, 1 NCHW)
+ * and the weights' (0 KRSC, 1 KCRS). */
+#define OG_CONV_KEY(layout, weights) (1 + (layout) + 2 * (weights))
+#define OG_CONV_KEY_LAYOUT(conv) (((conv) - 1) & 1)
+#define OG_CONV_KEY_WEIGHTS(conv) ((((conv) - 1) >> 1) & 1)
 
 /* The residual shift of the recovered float32 scheme when none is given. */
 #define OG_RECOVER_SHIFT 11

@@ -72,12 +72,40 @@ static int recover_check(const og_kernel_key *key, const og_limits *lim, char *w
     return 0;
 }
 
+/* The convolution's kernels (og_kernel_key.conv): the portable tile with
+ * element loads from storage buffers (the gather reads A one element at a
+ * time), B the weights stored N x K, native products, GLSL; its planes and
+ * their reduction. */
+static int conv_check(const og_kernel_key *key, char *why, size_t len)
+{
+    if (!key->conv)
+        return 0;
+    const og_params *p = &key->p;
+    int tile = (key->kernel == OG_KERNEL_GEMM || key->kernel == OG_KERNEL_PLANES) &&
+               p->variant == OG_VARIANT_TILE && p->vec == 1 && p->src == OG_SRC_STORAGE &&
+               !key->trans_a && key->trans_b;
+    if (key->conv < OG_CONV_KEY(0, 0) || key->conv > OG_CONV_KEY(1, 1) ||
+        (!tile && key->kernel != OG_KERNEL_REDUCE)) {
+        snprintf(why, len,
+                 "gen: a convolution runs the portable tile (vec=1, src=ssbo, B transposed), its "
+                 "split-k planes and their reduction");
+        return -1;
+    }
+    if (key->recover || key->scaled || key->dialect != OG_GLSL) {
+        snprintf(why, len, "gen: a convolution takes native products in GLSL");
+        return -1;
+    }
+    return 0;
+}
+
 int og_kernel_check(const og_kernel_key *key, const og_limits *lim, char *why, size_t len)
 {
     if (key->kernel < OG_KERNEL_GEMM || key->kernel > OG_KERNEL_SCALE) {
         snprintf(why, len, "gen: unknown kernel %d", (int)key->kernel);
         return -1;
     }
+    if (conv_check(key, why, len) != 0)
+        return -1;
     if (key->dialect == OG_WGSL && og_wgsl_check(key, why, len) != 0)
         return -1;
     if (!og_kernel_has_params(key))

@@ -24,10 +24,12 @@ extern const char og_embed_int8gemm_coopmat[];
 extern const char og_embed_gemm_exponents[];
 extern const char og_embed_float_loads[];
 extern const char og_embed_recover[];
+extern const char og_embed_conv_gather[];
 
 /* Templates by name, and the parts they include: "common" (every kernel),
  * "int8_common" (the Int8Gemm kernels), "float_loads" (the float kernels'
- * element loads and the FP8 decoders) and "recover" (recovered float32). */
+ * element loads and the FP8 decoders), "recover" (recovered float32) and
+ * "conv_gather" (the convolution's loads of A). */
 static const struct {
     const char *name;
     const char *text;
@@ -43,7 +45,8 @@ static const struct {
   parts[] = {{"common", og_embed_common},
              {"int8_common", og_embed_int8_common},
              {"float_loads", og_embed_float_loads},
-             {"recover", og_embed_recover}};
+             {"recover", og_embed_recover},
+             {"conv_gather", og_embed_conv_gather}};
 
 static const char *builtin_text(const char *name)
 {
@@ -199,6 +202,12 @@ static void push_params(lua_State *L, const og_kernel_key *key)
     lua_setfield(L, -2, "TRANS_A");
     lua_pushboolean(L, key->trans_b);
     lua_setfield(L, -2, "TRANS_B");
+    lua_pushboolean(L, key->conv != 0);
+    lua_setfield(L, -2, "CONV");
+    if (key->conv) {
+        set_str(L, "CONV_IN", OG_CONV_KEY_LAYOUT(key->conv) ? "nchw" : "nhwc");
+        set_str(L, "CONV_W", OG_CONV_KEY_WEIGHTS(key->conv) ? "kcrs" : "krsc");
+    }
     static const char *const srcs[] = {"ssbo", "texel", "addr"};
     set_str(L, "SRC", srcs[p->src]);
     if (key->kernel != OG_KERNEL_GEMM && key->kernel != OG_KERNEL_PLANES)

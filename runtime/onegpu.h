@@ -605,6 +605,100 @@ og_status og_int8gemm_run(og_int8gemm *g, const og_int8gemm_args *args);
 /* Describes the kernel og_int8gemm_run would use for args in one line. */
 og_status og_int8gemm_describe(og_int8gemm *g, const og_int8gemm_args *args, char *buf, size_t len);
 
+/* ---- Convolution: forward, 1-D and 2-D, as an implicit GEMM ----
+ *
+ * The reference design's convolution "that shares the GEMM's tile"
+ * (shared/seeds/000, "Accumulation order"): forward convolution
+ * (cross-correlation, as cuDNN, PyTorch and ONNX define Conv) of n images
+ * with k filters, for every image, output channel kk and output pixel (p, q)
+ *
+ *   y(p, q, kk) = act(sum over c, r, s of x(h, w, g*Cg + c) * wt(kk, r, s, c)
+ *                     + beta * y(p, q, kk) + bias[bias_offset + kk])
+ *
+ * with g = kk / Kg the filter's group, Cg = C / groups input channels and
+ * Kg = K / groups output channels a group, h = p*stride_h + r*dilation_h -
+ * pad_top, w = q*stride_w + s*dilation_w - pad_left, and x = 0 where (h, w)
+ * lies in the padding. The output is P x Q with
+ *
+ *   P = floor((H + pad_top + pad_bottom - ((R - 1) * dilation_h + 1)) / stride_h) + 1
+ *
+ * and Q likewise from W, S, the left and right pads, stride_w and
+ * dilation_w (og_conv_output_size). A 1-D convolution is H = 1, R = 1.
+ * Tensors are dense, images one after another, indices in elements:
+ *   x, NHWC: ((img*H + h)*W + w)*C + c     NCHW: ((img*C + c)*H + h)*W + w
+ *   y, NHWC: ((img*P + p)*Q + q)*K + kk    NCHW: ((img*K + kk)*P + p)*Q + q
+ *   wt, KRSC: ((kk*R + r)*S + s)*Cg + c    KCRS: ((kk*Cg + c)*R + r)*S + s
+ * (the output takes the input's layout). x and wt are float32, float16 or
+ * bfloat16 (the object's type), products and sums float32, y and the bias
+ * float32.
+ *
+ * The kernel is the GEMM's portable tile with A gathered from x (M = P*Q
+ * pixels, N = Kg, K = Cg*R*S, one product per image and group), B the
+ * group's weights; a 1x1, stride 1, unpadded, ungrouped NHWC convolution is
+ * the GEMM itself (M = n*H*W). Summation: the GEMM's documented order over
+ * the reduction index in the weights' order (docs/accumulation-order.md,
+ * "Convolution"), split-k by the GEMM's rule. */
+
+typedef struct og_conv og_conv;
+
+typedef enum og_conv_layout {
+    OG_CONV_NHWC = 0, /* channels innermost (NWC for 1-D) */
+    OG_CONV_NCHW = 1  /* rows of pixels innermost (NCW for 1-D) */
+} og_conv_layout;
+
+typedef enum og_conv_weights {
+    OG_CONV_KRSC = 0, /* the filter's channels innermost */
+    OG_CONV_KCRS = 1  /* the filter's columns innermost (PyTorch's layout) */
+} og_conv_weights;
+
+/* One convolution call. Sizes are signed so a negative one is reported.
+ * Zero strides, dilations and groups are taken as 1. */
+typedef struct og_conv_args {
+    og_conv_layout layout;   /* of x and y */
+    og_conv_weights weights; /* of wt */
+    int64_t n, c, h, w;      /* images, input channels, input height and width */
+    int64_t k, r, s;         /* output channels, filter height and width */
+    int64_t groups;          /* C and K split into groups; groups = C is depthwise */
+    int64_t stride_h, stride_w, dilation_h, dilation_w;
+    int64_t pad_top, pad_bottom, pad_left, pad_right;
+    float beta; /* 0: y is never read (a residual adds with 1) */
+    og_buffer *x, *wt, *y;
+    int64_t x_offset, w_offset, y_offset;
+    og_buffer *bias; /* NULL: none; else K float32 values from bias_offset */
+    int64_t bias_offset;
+    og_activation activation;
+} og_conv_args;
+
+/* The output size P x Q of args (the formula above), without other checks;
+ * values below 1 mean the call would be refused. */
+void og_conv_output_size(const og_conv_args *args, int64_t *p, int64_t *q);
+
+/* Creates a convolution object for one input type (float32, float16 or
+ * bfloat16) and mode. Kernels are chosen per call as the GEMM chooses them
+ * for the implicit GEMM's shape (the exact or nearest tuned tile record of
+ * that shape, B transposed, else the reference design's default tile; in
+ * Deterministic mode always the default), run with element loads.
+ * Errors: OG_ERROR_INVALID_ARGUMENT for another input type or mode. */
+og_status og_conv_create(og_context *ctx, og_dtype input, og_mode mode, og_conv **out);
+void og_conv_destroy(og_conv *cv);
+
+/* Records the convolution into cmd, with the barriers of og_gemm_encode
+ * (x and wt as A and B, y as C). Every size, stride, dilation, padding,
+ * group count and extent is checked in 64-bit arithmetic first. Errors:
+ * OG_ERROR_INVALID_ARGUMENT naming the dimension (P or Q below 1, groups
+ * not dividing C and K, a tensor past its buffer, y overlapping x, wt or
+ * the bias), OG_ERROR_UNSUPPORTED for what the kernels cannot address
+ * (strides, dilations, paddings or filter sizes of 65536 or more, a tensor
+ * past maxStorageBufferRange or 2^32 elements); nothing is recorded then.
+ * Grids past the device's workgroup counts run as several dispatches. */
+og_status og_conv_encode(og_conv *cv, VkCommandBuffer cmd, const og_conv_args *args);
+
+/* Records, submits and waits. Same checks and errors as og_conv_encode. */
+og_status og_conv_run(og_conv *cv, const og_conv_args *args);
+
+/* Describes the kernel og_conv_run would use for args in one line. */
+og_status og_conv_describe(og_conv *cv, const og_conv_args *args, char *buf, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

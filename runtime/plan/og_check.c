@@ -101,7 +101,7 @@ uint32_t og_binding_offset(const og_limits *lim, const og_buffer *buf, int64_t o
     return (uint32_t)((first - og_binding_start(lim, first)) / elem_bytes);
 }
 
-static og_status check_operand(const og_limits *lim, char *err, const char *op, const char *name,
+og_status og_check_operand(const og_limits *lim, char *err, const char *op, const char *name,
                                const og_buffer *buf, uint64_t elem_bytes, int64_t off,
                                int64_t batch, int64_t stride, int64_t rows, int64_t ld,
                                int64_t cols)
@@ -146,15 +146,7 @@ static og_status check_operand(const og_limits *lim, char *err, const char *op, 
     return OG_OK;
 }
 
-/* A named dimension of a call. */
-typedef struct og_field {
-    const char *name;
-    int64_t v;
-} og_field;
-
-/* Every field is non-negative and, but for the offsets (which bindings
- * and addresses absorb), fits the kernels' 32-bit indexing. */
-static og_status check_fields(char *err, const char *op, const og_field *f, size_t n)
+og_status og_check_fields(char *err, const char *op, const og_field *f, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         if (f[i].v < 0)
@@ -165,9 +157,7 @@ static og_status check_fields(char *err, const char *op, const og_field *f, size
     return OG_OK;
 }
 
-/* A float32 vector read at offset + j for every column j < N (the bias, the
- * column scales). */
-static og_status check_columns(const og_limits *lim, char *err, const char *op, const char *name,
+og_status og_check_columns(const og_limits *lim, char *err, const char *op, const char *name,
                                const og_buffer *buf, int64_t offset, int64_t n)
 {
     if (offset < 0 || (uint64_t)offset > UINT64_MAX / 8)
@@ -226,7 +216,7 @@ static og_status check_epilogue(const og_limits *lim, char *err, const char *op,
     if ((unsigned)g->activation > OG_ACTIVATION_GELU_TANH)
         return bad(err, "%s: activation %d is not none, ReLU, GELU (erf) or GELU (tanh)", op,
                    (int)g->activation);
-    return g->bias ? check_columns(lim, err, op, "bias", g->bias, g->bias_offset, g->n) : OG_OK;
+    return g->bias ? og_check_columns(lim, err, op, "bias", g->bias, g->bias_offset, g->n) : OG_OK;
 }
 
 static uint32_t epilogue_bits(const og_gemm_args *g)
@@ -253,7 +243,7 @@ static og_status check_product(const og_limits *lim, char *err, const char *op, 
                                {"lda", g->lda},
                                {"ldb", g->ldb},
                                {"ldc", g->ldc}};
-    og_status st = check_fields(err, op, fields, sizeof fields / sizeof fields[0]);
+    og_status st = og_check_fields(err, op, fields, sizeof fields / sizeof fields[0]);
     if (st != OG_OK)
         return st;
 
@@ -276,15 +266,15 @@ static og_status check_product(const og_limits *lim, char *err, const char *op, 
         return st;
 
     if (g->k > 0) {
-        st = check_operand(lim, err, op, "A", g->a, a_bytes, g->a_offset, batch, g->stride_a,
+        st = og_check_operand(lim, err, op, "A", g->a, a_bytes, g->a_offset, batch, g->stride_a,
                            g->trans_a ? g->k : g->m, g->lda, g->trans_a ? g->m : g->k);
         if (st == OG_OK)
-            st = check_operand(lim, err, op, "B", g->b, b_bytes, g->b_offset, batch, g->stride_b,
+            st = og_check_operand(lim, err, op, "B", g->b, b_bytes, g->b_offset, batch, g->stride_b,
                                g->trans_b ? g->n : g->k, g->ldb, g->trans_b ? g->k : g->n);
         if (st != OG_OK)
             return st;
     }
-    st = check_operand(lim, err, op, "C", g->c, 4, g->c_offset, batch, g->stride_c, g->m, g->ldc, g->n);
+    st = og_check_operand(lim, err, op, "C", g->c, 4, g->c_offset, batch, g->stride_c, g->m, g->ldc, g->n);
     if (st != OG_OK)
         return st;
     *push = (og_push){.m = (uint32_t)g->m,
@@ -381,7 +371,7 @@ og_status og_int8gemm_check(const og_limits *lim, char *err, const og_int8gemm_a
     if (st != OG_OK)
         return st;
     if (g->col_scales) {
-        st = check_columns(lim, err, "int8gemm", "col_scales", g->col_scales, g->col_scale_offset, g->n);
+        st = og_check_columns(lim, err, "int8gemm", "col_scales", g->col_scales, g->col_scale_offset, g->n);
         if (st != OG_OK)
             return st;
     }
@@ -405,7 +395,7 @@ og_status og_elementwise_check(const og_limits *lim, char *err, const og_gemm_ar
                                {"c_offset", g->c_offset},
                                {"stride_c", g->stride_c},
                                {"ldc", g->ldc}};
-    og_status st = check_fields(err, "elementwise", fields, sizeof fields / sizeof fields[0]);
+    og_status st = og_check_fields(err, "elementwise", fields, sizeof fields / sizeof fields[0]);
     if (st != OG_OK)
         return st;
     if ((st = check_ld(err, "elementwise", "ldc", g->ldc, "N", g->n, "")) != OG_OK)
@@ -418,7 +408,7 @@ og_status og_elementwise_check(const og_limits *lim, char *err, const og_gemm_ar
         return OG_OK;
     if ((st = check_batch_overlap(err, "elementwise", g, batch)) != OG_OK)
         return st;
-    st = check_operand(lim, err, "elementwise", "C", g->c, 4, g->c_offset, batch, g->stride_c, g->m,
+    st = og_check_operand(lim, err, "elementwise", "C", g->c, 4, g->c_offset, batch, g->stride_c, g->m,
                        g->ldc, g->n);
     if (st != OG_OK)
         return st;

@@ -95,7 +95,8 @@ static void gemm_piece(const og_plan *pl, const og_push *q, og_piece *out)
     reduce.ranges = pl->ranges;
     reduce.step_y = min_u32(q->m, count[1]);
     reduce.step_z = min_u32(q->batch, count[2]);
-    og_kernel_key key = {.kernel = OG_KERNEL_REDUCE, .dtype = OG_F32, .dialect = pl->dialect};
+    og_kernel_key key = {
+        .kernel = OG_KERNEL_REDUCE, .dtype = OG_F32, .dialect = pl->dialect, .conv = pl->key.conv};
     s = add_step(out, &key, &reduce, OG_SRC_STORAGE,
                  (uint32_t)og_ceil_div(q->n, OG_ELEMENTWISE_THREADS), reduce.step_y, reduce.step_z);
     bind(s, OG_OPERAND_SCRATCH, OG_OPERAND_NONE, OG_OPERAND_C, OG_OPERAND_NONE, bias);
@@ -109,6 +110,16 @@ void og_plan_piece(const og_plan *pl, uint64_t i, og_piece *out)
     og_push q = *push;
     q.m = (uint32_t)(push->m - r0 < pl->rows_per ? push->m - r0 : pl->rows_per);
     q.batch = (uint32_t)(push->batch - b0 < pl->batch_per ? push->batch - b0 : pl->batch_per);
+    if (pl->kind == OG_PLAN_CONV) {
+        /* Whole images (b0 is a multiple of the groups); the kernel finds
+         * its pixels from the piece's first (conv_gather.tmpl, CONV_PIX0). */
+        uint64_t image = b0 / (uint64_t)push->zero_a;
+        q.off_a += (uint32_t)(image * push->stride_a);
+        q.off_c += (uint32_t)(image * push->stride_c);
+        q.zero_b = (int32_t)(uint32_t)r0;
+        gemm_piece(pl, &q, out);
+        return;
+    }
     /* Within the checked extents of A and C, so these fit 32 bits. */
     q.off_a += (uint32_t)(r0 * pl->a_row + b0 * push->stride_a);
     q.off_b += (uint32_t)(b0 * push->stride_b);

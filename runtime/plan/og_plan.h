@@ -51,6 +51,30 @@ og_status og_int8gemm_check(const og_limits *lim, char *err, const og_int8gemm_a
 og_status og_elementwise_check(const og_limits *lim, char *err, const og_gemm_args *args,
                                og_push *push);
 
+/* The checks calls share (og_check.c): an operand of buf with elem_bytes
+ * elements at off, batch x (rows x cols with leading dimension ld), stride
+ * apart, lies in its buffer, spans at most 2^32 elements from its binding's
+ * start and fits maxStorageBufferRange (or may be read by address: A and
+ * B); messages begin "op: name". */
+og_status og_check_operand(const og_limits *lim, char *err, const char *op, const char *name,
+                           const og_buffer *buf, uint64_t elem_bytes, int64_t off, int64_t batch,
+                           int64_t stride, int64_t rows, int64_t ld, int64_t cols);
+
+/* A named dimension of a call. */
+typedef struct og_field {
+    const char *name;
+    int64_t v;
+} og_field;
+
+/* Every field is non-negative and, but for the offsets (which bindings
+ * and addresses absorb), fits the kernels' 32-bit indexing. */
+og_status og_check_fields(char *err, const char *op, const og_field *f, size_t n);
+
+/* A float32 vector read at offset + j for every column j < n (the bias, the
+ * column scales). */
+og_status og_check_columns(const og_limits *lim, char *err, const char *op, const char *name,
+                           const og_buffer *buf, int64_t offset, int64_t n);
+
 /* Refuses (OG_ERROR_UNSUPPORTED, naming op and N) a grid of gx workgroups
  * along x, N's direction, beyond the device's maxComputeWorkGroupCount[0]. */
 og_status og_grid_x_check(const og_limits *lim, char *err, const char *op, int64_t n, uint64_t gx);
@@ -65,6 +89,33 @@ og_status og_loops_check(const og_limits *lim, char *err, const char *op, const 
 /* The shape, layout and buffers of an Int8Gemm call as float GEMM
  * arguments (no epilogue): what the two share. */
 og_gemm_args og_int8gemm_layout(const og_int8gemm_args *args);
+
+/* ---- Convolution (og_conv_check.c, og_conv_plan.c) ---- */
+
+/* A checked convolution call: its output size and implicit GEMM. */
+typedef struct og_conv_shape {
+    int64_t p, q;          /* output height and width */
+    int64_t groups, cg, kg; /* groups, and input and output channels a group */
+    int64_t m, n, k, batch; /* the implicit GEMM: P*Q, Kg, Cg*R*S, images * groups */
+    int gemm;               /* 1x1, stride 1, unpadded, ungrouped NHWC: the GEMM itself */
+    int empty;              /* no image or no output channel: nothing to record */
+} og_conv_shape;
+
+/* Checks a convolution call with input elements of in_bytes bytes in
+ * 64-bit arithmetic (onegpu.h, og_conv_encode) and fills shape, and push
+ * for the convolution kernel (conv_gather.tmpl's use of the GEMM's push
+ * constants). The message names the dimension. */
+og_status og_conv_check(const og_limits *lim, char *err, uint64_t in_bytes,
+                        const og_conv_args *args, og_conv_shape *shape, og_push *push);
+
+/* The GEMM that a 1x1, stride 1, unpadded, ungrouped NHWC convolution is
+ * (shape->gemm): M = n*H*W, N = K, K = C, B (the weights) transposed. */
+og_gemm_args og_conv_as_gemm(const og_conv_args *args);
+
+/* The tile parameters a convolution runs for the GEMM's choice p: p's
+ * tile with element loads from storage buffers; the default tile where p
+ * is another variant. */
+og_params og_conv_params(const og_params *p);
 
 /* ---- Rules of the reference design (og_rules.c) ---- */
 
@@ -286,7 +337,12 @@ typedef struct og_piece {
     int n_steps;
 } og_piece;
 
-typedef enum og_plan_kind { OG_PLAN_GEMM, OG_PLAN_INT8GEMM, OG_PLAN_ELEMENTWISE } og_plan_kind;
+typedef enum og_plan_kind {
+    OG_PLAN_GEMM,
+    OG_PLAN_INT8GEMM,
+    OG_PLAN_ELEMENTWISE,
+    OG_PLAN_CONV /* a GEMM plan whose pieces step over pixels and whole images */
+} og_plan_kind;
 
 /* What one call records: pieces i = 0 .. pieces-1, each made by og_plan_piece. */
 typedef struct og_plan {
@@ -347,6 +403,13 @@ og_status og_int8gemm_plan(const og_limits *lim, char *err, og_dialect dialect,
 og_status og_elementwise_plan(const og_limits *lim, char *err, og_dialect dialect,
                               og_elementwise op, const og_gemm_args *args, const og_push *push,
                               og_plan *out);
+
+/* Plans a checked convolution with tile parameters p (og_conv_params) and
+ * a scratch of scratch_bytes for split-k: ranges by the GEMM's rule on the
+ * implicit GEMM, pieces of whole tiles of pixels and whole images. */
+og_status og_conv_plan(const og_limits *lim, char *err, og_dtype input, const og_conv_args *args,
+                       const og_conv_shape *shape, const og_params *p, const og_push *push,
+                       uint64_t scratch_bytes, og_plan *out);
 
 /* For the plan files: an empty plan of kind for push, and the count of
  * pieces once rows_per and batch_per are set (og_pieces.c). */

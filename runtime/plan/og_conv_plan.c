@@ -1,0 +1,71 @@
+/* Plans of a convolution call: the implicit GEMM's tile and split-k ranges,
+ * kernel, grid and pieces (no Vulkan). */
+#include <inttypes.h>
+
+#include "og_plan.h"
+
+og_params og_conv_params(const og_params *p)
+{
+    og_params q = p->variant == OG_VARIANT_TILE ? *p : og_params_default();
+    /* The gather reads A one element at a time; B and C follow. */
+    q.vec = 1;
+    q.src = OG_SRC_STORAGE;
+    q.split = p->variant == OG_VARIANT_TILE ? p->split : OG_SPLIT_RULE;
+    return q;
+}
+
+og_status og_conv_plan(const og_limits *lim, char *err, og_dtype input, const og_conv_args *args,
+                       const og_conv_shape *s, const og_params *p, const og_push *push,
+                       uint64_t scratch_bytes, og_plan *out)
+{
+    og_plan_start(out, OG_PLAN_CONV, lim, OG_GLSL, push);
+    og_gemm_args view = {.a = args->x,
+                         .b = args->wt,
+                         .c = args->y,
+                         .a_offset = args->x_offset,
+                         .b_offset = args->w_offset,
+                         .c_offset = args->y_offset,
+                         .bias = args->bias,
+                         .bias_offset = args->bias_offset};
+    og_binding_starts(lim, &view, og_dtype_bytes(input), og_dtype_bytes(input), NULL, 0,
+                      out->start);
+    if (s->empty)
+        return OG_OK;
+    og_split_ranges(p->split, s->m, s->n, s->k, s->batch, scratch_bytes / 4, &out->ranges,
+                    &out->range_len);
+    out->key = (og_kernel_key){.kernel = out->ranges > 1 ? OG_KERNEL_PLANES : OG_KERNEL_GEMM,
+                               .p = og_conv_params(p),
+                               .dtype = input,
+                               .trans_b = 1,
+                               .dialect = OG_GLSL,
+                               .conv = OG_CONV_KEY(args->layout, args->weights)};
+    char why[256];
+    if (og_kernel_check(&out->key, lim, why, sizeof why) != 0)
+        return og_failf(err, OG_ERROR_UNSUPPORTED, "conv: %s", why);
+    og_status st = og_loops_check(lim, err, "conv", &out->key, s->k, out->range_len);
+    if (st != OG_OK)
+        return st;
+    out->key.p.split = OG_SPLIT_RULE;
+    const uint32_t *count = lim->max_count;
+    uint64_t gx = og_ceil_div((uint64_t)s->n, (uint64_t)out->key.p.bn);
+    uint64_t reduce_gx = og_ceil_div((uint64_t)s->n, OG_ELEMENTWISE_THREADS);
+    if ((st = og_grid_x_check(lim, err, "conv", s->n,
+                              out->ranges > 1 && reduce_gx > gx ? reduce_gx : gx)) != OG_OK)
+        return st;
+    /* A piece holds whole images: every group of an image (z = image *
+     * groups + group) in each of its split-k ranges. */
+    uint64_t per_z = count[2] / out->ranges;
+    if (per_z < (uint64_t)s->groups)
+        return og_failf(err, OG_ERROR_UNSUPPORTED,
+                        "conv: %" PRId64 " groups in %u split-k ranges exceed the device's "
+                        "maxComputeWorkGroupCount[2] of %u",
+                        s->groups, out->ranges, count[2]);
+    out->gx = (uint32_t)gx;
+    out->tile_rows = (uint32_t)out->key.p.bm;
+    out->rows_per = (uint64_t)count[1] * (uint64_t)out->key.p.bm;
+    out->batch_per = per_z / (uint64_t)s->groups * (uint64_t)s->groups;
+    if (out->ranges > 1)
+        out->scratch_bytes = scratch_bytes;
+    og_plan_count_pieces(out);
+    return OG_OK;
+}

@@ -1,0 +1,569 @@
+/* Convolution (onegpu.h, og_conv_*; issue 27): against a float64 direct
+ * convolution written from the formulas of onegpu.h alone (not from the
+ * kernel's index math), over ggml's test grid and the known traps; the
+ * Deterministic order against the host emulation of the GEMM's order on an
+ * explicit im2col matrix; and the checks that refuse a call before anything
+ * is written. */
+#include <math.h>
+#include <stdio.h>
+
+#include "og_test.h"
+#include "onegpu_formats.h"
+
+typedef struct conv_case {
+    og_conv_layout layout;
+    og_conv_weights weights;
+    og_dtype dtype;
+    int64_t n, c, h, w, k, r, s, groups;
+    int64_t sh, sw, dh, dw, pt, pb, pl, pr;
+    int bias;
+    og_activation act;
+    float beta;
+} conv_case;
+
+static int64_t one(int64_t v)
+{
+    return v ? v : 1;
+}
+
+/* P or Q from the definition: the positions of the dilated window that
+ * fit the padded input, counted one by one. */
+static int64_t positions(int64_t size, int64_t pad0, int64_t pad1, int64_t taps, int64_t dil,
+                         int64_t stride)
+{
+    int64_t count = 0;
+    for (int64_t start = 0; start + (taps - 1) * dil < size + pad0 + pad1; start += stride)
+        count++;
+    return count;
+}
+
+/* Element indices of onegpu.h's layouts. */
+static int64_t x_at(const conv_case *t, int64_t img, int64_t c, int64_t h, int64_t w)
+{
+    return t->layout == OG_CONV_NHWC ? ((img * t->h + h) * t->w + w) * t->c + c
+                                     : ((img * t->c + c) * t->h + h) * t->w + w;
+}
+
+static int64_t w_at(const conv_case *t, int64_t kk, int64_t c, int64_t r, int64_t s)
+{
+    int64_t cg = t->c / one(t->groups);
+    return t->weights == OG_CONV_KRSC ? ((kk * t->r + r) * t->s + s) * cg + c
+                                      : ((kk * cg + c) * t->r + r) * t->s + s;
+}
+
+static int64_t y_at(const conv_case *t, int64_t P, int64_t Q, int64_t img, int64_t kk, int64_t p,
+                    int64_t q)
+{
+    return t->layout == OG_CONV_NHWC ? ((img * P + p) * Q + q) * t->k + kk
+                                     : ((img * t->k + kk) * P + p) * Q + q;
+}
+
+/* The float64 direct convolution with the epilogue (bias, beta * y, act). */
+static void reference(const conv_case *t, int64_t P, int64_t Q, const float *x, const float *wt,
+                      const float *bias, const float *y0, float *y)
+{
+    int64_t g = one(t->groups), cg = t->c / g, kg = t->k / g;
+    for (int64_t img = 0; img < t->n; img++)
+        for (int64_t kk = 0; kk < t->k; kk++)
+            for (int64_t p = 0; p < P; p++)
+                for (int64_t q = 0; q < Q; q++) {
+                    double sum = 0.0;
+                    for (int64_t c = 0; c < cg; c++)
+                        for (int64_t r = 0; r < t->r; r++)
+                            for (int64_t s = 0; s < t->s; s++) {
+                                int64_t h = p * one(t->sh) + r * one(t->dh) - t->pt;
+                                int64_t w = q * one(t->sw) + s * one(t->dw) - t->pl;
+                                if (h < 0 || h >= t->h || w < 0 || w >= t->w)
+                                    continue;
+                                sum += (double)x[x_at(t, img, kk / kg * cg + c, h, w)] *
+                                       (double)wt[w_at(t, kk, c, r, s)];
+                            }
+                    int64_t at = y_at(t, P, Q, img, kk, p, q);
+                    if (t->beta != 0.0f)
+                        sum += (double)t->beta * y0[at];
+                    if (bias)
+                        sum += bias[kk];
+                    y[at] = og_reference_activation(t->act, (float)sum);
+                }
+}
+
+/* Values of the type in quarters of small integers, exact in float16 and
+ * bfloat16, so the sums are exact in float32 too. */
+static float quarter(uint32_t *state)
+{
+    *state = *state * 1664525u + 1013904223u;
+    return (float)((int)(*state >> 24) % 9 - 4) * 0.25f;
+}
+
+/* The host values as the type's bits. */
+static void *stored(og_dtype t, const float *v, size_t n, size_t *bytes)
+{
+    *bytes = n * og_dtype_bytes(t);
+    void *out = malloc(*bytes ? *bytes : 1);
+    cr_assert_not_null(out);
+    for (size_t i = 0; i < n; i++) {
+        if (t == OG_F32)
+            ((float *)out)[i] = v[i];
+        else if (t == OG_F16)
+            ((uint16_t *)out)[i] = og_f32_to_f16(v[i], OG_ROUND_NEAREST_EVEN);
+        else
+            ((uint16_t *)out)[i] = og_f32_to_bf16(v[i], OG_ROUND_NEAREST_EVEN);
+    }
+    return out;
+}
+
+static og_conv_args args_of(const conv_case *t)
+{
+    return (og_conv_args){.layout = t->layout,
+                          .weights = t->weights,
+                          .n = t->n,
+                          .c = t->c,
+                          .h = t->h,
+                          .w = t->w,
+                          .k = t->k,
+                          .r = t->r,
+                          .s = t->s,
+                          .groups = t->groups,
+                          .stride_h = t->sh,
+                          .stride_w = t->sw,
+                          .dilation_h = t->dh,
+                          .dilation_w = t->dw,
+                          .pad_top = t->pt,
+                          .pad_bottom = t->pb,
+                          .pad_left = t->pl,
+                          .pad_right = t->pr,
+                          .beta = t->beta,
+                          .activation = t->act};
+}
+
+/* Runs case t on ctx in mode with operands at element offsets 3, 5 and 7
+ * (y's guard elements around it must stay) and compares with the float64
+ * reference: bit for bit where the epilogue is exact, else within 1e-5. */
+static void run_case(og_context *ctx, og_mode mode, const conv_case *t, uint32_t seed)
+{
+    int64_t P = positions(t->h, t->pt, t->pb, t->r, one(t->dh), one(t->sh));
+    int64_t Q = positions(t->w, t->pl, t->pr, t->s, one(t->dw), one(t->sw));
+    og_conv_args a = args_of(t);
+    int64_t p, q;
+    og_conv_output_size(&a, &p, &q);
+    cr_assert(p == P && q == Q,
+              "output %" PRId64 "x%" PRId64 ", the definition gives %" PRId64 "x%" PRId64, p, q, P,
+              Q);
+    size_t nx = (size_t)(t->n * t->c * t->h * t->w),
+           nw = (size_t)(t->k * t->c / one(t->groups) * t->r * t->s);
+    size_t ny = (size_t)(t->n * t->k * P * Q), off_x = 3, off_w = 5, off_y = 7;
+    float *x = calloc(nx + off_x, sizeof *x), *wt = calloc(nw + off_w, sizeof *wt);
+    float *y0 = malloc((ny + 2 * off_y) * sizeof *y0),
+          *want = malloc((ny + 2 * off_y) * sizeof *want);
+    float *got = malloc((ny + 2 * off_y) * sizeof *got),
+          *bias = malloc((size_t)t->k * sizeof *bias);
+    cr_assert(x && wt && y0 && want && got && bias);
+    for (size_t i = 0; i < nx; i++)
+        x[off_x + i] = quarter(&seed);
+    for (size_t i = 0; i < nw; i++)
+        wt[off_w + i] = quarter(&seed);
+    for (size_t i = 0; i < ny + 2 * off_y; i++)
+        y0[i] = quarter(&seed) - 7.0f;
+    for (int64_t i = 0; i < t->k; i++)
+        bias[i] = quarter(&seed) * 4.0f;
+    memcpy(want, y0, (ny + 2 * off_y) * sizeof *want);
+    reference(t, P, Q, x + off_x, wt + off_w, t->bias ? bias : NULL, y0 + off_y, want + off_y);
+    size_t xb, wb;
+    void *xs = stored(t->dtype, x, nx + off_x, &xb), *ws = stored(t->dtype, wt, nw + off_w, &wb);
+    og_buffer *bx = make_buffer(ctx, xs, xb), *bw = make_buffer(ctx, ws, wb);
+    og_buffer *by = make_buffer(ctx, y0, (ny + 2 * off_y) * sizeof *y0);
+    og_buffer *bb = make_buffer(ctx, bias, (size_t)t->k * sizeof *bias);
+    a.x = bx;
+    a.wt = bw;
+    a.y = by;
+    a.bias = t->bias ? bb : NULL;
+    a.x_offset = (int64_t)off_x;
+    a.w_offset = (int64_t)off_w;
+    a.y_offset = (int64_t)off_y;
+    og_conv *cv;
+    cr_assert_eq(og_conv_create(ctx, t->dtype, mode, &cv), OG_OK);
+    char what[512], desc[512] = "";
+    cr_assert_eq(og_conv_describe(cv, &a, desc, sizeof desc), OG_OK, "%s",
+                 og_context_last_error(ctx));
+    snprintf(what, sizeof what,
+             "%s %s %s n%" PRId64 " c%" PRId64 " %" PRId64 "x%" PRId64 " k%" PRId64 " %" PRId64
+             "x%" PRId64 " g%" PRId64 " s%" PRId64 ",%" PRId64 " d%" PRId64 ",%" PRId64
+             " pad %" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 " [%s]",
+             t->layout ? "NCHW" : "NHWC", t->weights ? "KCRS" : "KRSC", og_dtype_name(t->dtype),
+             t->n, t->c, t->h, t->w, t->k, t->r, t->s, one(t->groups), one(t->sh), one(t->sw),
+             one(t->dh), one(t->dw), t->pt, t->pb, t->pl, t->pr, desc);
+    cr_assert_eq(og_conv_run(cv, &a), OG_OK, "%s: %s", what, og_context_last_error(ctx));
+    cr_assert_eq(og_buffer_read(by, 0, got, (ny + 2 * off_y) * sizeof *got), OG_OK);
+    int exact = t->act == OG_ACTIVATION_NONE || t->act == OG_ACTIVATION_RELU;
+    for (size_t i = 0; i < ny + 2 * off_y; i++) {
+        int guard = i < off_y || i >= off_y + ny;
+        double tol = exact || guard ? 0.0 : 1e-5 * fmax(1.0, fabs(want[i]));
+        cr_assert(fabs((double)got[i] - want[i]) <= tol && !isnan(got[i]),
+                  "%s: y[%zu] = %a, want %a%s", what, i - off_y, (double)got[i], (double)want[i],
+                  guard ? " (outside y)" : "");
+    }
+    og_conv_destroy(cv);
+    og_buffer_destroy(bx);
+    og_buffer_destroy(bw);
+    og_buffer_destroy(by);
+    og_buffer_destroy(bb);
+    free(xs);
+    free(ws);
+    free(x);
+    free(wt);
+    free(y0);
+    free(want);
+    free(got);
+    free(bias);
+}
+
+/* ggml's convolution test grid (test-backend-ops, conv_2d): strides,
+ * paddings, dilation, channels, filter and input sizes, batch 2. Every
+ * OG_TEST_CONV_STRIDE-th case (default 7) of the grid, each with a layout,
+ * weight layout, type and epilogue that turn with the case. */
+Test(conv, ggml_grid, .timeout = 1800)
+{
+    og_context *ctx = open_context();
+    const int64_t strides[2][2] = {{1, 5}, {3, 5}}, pads[2][2] = {{5, 2}, {5, 5}};
+    const int64_t cs[2] = {1, 25}, ks[2] = {1, 12}, taps[4] = {1, 2, 3, 11}, hs[2] = {1, 133},
+                  ws[2] = {1, 141};
+    const char *env = getenv("OG_TEST_CONV_STRIDE");
+    int every = env && atoi(env) > 0 ? atoi(env) : 7, ran = 0;
+    int index = 0;
+    for (int st = 0; st < 2; st++)
+        for (int pd = 0; pd < 2; pd++)
+            for (int ci = 0; ci < 2; ci++)
+                for (int ki = 0; ki < 2; ki++)
+                    for (int ri = 0; ri < 4; ri++)
+                        for (int si = 0; si < 4; si++)
+                            for (int hi = 0; hi < 2; hi++)
+                                for (int wi = 0; wi < 2; wi++, index++) {
+                                    if (index % every != 0)
+                                        continue;
+                                    conv_case t = {.layout = (og_conv_layout)(index / every % 2),
+                                                   .weights =
+                                                       (og_conv_weights)(index / every / 2 % 2),
+                                                   .dtype = (og_dtype)(index / every % 3),
+                                                   .n = 2,
+                                                   .c = cs[ci],
+                                                   .h = hs[hi],
+                                                   .w = ws[wi],
+                                                   .k = ks[ki],
+                                                   .r = taps[ri],
+                                                   .s = taps[si],
+                                                   .sh = strides[st][0],
+                                                   .sw = strides[st][1],
+                                                   .dh = 2,
+                                                   .dw = 4,
+                                                   .pt = pads[pd][0],
+                                                   .pb = pads[pd][0],
+                                                   .pl = pads[pd][1],
+                                                   .pr = pads[pd][1],
+                                                   .bias = index % 3 == 0,
+                                                   .act = (og_activation)(index / every % 4),
+                                                   .beta = index % 5 == 0 ? 1.0f : 0.0f};
+                                    og_conv_args a = args_of(&t);
+                                    int64_t p, q;
+                                    og_conv_output_size(&a, &p, &q);
+                                    if (p < 1 || q < 1)
+                                        continue; /* refused: conv/refusals */
+                                    run_case(ctx, OG_MODE_FAST, &t, (uint32_t)index);
+                                    ran++;
+                                }
+    cr_expect_gt(ran, 10);
+    close_context(ctx);
+}
+
+/* The traps of issue 27: the dilated output size, asymmetric padding,
+ * windows wholly inside the padding, C*R*S not a multiple of the k step
+ * (Whisper's 80*3, a first layer's 3*7*7), few input channels, groups and
+ * depthwise, 1-D, and the 1x1 convolution that is a GEMM. */
+Test(conv, traps, .timeout = 900)
+{
+    og_context *ctx = open_context();
+    const conv_case cases[] = {
+        /* H = 8, R = 3, d = 2: P = 4. */
+        {OG_CONV_NHWC,
+         OG_CONV_KRSC,
+         OG_F32,
+         1,
+         3,
+         8,
+         8,
+         4,
+         3,
+         3,
+         1,
+         1,
+         1,
+         2,
+         2,
+         0,
+         0,
+         0,
+         0,
+         0,
+         OG_ACTIVATION_NONE,
+         0.0f},
+        /* asymmetric padding, stride 2 */
+        {OG_CONV_NCHW,
+         OG_CONV_KCRS,
+         OG_F32,
+         2,
+         5,
+         9,
+         11,
+         6,
+         3,
+         2,
+         1,
+         2,
+         2,
+         1,
+         1,
+         2,
+         0,
+         1,
+         3,
+         1,
+         OG_ACTIVATION_RELU,
+         0.0f},
+        /* padding larger than the filter: rows wholly in the padding */
+        {OG_CONV_NHWC,
+         OG_CONV_KCRS,
+         OG_F16,
+         1,
+         2,
+         3,
+         3,
+         3,
+         2,
+         2,
+         1,
+         1,
+         1,
+         1,
+         1,
+         4,
+         4,
+         4,
+         4,
+         1,
+         OG_ACTIVATION_NONE,
+         0.0f},
+        /* Whisper's first layer, 1-D: C 80, K 12 (of 384), R 1, S 3, pad 1 */
+        {OG_CONV_NCHW,
+         OG_CONV_KCRS,
+         OG_F16,
+         1,
+         80,
+         1,
+         300,
+         12,
+         1,
+         3,
+         1,
+         1,
+         1,
+         1,
+         1,
+         0,
+         0,
+         1,
+         1,
+         1,
+         OG_ACTIVATION_GELU_ERF,
+         0.0f},
+        /* Whisper's second: stride 2 */
+        {OG_CONV_NHWC,
+         OG_CONV_KRSC,
+         OG_BF16,
+         1,
+         24,
+         1,
+         61,
+         16,
+         1,
+         3,
+         1,
+         1,
+         2,
+         1,
+         1,
+         0,
+         0,
+         1,
+         1,
+         0,
+         OG_ACTIVATION_NONE,
+         0.0f},
+        /* a first layer: C 3, 7x7, stride 2, pad 3 */
+        {OG_CONV_NCHW,
+         OG_CONV_KCRS,
+         OG_F32,
+         2,
+         3,
+         23,
+         19,
+         8,
+         7,
+         7,
+         1,
+         2,
+         2,
+         1,
+         1,
+         3,
+         3,
+         3,
+         3,
+         1,
+         OG_ACTIVATION_NONE,
+         0.0f},
+        /* groups 2 and depthwise (G = C) */
+        {OG_CONV_NHWC,
+         OG_CONV_KRSC,
+         OG_F32,
+         2,
+         8,
+         7,
+         6,
+         4,
+         3,
+         3,
+         2,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         OG_ACTIVATION_NONE,
+         0.0f},
+        {OG_CONV_NCHW,
+         OG_CONV_KCRS,
+         OG_F16,
+         2,
+         6,
+         10,
+         9,
+         12,
+         3,
+         3,
+         6,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         OG_ACTIVATION_GELU_TANH,
+         0.0f},
+        /* 1x1 NHWC, stride 1, unpadded: the GEMM itself, with beta */
+        {OG_CONV_NHWC,
+         OG_CONV_KCRS,
+         OG_F32,
+         2,
+         7,
+         5,
+         6,
+         9,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         0,
+         0,
+         0,
+         0,
+         1,
+         OG_ACTIVATION_NONE,
+         1.0f},
+        /* 1x1 NCHW: not a plain GEMM */
+        {OG_CONV_NCHW,
+         OG_CONV_KRSC,
+         OG_BF16,
+         2,
+         7,
+         5,
+         6,
+         9,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         0,
+         0,
+         0,
+         0,
+         0,
+         OG_ACTIVATION_NONE,
+         1.0f},
+        /* large K, C*R*S = 576 (split-k by the rule: few workgroups) */
+        {OG_CONV_NHWC,
+         OG_CONV_KRSC,
+         OG_F32,
+         1,
+         64,
+         6,
+         6,
+         70,
+         3,
+         3,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         OG_ACTIVATION_NONE,
+         0.0f},
+        {OG_CONV_NCHW,
+         OG_CONV_KCRS,
+         OG_F32,
+         1,
+         64,
+         6,
+         6,
+         70,
+         3,
+         3,
+         2,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         OG_ACTIVATION_RELU,
+         1.0f},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_case(ctx, OG_MODE_FAST, &cases[i], (uint32_t)i + 100);
+        run_case(ctx, OG_MODE_DETERMINISTIC, &cases[i], (uint32_t)i + 200);
+    }
+    og_conv_args a = args_of(&cases[0]);
+    int64_t p, q;
+    og_conv_output_size(&a, &p, &q);
+    cr_expect(p == 4 && q == 4, "H = 8, R = 3, d = 2 gives P = %" PRId64, p);
+    close_context(ctx);
+}
