@@ -567,3 +567,295 @@ Test(conv, traps, .timeout = 900)
     cr_expect(p == 4 && q == 4, "H = 8, R = 3, d = 2 gives P = %" PRId64, p);
     close_context(ctx);
 }
+
+/* y, 64 floats of a pattern, must keep it through a refused call. */
+#define GUARD_FLOATS 64
+
+/* A call that must be refused: its status, a message naming `names`, and
+ * nothing written to y's buffer. */
+static void expect_refused(og_context *ctx, og_conv *cv, og_conv_args a, og_status want,
+                           const char *names)
+{
+    float before[GUARD_FLOATS], after[GUARD_FLOATS];
+    cr_assert_eq(og_buffer_read(a.y, 0, before, sizeof before), OG_OK);
+    og_status st = og_conv_run(cv, &a);
+    const char *msg = og_context_last_error(ctx);
+    cr_expect_eq(st, want, "status %d (want %d) for \"%s\": %s", st, want, names, msg);
+    cr_expect(strstr(msg, names) != NULL && strncmp(msg, "conv: ", 6) == 0,
+              "message \"%s\" does not name %s", msg, names);
+    cr_assert_eq(og_buffer_read(a.y, 0, after, sizeof after), OG_OK);
+    cr_expect(memcmp(before, after, sizeof before) == 0, "%s: y was written", names);
+}
+
+/* Every check of og_conv_encode refuses before anything is recorded:
+ * sizes, the output size, groups, strides the kernel cannot carry, extents,
+ * overlaps and the epilogue. */
+Test(conv, refusals)
+{
+    og_context *ctx = open_context();
+    float pattern[GUARD_FLOATS * 4];
+    for (size_t i = 0; i < sizeof pattern / sizeof pattern[0]; i++)
+        pattern[i] = (float)i + 0.5f;
+    og_buffer *x = make_buffer(ctx, pattern, sizeof pattern);
+    og_buffer *wt = make_buffer(ctx, pattern, sizeof pattern);
+    og_buffer *y = make_buffer(ctx, pattern, GUARD_FLOATS * sizeof(float));
+    og_buffer *bias = make_buffer(ctx, pattern, 2 * sizeof(float));
+    og_conv *cv;
+    cr_assert_eq(og_conv_create(ctx, OG_F32, OG_MODE_FAST, &cv), OG_OK);
+    /* 1 image, C 2, 4x4, K 2, 3x3: y holds 2 x 2 x 2 = 8 floats. */
+    const og_conv_args good = {
+        .n = 1, .c = 2, .h = 4, .w = 4, .k = 2, .r = 3, .s = 3, .x = x, .wt = wt, .y = y};
+    cr_assert_eq(og_conv_run(cv, &good), OG_OK, "%s", og_context_last_error(ctx));
+    cr_assert_eq(og_buffer_write(y, 0, pattern, GUARD_FLOATS * sizeof(float)), OG_OK);
+    og_conv_args a = good;
+    a.r = 6; /* a 6-row filter on 4 rows: P = -1 */
+    expect_refused(ctx, cv, a, OG_ERROR_INVALID_ARGUMENT, "P (-1)");
+    a = good;
+    a.s = 2, a.dilation_w = 4; /* 5 columns wide */
+    expect_refused(ctx, cv, a, OG_ERROR_INVALID_ARGUMENT, "Q (0)");
+    a = good;
+    a.groups = 3;
+    expect_refused(ctx, cv, a, OG_ERROR_INVALID_ARGUMENT, "groups (3)");
+    a = good;
+    a.stride_h = -1;
+    expect_refused(ctx, cv, a, OG_ERROR_INVALID_ARGUMENT, "stride_h (-1)");
+    a = good;
+    a.stride_w = 70000;
+    expect_refused(ctx, cv, a, OG_ERROR_UNSUPPORTED, "stride_w (70000)");
+    a = good;
+    a.pad_left = -2;
+    expect_refused(ctx, cv, a, OG_ERROR_INVALID_ARGUMENT, "pad_left (-2)");
+    a = good;
+    a.c = 0;
+    expect_refused(ctx, cv, a, OG_ERROR_INVALID_ARGUMENT, "C (0)");
+    a = good;
+    a.layout = (og_conv_layout)5;
+    expect_refused(ctx, cv, a, OG_ERROR_INVALID_ARGUMENT, "layout 5");
+    a = good;
+    a.x = NULL;
+    expect_refused(ctx, cv, a, OG_ERROR_INVALID_ARGUMENT, "x is NULL");
+    a = good;
+    a.n = 20; /* x holds 256 floats, 20 images need 640 */
+    expect_refused(ctx, cv, a, OG_ERROR_INVALID_ARGUMENT, "x needs");
+    a = good;
+    a.y_offset = GUARD_FLOATS - 4;
+    expect_refused(ctx, cv, a, OG_ERROR_INVALID_ARGUMENT, "y needs");
+    a = good;
+    a.bias = bias, a.bias_offset = 1;
+    expect_refused(ctx, cv, a, OG_ERROR_INVALID_ARGUMENT, "bias needs");
+    a = good;
+    a.activation = (og_activation)9;
+    expect_refused(ctx, cv, a, OG_ERROR_INVALID_ARGUMENT, "activation 9");
+    a = good;
+    a.x = y, a.x_offset = 4; /* x's 32 floats from 4 meet y's 8 from 0 */
+    expect_refused(ctx, cv, a, OG_ERROR_INVALID_ARGUMENT, "y overlaps x");
+    a = good;
+    a.wt = y, a.w_offset = 8, a.y_offset = 40; /* wt's 36 floats from 8 meet y's from 40 */
+    expect_refused(ctx, cv, a, OG_ERROR_INVALID_ARGUMENT, "y overlaps wt");
+    a = good;
+    a.h = (int64_t)1 << 40;
+    expect_refused(ctx, cv, a, OG_ERROR_INVALID_ARGUMENT, "H (1099511627776)");
+    /* Nothing to compute: no image, or no output channel. */
+    cr_assert_eq(og_buffer_write(y, 0, pattern, GUARD_FLOATS * sizeof(float)), OG_OK);
+    a = good;
+    a.n = 0;
+    cr_expect_eq(og_conv_run(cv, &a), OG_OK, "%s", og_context_last_error(ctx));
+    float after[GUARD_FLOATS];
+    cr_assert_eq(og_buffer_read(y, 0, after, sizeof after), OG_OK);
+    cr_expect(memcmp(after, pattern, sizeof after) == 0, "no image: y was written");
+    og_conv_destroy(cv);
+    cr_expect_eq(og_conv_create(ctx, OG_INT8, OG_MODE_FAST, &cv), OG_ERROR_INVALID_ARGUMENT);
+    cr_expect_null(cv);
+    og_buffer_destroy(x);
+    og_buffer_destroy(wt);
+    og_buffer_destroy(y);
+    og_buffer_destroy(bias);
+    close_context(ctx);
+}
+
+/* Deterministic mode sums in the GEMM's documented order over the reduction
+ * index in the weights' order (docs/accumulation-order.md, "Convolution"):
+ * bit for bit the host emulation of that order (og_reference_ordered) on an
+ * explicit im2col matrix, split-k ranges included. Values are random
+ * float32, so every rounding shows. */
+static void check_order(og_context *ctx, og_conv_layout layout, og_conv_weights weights, int64_t c,
+                        int64_t k, int64_t hw, int fused)
+{
+    const int64_t n = 2, r = 3, s = 3, P = hw, Q = hw, crs = c * r * s, pq = P * Q;
+    conv_case t = {.layout = layout,
+                   .weights = weights,
+                   .n = n,
+                   .c = c,
+                   .h = hw,
+                   .w = hw,
+                   .k = k,
+                   .r = r,
+                   .s = s,
+                   .pt = 1,
+                   .pb = 1,
+                   .pl = 1,
+                   .pr = 1};
+    size_t nx = (size_t)(n * c * hw * hw), nw = (size_t)(k * crs), ny = (size_t)(n * k * pq);
+    float *x = malloc(nx * sizeof *x), *wt = malloc(nw * sizeof *wt), *bias = malloc((size_t)k * 4);
+    float *cols = calloc((size_t)(n * pq * crs), sizeof *cols), *want = malloc(ny * 4);
+    float *got = malloc(ny * 4), *zero = calloc(ny, 4);
+    cr_assert(x && wt && bias && cols && want && got && zero);
+    uint32_t seed = 7;
+    for (size_t i = 0; i < nx; i++)
+        x[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) * 0x1p-23f - 1.0f;
+    for (size_t i = 0; i < nw; i++)
+        wt[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) * 0x1p-23f - 1.0f;
+    for (int64_t i = 0; i < k; i++)
+        bias[i] = (float)i * 0.125f - 1.0f;
+    /* im2col: row p*Q + q of image img, column kk in the weights' order. */
+    for (int64_t img = 0; img < n; img++)
+        for (int64_t p = 0; p < P; p++)
+            for (int64_t q = 0; q < Q; q++)
+                for (int64_t cc = 0; cc < c; cc++)
+                    for (int64_t rr = 0; rr < r; rr++)
+                        for (int64_t ss = 0; ss < s; ss++) {
+                            int64_t h = p + rr - 1, w = q + ss - 1;
+                            int64_t kk = weights == OG_CONV_KRSC ? (rr * s + ss) * c + cc
+                                                                 : (cc * r + rr) * s + ss;
+                            if (h >= 0 && h < hw && w >= 0 && w < hw)
+                                cols[(img * pq + p * Q + q) * crs + kk] =
+                                    x[x_at(&t, img, cc, h, w)];
+                        }
+    og_gemm_args g = {.trans_b = 1,
+                      .m = pq,
+                      .n = k,
+                      .k = crs,
+                      .batch = n,
+                      .alpha = 1.0f,
+                      .lda = crs,
+                      .ldb = crs,
+                      .ldc = k,
+                      .stride_a = pq * crs,
+                      .stride_c = pq * k,
+                      .activation = OG_ACTIVATION_RELU};
+    og_order order = {.variant = OG_VARIANT_TILE, .acc = OG_ACC_BLOCKED};
+    documented_ranges(OG_SPLIT_RULE, pq, k, crs, n, OG_SCRATCH_BYTES / 4, &order.ranges,
+                      &order.range_len);
+    float *rows = malloc(ny * 4);
+    cr_assert_not_null(rows);
+    og_reference_ordered(OG_F32, &g, cols, wt, zero, bias, fused, &order, rows);
+    for (int64_t img = 0; img < n; img++)
+        for (int64_t pix = 0; pix < pq; pix++)
+            for (int64_t kk = 0; kk < k; kk++)
+                want[y_at(&t, P, Q, img, kk, pix / Q, pix % Q)] = rows[(img * pq + pix) * k + kk];
+    og_buffer *bx = make_buffer(ctx, x, nx * 4), *bw = make_buffer(ctx, wt, nw * 4);
+    og_buffer *by = make_buffer(ctx, zero, ny * 4), *bb = make_buffer(ctx, bias, (size_t)k * 4);
+    og_conv_args a = args_of(&t);
+    a.x = bx, a.wt = bw, a.y = by, a.bias = bb, a.activation = OG_ACTIVATION_RELU;
+    og_conv *cv;
+    cr_assert_eq(og_conv_create(ctx, OG_F32, OG_MODE_DETERMINISTIC, &cv), OG_OK);
+    cr_assert_eq(og_conv_run(cv, &a), OG_OK, "%s", og_context_last_error(ctx));
+    cr_assert_eq(og_buffer_read(by, 0, got, ny * 4), OG_OK);
+    size_t first = 0, differ = bits_differ(got, want, ny, &first);
+    cr_expect_eq(differ, 0,
+                 "%s %s c%" PRId64 " k%" PRId64 " %" PRId64 "x%" PRId64
+                 " (%u ranges): %zu elements differ, first y[%zu] = %a, want %a",
+                 layout ? "NCHW" : "NHWC", weights ? "KCRS" : "KRSC", c, k, hw, hw, order.ranges,
+                 differ, first, (double)got[first], (double)want[first]);
+    og_conv_destroy(cv);
+    og_buffer_destroy(bx);
+    og_buffer_destroy(bw);
+    og_buffer_destroy(by);
+    og_buffer_destroy(bb);
+    free(x), free(wt), free(bias), free(cols), free(want), free(got), free(zero), free(rows);
+}
+
+Test(conv, deterministic_order, .timeout = 900)
+{
+    og_context *ctx = open_context();
+    int fused = device_fuses(ctx);
+    check_order(ctx, OG_CONV_NHWC, OG_CONV_KRSC, 5, 7, 9, fused); /* 45 terms, one range */
+    check_order(ctx, OG_CONV_NCHW, OG_CONV_KCRS, 5, 7, 9, fused);
+    check_order(ctx, OG_CONV_NHWC, OG_CONV_KCRS, 40, 12, 6, fused); /* 360 terms, split-k */
+    check_order(ctx, OG_CONV_NCHW, OG_CONV_KRSC, 40, 12, 6, fused);
+    close_context(ctx);
+}
+
+/* Grids past the device's workgroup counts run in pieces of whole tiles of
+ * pixels and whole images (with every group): the same results with the
+ * counts lowered so that every call is cut along y and z, split-k included. */
+Test(conv, pieces, .timeout = 900)
+{
+    og_context *ctx = open_context();
+    ctx->limits.max_count[1] = 1; /* one 64-pixel tile of rows a dispatch */
+    const conv_case cases[] = {
+        {OG_CONV_NHWC,
+         OG_CONV_KRSC,
+         OG_F32,
+         3,
+         4,
+         13,
+         11,
+         6,
+         3,
+         3,
+         2,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         OG_ACTIVATION_RELU,
+         1.0f},
+        {OG_CONV_NCHW,
+         OG_CONV_KCRS,
+         OG_F16,
+         5,
+         2,
+         12,
+         12,
+         4,
+         3,
+         3,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         OG_ACTIVATION_NONE,
+         0.0f},
+        /* 32 * 3 * 3 = 288 terms a group, split-k in 5 ranges: 2 products a piece */
+        {OG_CONV_NCHW,
+         OG_CONV_KRSC,
+         OG_F32,
+         3,
+         64,
+         10,
+         10,
+         8,
+         3,
+         3,
+         2,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         1,
+         OG_ACTIVATION_NONE,
+         0.0f},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        /* Four products (images x groups) a dispatch; ten with 5 ranges. */
+        ctx->limits.max_count[2] = i == 2 ? 10 : 4;
+        run_case(ctx, OG_MODE_DETERMINISTIC, &cases[i], (uint32_t)i + 300);
+    }
+    close_context(ctx);
+}
