@@ -47,12 +47,16 @@ int og_db_same_driver(const og_device_info *a, const og_device_info *b);
  * unscaled kernel with the default residual shift): kept apart from native
  * float32's "gemm", so neither is ever selected for the other. */
 #define OG_OP_GEMM_RECOVERED "gemm_recovered"
+/* The start of a convolution's op (og_record_key). */
+#define OG_OP_CONV_PREFIX "conv:"
 
 /* What a record is about: everything selection matches on but the shape. */
 typedef struct og_record_key {
-    /* "gemm", OG_OP_GEMM_RECOVERED (dtype OG_F32) or "int8gemm" (dtype
-     * OG_INT8 for every 8-bit signedness) */
-    char op[16];
+    /* "gemm", OG_OP_GEMM_RECOVERED (dtype OG_F32), "int8gemm" (dtype
+     * OG_INT8 for every 8-bit signedness), or a convolution's
+     * OG_OP_CONV_PREFIX "RxS:sHxW:dHxW" (og_conv_op: trans_a its layout,
+     * trans_b its weights' layout, m, n, k and batch its implicit GEMM's) */
+    char op[32];
     og_dtype dtype;
     og_mode mode;
     int trans_a, trans_b;

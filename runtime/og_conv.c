@@ -1,15 +1,12 @@
 /* Convolution objects and their calls (onegpu.h, "Convolution"): each call
- * is checked, its tile chosen as the GEMM chooses it for the implicit
- * GEMM's shape, planned and recorded; a 1x1, stride 1, unpadded, ungrouped
- * NHWC convolution is handed to the GEMM itself. */
+ * is checked, its tile chosen (og_select_conv: the convolution's records,
+ * else the GEMM's choice for the implicit GEMM), planned and recorded; a
+ * 1x1, stride 1, unpadded, ungrouped NHWC convolution is handed to the
+ * GEMM itself. */
 #include <stdio.h>
 #include <string.h>
 
 #include "og_internal.h"
-
-struct og_conv {
-    og_gemm gemm; /* input type, mode, selection cache and split-k scratch */
-};
 
 og_status og_conv_create(og_context *ctx, og_dtype input, og_mode mode, og_conv **out)
 {
@@ -35,46 +32,78 @@ void og_conv_destroy(og_conv *cv)
         return;
     og_context *ctx = cv->gemm.ctx;
     og_gemm_fini(&cv->gemm);
+    og_mem_free(&ctx->allocator, cv->choices);
     og_mem_free(&ctx->allocator, cv);
 }
 
-/* The implicit GEMM's shape as the GEMM's selection sees it: op(A) the
- * gathered pixels by reduction index, B the weights stored N x K. */
-static og_gemm_args selection_view(const og_conv_shape *s)
+/* The cache entry of a call's geometry (its record key and shape). */
+static og_conv_choice choice_key(const og_conv_args *args, const og_conv_shape *s)
 {
-    return (og_gemm_args){
-        .trans_b = 1, .m = s->m, .n = s->n, .k = s->k, .batch = s->batch, .alpha = 1.0f};
+    og_conv_choice c;
+    memset(&c, 0, sizeof c);
+    og_conv_op(args, c.op, sizeof c.op);
+    c.layout = args->layout;
+    c.weights = args->weights;
+    c.m = s->m;
+    c.n = s->n;
+    c.k = s->k;
+    c.batch = s->batch;
+    return c;
 }
 
-/* A checked call: its shape and push constants; the tile it runs. */
-typedef struct conv_call {
-    og_conv_shape shape;
-    og_push push;
-    og_params params;
-} conv_call;
-
-static og_status check_and_choose(og_conv *cv, const og_conv_args *args, conv_call *c)
+og_status og_conv_choose(og_conv *cv, const og_conv_args *args, const og_conv_shape *s,
+                         og_params *p)
 {
+    og_conv_choice key = choice_key(args, s);
+    for (size_t i = 0; i < cv->n_choices; i++) {
+        og_conv_choice c = cv->choices[i];
+        memset(&c.params, 0, sizeof c.params);
+        if (memcmp(&c, &key, sizeof c) == 0) {
+            *p = cv->choices[i].params;
+            return OG_OK;
+        }
+    }
     og_context *ctx = cv->gemm.ctx;
-    og_status st = og_conv_check(&ctx->limits, ctx->error, og_dtype_bytes(cv->gemm.dtype), args,
-                                 &c->shape, &c->push);
-    if (st != OG_OK || c->shape.empty || c->shape.gemm)
+    og_choice choice;
+    og_status st = og_select_conv(ctx, cv->gemm.dtype, cv->gemm.mode, args, s->m, s->n, s->k,
+                                  s->batch, &choice);
+    if (st != OG_OK)
         return st;
-    og_gemm_args view = selection_view(&c->shape);
-    og_params p;
-    if ((st = og_gemm_choose(&cv->gemm, &view, &p)) != OG_OK)
-        return st;
-    c->params = og_conv_params(&p);
+    if (cv->n_choices == cv->cap_choices) {
+        size_t cap = cv->cap_choices ? 2 * cv->cap_choices : 8;
+        og_conv_choice *grown = og_mem_realloc(&ctx->allocator, cv->choices, cap * sizeof *grown);
+        if (!grown)
+            return og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "conv: out of memory");
+        cv->choices = grown;
+        cv->cap_choices = cap;
+    }
+    key.params = og_conv_params(&choice.params);
+    cv->choices[cv->n_choices++] = key;
+    *p = key.params;
     return OG_OK;
 }
 
-/* Plans a checked call that runs the convolution kernel. */
-static og_status prepare(og_conv *cv, const og_conv_args *args, const conv_call *cc, og_call *c)
+/* A checked call: its shape and push constants. */
+typedef struct conv_call {
+    og_conv_shape shape;
+    og_push push;
+} conv_call;
+
+static og_status check(og_conv *cv, const og_conv_args *args, conv_call *c)
+{
+    og_context *ctx = cv->gemm.ctx;
+    return og_conv_check(&ctx->limits, ctx->error, og_dtype_bytes(cv->gemm.dtype), args, &c->shape,
+                         &c->push);
+}
+
+/* Plans a checked call that runs the convolution kernel with tile p. */
+static og_status prepare(og_conv *cv, const og_conv_args *args, const conv_call *cc,
+                         const og_params *p, og_call *c)
 {
     og_gemm *g = &cv->gemm;
     og_context *ctx = g->ctx;
-    og_status st = og_conv_plan(&ctx->limits, ctx->error, g->dtype, args, &cc->shape, &cc->params,
-                                &cc->push, g->scratch_bytes, &c->plan);
+    og_status st = og_conv_plan(&ctx->limits, ctx->error, g->dtype, args, &cc->shape, p, &cc->push,
+                                g->scratch_bytes, &c->plan);
     if (st == OG_OK && c->plan.scratch_bytes && !g->scratch)
         st = og_buffer_create(ctx, c->plan.scratch_bytes, &g->scratch);
     c->ctx = ctx;
@@ -87,40 +116,69 @@ static og_status prepare(og_conv *cv, const og_conv_args *args, const conv_call 
     return st;
 }
 
-og_status og_conv_encode(og_conv *cv, VkCommandBuffer cmd, const og_conv_args *args)
+og_status og_conv_encode_params(og_conv *cv, VkCommandBuffer cmd, const og_conv_args *args,
+                                const og_params *p)
 {
     conv_call cc;
     og_call c;
-    og_status st = check_and_choose(cv, args, &cc);
+    og_params q = og_conv_params(p);
+    og_status st = check(cv, args, &cc);
+    if (st != OG_OK || cc.shape.empty)
+        return st;
+    st = prepare(cv, args, &cc, &q, &c);
+    return st != OG_OK ? st : og_call_record(&c, cmd);
+}
+
+og_status og_conv_time(og_conv *cv, const og_conv_args *args, const og_params *p,
+                       const og_timing_plan *plan, og_timing *out)
+{
+    conv_call cc;
+    og_call c;
+    og_params q = og_conv_params(p);
+    *out = (og_timing){0};
+    og_status st = check(cv, args, &cc);
+    if (st == OG_OK && cc.shape.empty)
+        st = og_fail(cv->gemm.ctx, OG_ERROR_INVALID_ARGUMENT, "conv: nothing to time");
+    if (st == OG_OK)
+        st = prepare(cv, args, &cc, &q, &c);
+    return st != OG_OK ? st : og_call_time(&c, plan, out);
+}
+
+/* Records (cmd) or runs (cmd NULL) a call. */
+static og_status call(og_conv *cv, VkCommandBuffer cmd, const og_conv_args *args)
+{
+    conv_call cc;
+    og_call c;
+    og_params p;
+    og_status st = check(cv, args, &cc);
     if (st != OG_OK || cc.shape.empty)
         return st;
     if (cc.shape.gemm) {
         og_gemm_args g = og_conv_as_gemm(args);
-        return og_gemm_encode(&cv->gemm, cmd, &g);
+        return cmd ? og_gemm_encode(&cv->gemm, cmd, &g) : og_gemm_run(&cv->gemm, &g);
     }
-    st = prepare(cv, args, &cc, &c);
-    return st != OG_OK ? st : og_call_record(&c, cmd);
+    if ((st = og_conv_choose(cv, args, &cc.shape, &p)) != OG_OK ||
+        (st = prepare(cv, args, &cc, &p, &c)) != OG_OK)
+        return st;
+    return cmd ? og_call_record(&c, cmd) : og_call_run(&c);
+}
+
+og_status og_conv_encode(og_conv *cv, VkCommandBuffer cmd, const og_conv_args *args)
+{
+    if (!cmd)
+        return og_fail(cv->gemm.ctx, OG_ERROR_INVALID_ARGUMENT, "conv: the command buffer is NULL");
+    return call(cv, cmd, args);
 }
 
 og_status og_conv_run(og_conv *cv, const og_conv_args *args)
 {
-    conv_call cc;
-    og_call c;
-    og_status st = check_and_choose(cv, args, &cc);
-    if (st != OG_OK || cc.shape.empty)
-        return st;
-    if (cc.shape.gemm) {
-        og_gemm_args g = og_conv_as_gemm(args);
-        return og_gemm_run(&cv->gemm, &g);
-    }
-    st = prepare(cv, args, &cc, &c);
-    return st != OG_OK ? st : og_call_run(&c);
+    return call(cv, NULL, args);
 }
 
 og_status og_conv_describe(og_conv *cv, const og_conv_args *args, char *buf, size_t len)
 {
     conv_call cc;
-    og_status st = check_and_choose(cv, args, &cc);
+    og_status st = check(cv, args, &cc);
     if (st != OG_OK)
         return st;
     if (cc.shape.empty) {
@@ -137,25 +195,32 @@ og_status og_conv_describe(og_conv *cv, const og_conv_args *args, char *buf, siz
         return OG_OK;
     }
     og_choice choice;
-    og_gemm_args view = selection_view(&cc.shape);
-    if ((st = og_gemm_select(&cv->gemm, &view, &choice)) != OG_OK)
+    const og_conv_shape *s = &cc.shape;
+    if ((st = og_select_conv(cv->gemm.ctx, cv->gemm.dtype, cv->gemm.mode, args, s->m, s->n, s->k,
+                             s->batch, &choice)) != OG_OK)
         return st;
+    og_params p = og_conv_params(&choice.params);
     uint32_t ranges = 1, range_len = 0;
-    og_split_ranges(cc.params.split, cc.shape.m, cc.shape.n, cc.shape.k, cc.shape.batch,
-                    cv->gemm.scratch_bytes / 4, &ranges, &range_len);
-    char params[OG_PARAMS_MAX], split[64] = "";
-    og_params_format(&cc.params, params, sizeof params);
+    og_split_ranges(p.split, s->m, s->n, s->k, s->batch, cv->gemm.scratch_bytes / 4, &ranges,
+                    &range_len);
+    char params[OG_PARAMS_MAX], split[64] = "", op[32];
+    og_params_format(&p, params, sizeof params);
+    og_conv_op(args, op, sizeof op);
     if (ranges > 1)
         snprintf(split, sizeof split, "; %u k ranges of %u", ranges, range_len);
-    snprintf(buf, len,
-             "conv %s %s, implicit GEMM %lldx%lldx%lld x %lld products: gemm_tile %s (%s)%s",
+    /* A record of the convolution's op, or the GEMM's for the implicit GEMM. */
+    char source[96];
+    if (choice.source == OG_SOURCE_DEFAULT)
+        snprintf(source, sizeof source, "default");
+    else
+        snprintf(source, sizeof source, "db%s, %s record",
+                 choice.source == OG_SOURCE_DB ? "" : ", nearest shape",
+                 strncmp(choice.op, OG_OP_CONV_PREFIX, strlen(OG_OP_CONV_PREFIX)) == 0
+                     ? "convolution"
+                     : "the GEMM's");
+    snprintf(buf, len, "conv %s %s %s, implicit GEMM %lldx%lldx%lld x %lld: gemm_tile %s (%s)%s",
              args->layout == OG_CONV_NCHW ? "NCHW" : "NHWC",
-             args->weights == OG_CONV_KCRS ? "KCRS" : "KRSC", (long long)cc.shape.m,
-             (long long)cc.shape.n, (long long)cc.shape.k, (long long)cc.shape.batch, params,
-             choice.params.variant != OG_VARIANT_TILE ? "default: the GEMM's choice is not the tile"
-             : choice.source == OG_SOURCE_DEFAULT     ? "default"
-             : choice.source == OG_SOURCE_DB          ? "the GEMM's record"
-                                                      : "the GEMM's record, nearest shape",
-             split);
+             args->weights == OG_CONV_KCRS ? "KCRS" : "KRSC", op, (long long)s->m, (long long)s->n,
+             (long long)s->k, (long long)s->batch, params, source, split);
     return OG_OK;
 }

@@ -41,6 +41,24 @@ struct og_int8gemm {
     og_gemm gemm;
 };
 
+/* A convolution's kernel choice for one geometry (og_conv_choose's cache):
+ * its record op, layouts and implicit GEMM's shape. */
+typedef struct og_conv_choice {
+    char op[32];
+    og_conv_layout layout;
+    og_conv_weights weights;
+    int64_t m, n, k, batch;
+    og_params params;
+} og_conv_choice;
+
+/* A convolution object: a GEMM object for the input type, mode, split-k
+ * scratch and the 1x1 calls that are GEMMs; its own selection cache. */
+struct og_conv {
+    og_gemm gemm;
+    og_conv_choice *choices;
+    size_t n_choices, cap_choices;
+};
+
 /* What g fixes for the plan layer. */
 og_gemm_config og_gemm_config_of(const og_gemm *g);
 
@@ -87,5 +105,20 @@ og_status og_int8gemm_encode_params(og_int8gemm *g, VkCommandBuffer cmd,
 /* Times Int8Gemm with parameters p, as og_gemm_time. */
 og_status og_int8gemm_time(og_int8gemm *g, const og_int8gemm_args *args, const og_params *p,
                            const og_timing_plan *plan, og_timing *out);
+
+/* The tile a convolution runs (og_conv_params of og_select_conv's choice),
+ * through the object's cache. shape: og_conv_check's. */
+og_status og_conv_choose(og_conv *cv, const og_conv_args *args, const og_conv_shape *shape,
+                         og_params *p);
+
+/* Records the convolution kernel with tile parameters p (og_conv_params
+ * applies), also for a 1x1 call that og_conv_encode would hand to the GEMM:
+ * the tuner's candidates and the tests' forced tiles. */
+og_status og_conv_encode_params(og_conv *cv, VkCommandBuffer cmd, const og_conv_args *args,
+                                const og_params *p);
+
+/* Times the convolution kernel with parameters p, as og_gemm_time. */
+og_status og_conv_time(og_conv *cv, const og_conv_args *args, const og_params *p,
+                       const og_timing_plan *plan, og_timing *out);
 
 #endif /* OG_INTERNAL_H */

@@ -1,6 +1,7 @@
 /* Validation of a convolution call, in 64-bit arithmetic, before anything
  * is recorded (onegpu.h, og_conv_encode). */
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "og_plan.h"
@@ -35,8 +36,8 @@ void og_conv_output_size(const og_conv_args *a, int64_t *p, int64_t *q)
         if (__builtin_add_overflow(d[0], d[1], &padded) ||
             __builtin_add_overflow(padded, d[2], &padded) ||
             __builtin_mul_overflow(d[3] - 1, d[4], &window) ||
-            __builtin_add_overflow(window, 1, &window) || __builtin_sub_overflow(padded, window, &span) ||
-            strides[i] <= 0) {
+            __builtin_add_overflow(window, 1, &window) ||
+            __builtin_sub_overflow(padded, window, &span) || strides[i] <= 0) {
             out[i] = 0;
             continue;
         }
@@ -64,6 +65,13 @@ static int overlap(span a, span b)
     return a.buffer == b.buffer && a.first < b.end && b.first < a.end;
 }
 
+void og_conv_op(const og_conv_args *a, char *buf, size_t len)
+{
+    snprintf(buf, len, OG_OP_CONV_PREFIX "%lldx%lld:s%lldx%lld:d%lldx%lld", (long long)a->r,
+             (long long)a->s, (long long)or_one(a->stride_h), (long long)or_one(a->stride_w),
+             (long long)or_one(a->dilation_h), (long long)or_one(a->dilation_w));
+}
+
 og_gemm_args og_conv_as_gemm(const og_conv_args *a)
 {
     int64_t rows = a->n * a->h * a->w;
@@ -88,24 +96,33 @@ og_gemm_args og_conv_as_gemm(const og_conv_args *a)
                           .activation = a->activation};
 }
 
-/* Sizes, the output size and the groups; fills everything of s but gemm. */
-static og_status check_geometry(char *err, const og_conv_args *a, og_conv_shape *s)
+og_status og_conv_geometry_check(char *err, const og_conv_args *a, og_conv_shape *s)
 {
+    memset(s, 0, sizeof *s);
     if ((unsigned)a->layout > OG_CONV_NCHW)
         return og_failf(err, OG_ERROR_INVALID_ARGUMENT, "conv: layout %d is not NHWC or NCHW",
                         (int)a->layout);
     if ((unsigned)a->weights > OG_CONV_KCRS)
         return og_failf(err, OG_ERROR_INVALID_ARGUMENT,
                         "conv: weight layout %d is not KRSC or KCRS", (int)a->weights);
-    const og_field fields[] = {{"N", a->n},           {"C", a->c},
-                               {"H", a->h},           {"W", a->w},
-                               {"K", a->k},           {"R", a->r},
-                               {"S", a->s},           {"groups", a->groups},
-                               {"stride_h", a->stride_h},     {"stride_w", a->stride_w},
-                               {"dilation_h", a->dilation_h}, {"dilation_w", a->dilation_w},
-                               {"pad_top", a->pad_top},       {"pad_bottom", a->pad_bottom},
-                               {"pad_left", a->pad_left},     {"pad_right", a->pad_right},
-                               {"x_offset", a->x_offset},     {"w_offset", a->w_offset},
+    const og_field fields[] = {{"N", a->n},
+                               {"C", a->c},
+                               {"H", a->h},
+                               {"W", a->w},
+                               {"K", a->k},
+                               {"R", a->r},
+                               {"S", a->s},
+                               {"groups", a->groups},
+                               {"stride_h", a->stride_h},
+                               {"stride_w", a->stride_w},
+                               {"dilation_h", a->dilation_h},
+                               {"dilation_w", a->dilation_w},
+                               {"pad_top", a->pad_top},
+                               {"pad_bottom", a->pad_bottom},
+                               {"pad_left", a->pad_left},
+                               {"pad_right", a->pad_right},
+                               {"x_offset", a->x_offset},
+                               {"w_offset", a->w_offset},
                                {"y_offset", a->y_offset}};
     og_status st = og_check_fields(err, "conv", fields, sizeof fields / sizeof fields[0]);
     if (st != OG_OK)
@@ -154,7 +171,8 @@ static og_status check_geometry(char *err, const og_conv_args *a, og_conv_shape 
                         s->groups);
     if (a->c % s->groups != 0 || a->k % s->groups != 0)
         return og_failf(err, OG_ERROR_INVALID_ARGUMENT,
-                        "conv: groups (%" PRId64 ") must divide C (%" PRId64 ") and K (%" PRId64 ")",
+                        "conv: groups (%" PRId64 ") must divide C (%" PRId64 ") and K (%" PRId64
+                        ")",
                         s->groups, a->c, a->k);
     s->cg = a->c / s->groups;
     s->kg = a->k / s->groups;
@@ -168,7 +186,17 @@ static og_status check_geometry(char *err, const og_conv_args *a, og_conv_shape 
         if (gemm[i].v < 0)
             return og_failf(err, OG_ERROR_INVALID_ARGUMENT, "conv: %s overflows 64 bits",
                             gemm[i].name);
-    return og_check_fields(err, "conv", gemm, sizeof gemm / sizeof gemm[0]);
+    st = og_check_fields(err, "conv", gemm, sizeof gemm / sizeof gemm[0]);
+    if (st != OG_OK)
+        return st;
+    if ((unsigned)a->activation > OG_ACTIVATION_GELU_TANH)
+        return og_failf(err, OG_ERROR_INVALID_ARGUMENT,
+                        "conv: activation %d is not none, ReLU, GELU (erf) or GELU (tanh)",
+                        (int)a->activation);
+    s->gemm = a->layout == OG_CONV_NHWC && a->r == 1 && a->s == 1 && or_one(a->stride_h) == 1 &&
+              or_one(a->stride_w) == 1 && a->pad_top == 0 && a->pad_bottom == 0 &&
+              a->pad_left == 0 && a->pad_right == 0 && s->groups == 1;
+    return OG_OK;
 }
 
 /* The three tensors and the bias: in their buffers, within a binding, and
@@ -216,25 +244,15 @@ static og_status check_tensors(const og_limits *lim, char *err, uint64_t in_byte
     return OG_OK;
 }
 
-og_status og_conv_check(const og_limits *lim, char *err, uint64_t in_bytes,
-                        const og_conv_args *a, og_conv_shape *s, og_push *push)
+og_status og_conv_check(const og_limits *lim, char *err, uint64_t in_bytes, const og_conv_args *a,
+                        og_conv_shape *s, og_push *push)
 {
-    memset(s, 0, sizeof *s);
     memset(push, 0, sizeof *push);
-    og_status st = check_geometry(err, a, s);
-    if (st != OG_OK)
+    og_status st = og_conv_geometry_check(err, a, s);
+    if (st != OG_OK || s->empty)
         return st;
-    if ((unsigned)a->activation > OG_ACTIVATION_GELU_TANH)
-        return og_failf(err, OG_ERROR_INVALID_ARGUMENT,
-                        "conv: activation %d is not none, ReLU, GELU (erf) or GELU (tanh)",
-                        (int)a->activation);
-    if (s->empty)
-        return OG_OK;
     if ((st = check_tensors(lim, err, in_bytes, a, s)) != OG_OK)
         return st;
-    s->gemm = a->layout == OG_CONV_NHWC && a->r == 1 && a->s == 1 && or_one(a->stride_h) == 1 &&
-              or_one(a->stride_w) == 1 && a->pad_top == 0 && a->pad_bottom == 0 &&
-              a->pad_left == 0 && a->pad_right == 0 && s->groups == 1;
     int nchw = a->layout == OG_CONV_NCHW;
     /* conv_gather.tmpl reads the geometry from the words the GEMM spends on
      * what a convolution has not. */

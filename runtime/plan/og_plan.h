@@ -101,6 +101,11 @@ typedef struct og_conv_shape {
     int empty;              /* no image or no output channel: nothing to record */
 } og_conv_shape;
 
+/* The geometry of a convolution call alone (sizes, output size, groups,
+ * what the kernel can carry, the activation), not its tensors: fills shape
+ * (everything of og_conv_check's but the tensors' checks). */
+og_status og_conv_geometry_check(char *err, const og_conv_args *args, og_conv_shape *shape);
+
 /* Checks a convolution call with input elements of in_bytes bytes in
  * 64-bit arithmetic (onegpu.h, og_conv_encode) and fills shape, and push
  * for the convolution kernel (conv_gather.tmpl's use of the GEMM's push
@@ -111,6 +116,10 @@ og_status og_conv_check(const og_limits *lim, char *err, uint64_t in_bytes,
 /* The GEMM that a 1x1, stride 1, unpadded, ungrouped NHWC convolution is
  * (shape->gemm): M = n*H*W, N = K, K = C, B (the weights) transposed. */
 og_gemm_args og_conv_as_gemm(const og_conv_args *args);
+
+/* The op of a convolution's tuning records (db/og_db.h, og_record_key):
+ * OG_OP_CONV_PREFIX, then "RxS:sHxW:dHxW" (filter, strides, dilations). */
+void og_conv_op(const og_conv_args *args, char *buf, size_t len);
 
 /* The tile parameters a convolution runs for the GEMM's choice p: p's
  * tile with element loads from storage buffers; the default tile where p
@@ -254,6 +263,7 @@ typedef struct og_choice {
     og_params params;
     og_source source;
     int64_t m, n, k, batch;                    /* the tuned shape the record came from */
+    char op[32];                               /* its op ("" for the default) */
     double gflops;                             /* its measured GFLOP/s (0 for the default) */
     char db_path[512];                         /* which database ("" for the default) */
     /* The driver the record was measured on ("" for the default): its
@@ -274,6 +284,15 @@ typedef struct og_choice {
  * nearest one, then the higher GFLOP/s. Reads the context's databases. */
 og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, int trans_b,
                     int64_t m, int64_t n, int64_t k, int64_t batch, og_choice *out);
+
+/* Selection for a convolution of input type dtype whose implicit GEMM is
+ * m x n x k x batch (og_conv_shape): the exact record of its op
+ * (og_conv_op), layout (trans_a) and weights (trans_b), else the nearest
+ * tuned shape of them; where there is none, the GEMM's selection for the
+ * implicit GEMM with B transposed (og_select; a choice that is not the
+ * portable tile leaves the default tile). Deterministic mode: the default. */
+og_status og_select_conv(og_context *ctx, og_dtype dtype, og_mode mode, const og_conv_args *args,
+                         int64_t m, int64_t n, int64_t k, int64_t batch, og_choice *out);
 
 /* Selection for float32 recovered from float16 products with the default
  * residual shift and no range scaling (og_gemm_choose keeps the others on

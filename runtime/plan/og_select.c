@@ -137,6 +137,7 @@ static void search_databases(og_context *ctx, const og_record_key *key, int reco
         }
         out->params = p;
         out->source = found == 1 ? OG_SOURCE_DB : OG_SOURCE_DB_NEAREST;
+        snprintf(out->op, sizeof out->op, "%s", key->op);
         out->m = rec.m;
         out->n = rec.n;
         out->k = rec.k;
@@ -208,6 +209,31 @@ og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, 
     out->params = out->matrix[matrix].params;
     search_competing(ctx, &key, 0, m, n, k, batch, matrix, &tile, out);
     return OG_OK;
+}
+
+og_status og_select_conv(og_context *ctx, og_dtype dtype, og_mode mode, const og_conv_args *args,
+                         int64_t m, int64_t n, int64_t k, int64_t batch, og_choice *out)
+{
+    memset(out, 0, sizeof *out);
+    out->params = og_params_default();
+    out->source = OG_SOURCE_DEFAULT;
+    if (mode == OG_MODE_DETERMINISTIC)
+        return OG_OK;
+    og_record_key key = {.dtype = dtype,
+                         .mode = mode,
+                         .trans_a = args->layout == OG_CONV_NCHW,
+                         .trans_b = args->weights == OG_CONV_KCRS};
+    og_conv_op(args, key.op, sizeof key.op);
+    search_databases(ctx, &key, 0, m, n, k, batch, out);
+    if (out->source != OG_SOURCE_DEFAULT)
+        return OG_OK;
+    og_status st = og_select(ctx, dtype, mode, 0, 1, m, n, k, batch, out);
+    if (st == OG_OK && out->params.variant != OG_VARIANT_TILE) {
+        memset(out, 0, sizeof *out);
+        out->params = og_params_default();
+        out->source = OG_SOURCE_DEFAULT;
+    }
+    return st;
 }
 
 og_status og_select_recovered(og_context *ctx, og_mode mode, int trans_a, int trans_b, int64_t m,

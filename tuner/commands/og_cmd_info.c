@@ -114,6 +114,15 @@ int og_cmd_select(const og_cli *o)
     og_shape *shapes = NULL;
     size_t ns = 0, nd;
     og_dtype dtypes[3];
+    if (og_cli_conv(o)) {
+        og_mode mode = o->mode && strcmp(o->mode, "deterministic") == 0 ? OG_MODE_DETERMINISTIC
+                                                                         : OG_MODE_FAST;
+        if (og_cli_dtypes(o, dtypes, &nd) != 0 || nd != 1) {
+            og_cli_fail("ogtune select: takes one --dtype\n");
+            return 2;
+        }
+        return og_cmd_select_conv(o, dtypes[0], mode);
+    }
     if (!o->shapes || og_parse_shapes(o->shapes, &shapes, &ns) != 0 || ns != 1) {
         og_cli_fail(
             "ogtune select: --shape takes one MxNxK[xBATCH] of numbers below 2^32 (got %s)\n",

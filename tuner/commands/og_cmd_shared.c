@@ -41,11 +41,16 @@ int og_cli_bench_inputs(const og_cli *o, const char *default_shapes, og_shape **
     return 0;
 }
 
+int og_cli_conv(const og_cli *o)
+{
+    return o->op && strcmp(o->op, "conv") == 0;
+}
+
 int og_cli_dtypes(const og_cli *o, og_dtype *out, size_t *n)
 {
     *n = 0;
-    if (o->op && strcmp(o->op, "gemm") != 0 && strcmp(o->op, "int8gemm") != 0) {
-        og_cli_fail("ogtune: --op takes gemm or int8gemm (got %s)\n", o->op);
+    if (o->op && strcmp(o->op, "gemm") != 0 && strcmp(o->op, "int8gemm") != 0 && !og_cli_conv(o)) {
+        og_cli_fail("ogtune: --op takes gemm, int8gemm or conv (got %s)\n", o->op);
         return -1;
     }
     if (o->op && strcmp(o->op, "int8gemm") == 0) {

@@ -20,7 +20,7 @@ typedef struct og_cli {
     const char *matrix; /* --matrix nv|khr (gen: the matrix kernel's extension) */
     const char *precision; /* --precision native|recovered (bench, tune, select; float32) */
     const char *params; /* --params "bm=..,..." */
-    const char *op;     /* --op gemm|int8gemm */
+    const char *op;     /* --op gemm|int8gemm|conv */
     const char *out;    /* --out FILE (export) or DIR (report) */
     const char **args;  /* the arguments that are not options (import, merge) */
     int nargs;
@@ -50,6 +50,17 @@ void og_spirv_print(FILE *f, const uint32_t *words, size_t count);
 /* ogtune gen --emit wgsl --json --preset P: the WGSL of every kernel of
  * preset P's space for WebGPU's default limits (og_cmd_gen_space.c). */
 int og_cmd_gen_space(const og_cli *o);
+/* --op conv (og_cmd_conv.c): tune the convolutions of --shapes (the rest
+ * of t set by ogtune tune), select one (--shape), bench them. */
+int og_cmd_tune_conv(const og_cli *o, og_tune_opts *t);
+int og_cmd_select_conv(const og_cli *o, og_dtype dtype, og_mode mode);
+int og_cmd_bench_conv(const og_cli *o, og_dtype dtype);
+/* Parses convolutions "NxCxHxW/KxRxS[/sH[xW]][/dH[xW]][/pA|/pHxW|/pTxBxLxR]
+ * [/gG][/nhwc|/nchw][/krsc|/kcrs]", comma-separated, into *out (malloc'ed,
+ * buffers NULL). Returns 0, or -1. */
+int og_parse_conv_shapes(const char *text, og_conv_args **out, size_t *n);
+/* Whether --op is conv. */
+int og_cli_conv(const og_cli *o);
 /* ogtune bench --op int8gemm, on an open context. */
 int og_cmd_bench_int8(const og_cli *o, og_context *ctx);
 /* ogtune bench --first-call: the latency of a new process's first GEMM,

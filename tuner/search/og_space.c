@@ -460,3 +460,18 @@ og_status og_space_recovered(const og_limits *lim, og_dialect dialect, og_preset
     free(all.list);
     return space_done(st, &c, out, n);
 }
+
+og_status og_space_conv(const og_limits *lim, og_preset preset, const og_shape *s, og_params **out,
+                        size_t *n)
+{
+    candidates c = {.lim = lim}, all = {.lim = lim};
+    *n = 0;
+    og_params def = og_params_default();
+    og_status st = add(&c, og_conv_params(&def));
+    if (st == OG_OK)
+        st = tile_space(&all, preset, s);
+    for (size_t i = 0; i < all.n && st == OG_OK; i++)
+        st = add(&c, og_conv_params(&all.list[i]));
+    free(all.list);
+    return space_done(st, &c, out, n);
+}

@@ -12,7 +12,11 @@ og_status og_subject_create(og_context *ctx, const og_subject_job *job, og_subje
     out->ctx = ctx;
     const og_shape *s = &job->shape;
     og_status st;
-    if (og_dtype_is_int8(job->dtype)) {
+    if (job->conv) {
+        st = og_conv_create(ctx, job->dtype, job->mode, &out->cv);
+        if (st == OG_OK)
+            st = og_conv_problem_create(ctx, job->dtype, &job->geometry, 1234, &out->cpr);
+    } else if (og_dtype_is_int8(job->dtype)) {
         st = og_int8gemm_create(ctx, &out->ig);
         if (st == OG_OK)
             st = og_int8_problem_create_words(ctx, OG_INT8, OG_INT8, job->trans_a, job->trans_b,
@@ -39,12 +43,16 @@ void og_subject_destroy(og_subject *s)
     og_gemm_destroy(s->g);
     og_int8_problem_destroy(s->ipr);
     og_int8gemm_destroy(s->ig);
+    og_conv_problem_destroy(s->cpr);
+    og_conv_destroy(s->cv);
     memset(s, 0, sizeof *s);
 }
 
 static og_status subject_time(og_subject *s, const og_params *p, og_timing *t)
 {
     og_timing_plan plan = OG_TIMING_DEFAULT;
+    if (s->cv)
+        return og_conv_time(s->cv, &s->cpr->args, p, &plan, t);
     if (s->ig)
         return og_int8gemm_time(s->ig, &s->ipr->args, p, &plan, t);
     return og_gemm_time(s->g, &s->pr->args, p, &plan, t);
@@ -53,6 +61,8 @@ static og_status subject_time(og_subject *s, const og_params *p, og_timing *t)
 /* GFLOP/s, or GOP/s of Int8Gemm: 2*M*N*K*batch operations in us microseconds. */
 static double subject_rate(const og_subject *s, double us)
 {
+    if (s->cv)
+        return og_conv_gflops(&s->cpr->args, us);
     if (!s->ig)
         return og_gflops(&s->pr->args, us);
     const og_int8gemm_args *a = &s->ipr->args;
@@ -121,7 +131,10 @@ og_status og_subject_measure(og_subject *s, const og_params *p, og_record *r)
     r->samples = 0;
     r->median_us = 0;
     r->gflops = 0;
-    if (s->ig)
+    if (s->cv)
+        st = og_conv_candidate_verify(s->cv, s->cpr, p, &r->accepted, &r->max_error, why,
+                                      sizeof why);
+    else if (s->ig)
         st = og_int8_candidate_verify(s->ig, s->ipr, p, &r->accepted, why, sizeof why);
     else
         st = og_candidate_verify(s->g, s->pr, p, &r->accepted, &r->max_error, why, sizeof why);

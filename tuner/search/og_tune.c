@@ -172,14 +172,17 @@ static int measure_candidate(void *user, size_t i, double *rate)
     return 0;
 }
 
+/* Tunes dtype t on GEMM shape s, or on convolution conv (not NULL) whose
+ * implicit GEMM s is. */
 static og_status tune_shape(og_context *ctx, og_db *db, int64_t device, const og_tune_opts *o,
-                            og_dtype t, const og_shape *s, double share_s)
+                            og_dtype t, const og_shape *s, const og_conv_args *conv, double share_s)
 {
     int int8 = og_dtype_is_int8(t);
     og_params *space;
     size_t n;
     og_status st =
-        o->recovered
+        conv ? og_space_conv(&ctx->limits, o->preset, s, &space, &n)
+        : o->recovered
             ? og_space_recovered(&ctx->limits, ctx->dialect, o->preset, o->mode, s, &space, &n)
             : og_space(&ctx->limits, o->preset, t, o->trans_a, o->trans_b, s, &space, &n);
     if (st != OG_OK)
@@ -210,11 +213,26 @@ static og_status tune_shape(og_context *ctx, og_db *db, int64_t device, const og
     if (int8 || o->recovered)
         snprintf(run.proto.key.op, sizeof run.proto.key.op, "%s",
                  int8 ? "int8gemm" : OG_OP_GEMM_RECOVERED);
+    if (conv) {
+        run.job.conv = 1;
+        run.job.geometry = *conv;
+        run.job.trans_a = run.job.trans_b = 0;
+        og_conv_op(conv, run.proto.key.op, sizeof run.proto.key.op);
+        run.proto.key.trans_a = conv->layout == OG_CONV_NCHW;
+        run.proto.key.trans_b = conv->weights == OG_CONV_KCRS;
+    }
     run.proto.m = s->m;
     run.proto.n = s->n;
     run.proto.k = s->k;
     run.proto.batch = s->batch;
-    if (!o->json)
+    if (!o->json && conv)
+        fprintf(o->out,
+                "%s %s %s %s, implicit GEMM %lldx%lldx%lld batch %lld: %zu candidates, %s search "
+                "of %zu\n",
+                og_dtype_name(t), run.proto.key.op, conv->layout == OG_CONV_NCHW ? "NCHW" : "NHWC",
+                conv->weights == OG_CONV_KCRS ? "KCRS" : "KRSC", (long long)s->m, (long long)s->n,
+                (long long)s->k, (long long)s->batch, n, og_strategy_name(o->strategy), run.total);
+    else if (!o->json)
         fprintf(o->out, "%s %lldx%lldx%lld batch %lld%s%s: %zu candidates, %s search of %zu\n",
                 int8 || o->recovered ? run.proto.key.op : og_dtype_name(t), (long long)s->m,
                 (long long)s->n, (long long)s->k, (long long)s->batch,
@@ -261,10 +279,20 @@ og_status og_tune(og_context *ctx, const og_tune_opts *o)
         return og_fail(ctx, st, "%s", err);
     }
     /* The budget is shared evenly by the (dtype, shape) pairs. */
-    double share = o->budget_s > 0 ? o->budget_s / (double)(o->n_dtypes * o->n_shapes) : 0;
+    size_t shapes = o->n_convs ? o->n_convs : o->n_shapes;
+    double share = o->budget_s > 0 ? o->budget_s / (double)(o->n_dtypes * shapes) : 0;
     for (size_t d = 0; d < o->n_dtypes && st == OG_OK; d++)
-        for (size_t s = 0; s < o->n_shapes && st == OG_OK; s++)
-            st = tune_shape(ctx, db, device, o, o->dtypes[d], &o->shapes[s], share);
+        for (size_t s = 0; s < shapes && st == OG_OK; s++) {
+            if (!o->n_convs) {
+                st = tune_shape(ctx, db, device, o, o->dtypes[d], &o->shapes[s], NULL, share);
+                continue;
+            }
+            og_conv_shape cs;
+            if ((st = og_conv_geometry_check(ctx->error, &o->convs[s], &cs)) != OG_OK)
+                break;
+            og_shape gemm = {cs.m, cs.n, cs.k, cs.batch};
+            st = tune_shape(ctx, db, device, o, o->dtypes[d], &gemm, &o->convs[s], share);
+        }
     og_db_close(db);
     return st;
 }

@@ -178,6 +178,50 @@ og_status og_int8_problem_verify(og_int8gemm *g, og_int8_problem *pr, const og_p
 og_status og_int8_candidate_verify(og_int8gemm *g, og_int8_problem *pr, const og_params *p,
                                    int *accepted, char *why, size_t len);
 
+/* ---- a convolution (og_conv_measure.c) ---- */
+
+/* Forward convolution in double from the stored (already rounded) inputs,
+ * with the call's epilogue (beta * y_in when beta != 0, the bias when not
+ * NULL, the activation): ref holds the whole output (onegpu.h's formulas,
+ * written apart from the kernel's index math). */
+void og_reference_conv(og_dtype t, const og_conv_args *args, const void *x, const void *wt,
+                       const float *bias, const float *y_in, double *ref);
+
+typedef struct og_conv_problem {
+    og_dtype dtype;
+    og_conv_args args; /* its buffers; the bias (bias_buf) bound only where a check asks */
+    int64_t p, q;      /* output size */
+    void *x, *wt;      /* host copies of the inputs */
+    float *bias, *y0, *y; /* the bias, y before the call and read back */
+    double *ref;          /* the reference for all of y */
+    og_buffer *bias_buf;
+    size_t nx, nw, ny;
+} og_conv_problem;
+
+/* A convolution of geometry (its buffers and offsets ignored) with random
+ * inputs of type t, buffers on ctx. Errors: the geometry's (og_conv_geometry_check),
+ * OG_ERROR_INVALID_ARGUMENT for a 1x1 NHWC convolution (a GEMM) or one
+ * with nothing to compute. */
+og_status og_conv_problem_create(og_context *ctx, og_dtype t, const og_conv_args *geometry,
+                                 uint64_t seed, og_conv_problem **out);
+/* Recomputes the reference after args changed (bias bound, beta, activation). */
+void og_conv_problem_reference(og_conv_problem *pr);
+void og_conv_problem_destroy(og_conv_problem *pr);
+
+/* Runs the convolution kernel with tile p, reads y back and checks it
+ * within the design's bound of its type (max |y - ref| / max |ref|). */
+og_status og_conv_problem_verify(og_conv *cv, og_conv_problem *pr, const og_params *p,
+                                 int *accepted, double *metric, char *why, size_t len);
+
+/* Verifies p on the problem and on two ragged neighbours (another output
+ * size and C*R*S; the epilogue with a bias, beta and ReLU, then GELU). */
+og_status og_conv_candidate_verify(og_conv *cv, og_conv_problem *pr, const og_params *p,
+                                   int *accepted, double *metric, char *why, size_t len);
+
+/* GFLOP/s of one convolution that took us microseconds:
+ * 2 * N * K * P * Q * Cg * R * S operations. */
+double og_conv_gflops(const og_conv_args *args, double us);
+
 /* ---- the tuning loop (og_tune.c) ---- */
 
 typedef struct og_shape {
@@ -222,6 +266,10 @@ typedef struct og_subject_job {
     int recovered; /* float32 recovered from float16 products (dtype OG_F32) */
     int trans_a, trans_b;
     og_shape shape;
+    /* A convolution (conv non-zero): its geometry, buffers NULL (the job
+     * crosses to a worker process as bytes). */
+    int conv;
+    og_conv_args geometry;
 } og_subject_job;
 
 /* The GEMM object and problem a job is measured on: a float GEMM, or an
@@ -232,6 +280,8 @@ typedef struct og_subject {
     og_problem *pr;
     og_int8gemm *ig;
     og_int8_problem *ipr;
+    og_conv *cv;
+    og_conv_problem *cpr;
 } og_subject;
 
 og_status og_subject_create(og_context *ctx, const og_subject_job *job, og_subject *out);
@@ -355,6 +405,10 @@ typedef struct og_tune_opts {
     size_t n_dtypes;
     og_shape *shapes;
     size_t n_shapes;
+    /* Convolutions to tune instead of shapes (n_convs > 0): their geometry,
+     * buffers NULL; records of their op (og_conv_op). */
+    const og_conv_args *convs;
+    size_t n_convs;
     int trans_a, trans_b;
     og_preset preset;
     og_mode mode; /* Deterministic: the rule's kernel only, recorded under its own key */
@@ -392,6 +446,14 @@ og_status og_space(const og_limits *lim, og_preset preset, og_dtype dtype, int t
  * tiles too: recovered float32 has no few-rows kernel. *out is malloc'ed. */
 og_status og_space_recovered(const og_limits *lim, og_dialect dialect, og_preset preset,
                              og_mode mode, const og_shape *s, og_params **out, size_t *n);
+
+/* The candidates of a preset for a convolution whose implicit GEMM is s
+ * (og_conv_shape: P*Q x Kg x Cg*R*S x images*groups): og_space's tiles for
+ * that GEMM with B transposed, as the convolution runs them
+ * (og_conv_params: element loads from storage buffers), each once, the
+ * default tile first. *out is malloc'ed. */
+og_status og_space_conv(const og_limits *lim, og_preset preset, const og_shape *s, og_params **out,
+                        size_t *n);
 
 /* The progress line ogtune tune rewrites on a terminal: candidates done of
  * total, the best rate so far and the time left (from the mean time per

@@ -1,6 +1,7 @@
 /* Staleness and the checks of a record from elsewhere (og_travel.h). */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "og_gen.h"
@@ -30,15 +31,34 @@ static int plain_text(const char *s, size_t size)
     return 1;
 }
 
+/* Whether op is a convolution's, as og_conv_op writes it:
+ * OG_OP_CONV_PREFIX "RxS:sHxW:dHxW". */
+static int conv_op(const char *op, size_t size)
+{
+    size_t prefix = strlen(OG_OP_CONV_PREFIX), len = strnlen(op, size);
+    long long v[6];
+    char tail;
+    return len < size && strncmp(op, OG_OP_CONV_PREFIX, prefix) == 0 &&
+           sscanf(op + prefix, "%llux%llu:s%llux%llu:d%llux%llu%c", &v[0], &v[1], &v[2], &v[3],
+                  &v[4], &v[5], &tail) == 6;
+}
+
 int og_record_check(const og_record *rec, char *why, size_t len)
 {
     const og_record_key *key = &rec->key;
     int op_len = (int)strnlen(key->op, sizeof key->op);
     int recovered = strncmp(key->op, OG_OP_GEMM_RECOVERED, sizeof key->op) == 0;
-    if (strncmp(key->op, "gemm", sizeof key->op) != 0 && !recovered &&
+    int conv = conv_op(key->op, sizeof key->op);
+    if (strncmp(key->op, "gemm", sizeof key->op) != 0 && !recovered && !conv &&
         strncmp(key->op, "int8gemm", sizeof key->op) != 0) {
-        snprintf(why, len, "op '%.*s' is not gemm, " OG_OP_GEMM_RECOVERED " or int8gemm", op_len,
-                 key->op);
+        snprintf(why, len,
+                 "op '%.*s' is not gemm, " OG_OP_GEMM_RECOVERED ", int8gemm or a convolution's "
+                 "(" OG_OP_CONV_PREFIX "RxS:sHxW:dHxW)",
+                 op_len, key->op);
+        return -1;
+    }
+    if (conv && (og_dtype_is_int8(key->dtype) || strcmp(rec->template_name, "gemm_tile") != 0)) {
+        snprintf(why, len, "a convolution's record takes a float dtype and template gemm_tile");
         return -1;
     }
     if (recovered && key->dtype != OG_F32) {
@@ -70,6 +90,11 @@ int og_record_check(const og_record *rec, char *why, size_t len)
         if (strcmp(og_params_template(&p), rec->template_name) != 0) {
             snprintf(why, len, "params '%s' are of template %s, not %s", rec->params,
                      og_params_template(&p), rec->template_name);
+            return -1;
+        }
+        if (conv && (p.variant != OG_VARIANT_TILE || p.vec != 1 || p.src != OG_SRC_STORAGE)) {
+            snprintf(why, len, "params '%s' are not a convolution's (vec=1, src=ssbo)",
+                     rec->params);
             return -1;
         }
         if (og_params_matrix(&p) && p.mat == OG_MATRIX_EMU) {
