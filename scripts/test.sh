@@ -50,8 +50,10 @@ step "the Mesa 26 lane"
 # test_install's and test_build_tree's examples do not count the layer's
 # reports; they run in steps 1 and 4. test_wgsl, test_wgsl_webgpu and the
 # WebGPU runtime's tests (test_webgpu_runtime, test_webgpu_browser) generate
-# WGSL and run it on Dawn, never on Vulkan.
-OG_VALIDATION=1 ctest --test-dir build --output-on-failure -j"$jobs" -LE mesa26 \
+# WGSL and run it on Dawn, never on Vulkan. This pass and the two after it
+# run every 4th case of the heavy tests' sweeps (OG_TEST_STRIDE, tests/og_test.h):
+# the plain pass ran them all.
+OG_TEST_STRIDE=4 OG_VALIDATION=1 ctest --test-dir build --output-on-failure -j"$jobs" -LE mesa26 \
   -E '^(test_gen|test_formats|test_search|test_install|test_build_tree|test_wgsl|test_wgsl_webgpu|test_webgpu_runtime|test_webgpu_browser|fuzz_replay_.*)$'
 step "the suite under the validation layer"
 
@@ -59,7 +61,7 @@ step "the suite under the validation layer"
 # buffer (the memory path of a discrete GPU; tests/CMakeLists.txt, label
 # "staging"), under the validation layer with synchronisation validation:
 # every copy, fill and dispatch must be ordered by the barriers onegpu records.
-OG_STAGING=1 OG_VALIDATION=sync ctest --test-dir build --output-on-failure -j"$jobs" -L staging
+OG_TEST_STRIDE=4 OG_STAGING=1 OG_VALIDATION=sync ctest --test-dir build --output-on-failure -j"$jobs" -L staging
 step "the staging pass"
 
 OG_BUILD_DIR=build-asan scripts/build.sh -DOG_WERROR=ON -DOG_SANITIZE=ON
@@ -68,11 +70,12 @@ step "the sanitizer build"
 # spread of 40 modules here (all of its sample in the plain run above),
 # the number-format test visits every 97th of the 2^32 float32 inputs, and
 # the matrix module and KHR rewrite tests build every 4th matrix kernel of
-# the standard space (all of them in the plain run).
+# the standard space (all of them in the plain run), as the sweeps take
+# every 4th case (OG_TEST_STRIDE).
 # test_wgsl_webgpu and the WebGPU runtime's tests are left out: they run node,
 # Dawn and Chromium, none of onegpu's code but ogtune gen (and show, import,
 # export), which test_wgsl and test_travel cover here under the sanitizers.
-OG_TEST_GEN_MODULES=40 OG_TEST_FORMATS_STRIDE=97 OG_TEST_MATRIX_STRIDE=4 ASAN_OPTIONS=detect_leaks=1 \
+OG_TEST_GEN_MODULES=40 OG_TEST_FORMATS_STRIDE=97 OG_TEST_STRIDE=4 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE mesa26 -E '^(test_wgsl_webgpu|test_webgpu_runtime|test_webgpu_browser)$'
 step "the suite under the sanitizers"

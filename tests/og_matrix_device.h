@@ -38,11 +38,12 @@ static inline og_matrix_shape f16_shape(uint32_t m, uint32_t n, uint32_t k)
 }
 
 /* Every how many matrix kernels of the standard space the module and
- * rewrite tests build: OG_TEST_MATRIX_STRIDE (scripts/test.sh's sanitizer
- * pass, where shaderc runs several times slower, takes a spread), else all. */
+ * rewrite tests build: og_test_stride's OG_TEST_STRIDE (scripts/test.sh's
+ * sanitizer pass, where shaderc runs several times slower, takes every
+ * 4th), else all. */
 static inline size_t matrix_space_stride(void)
 {
-    const char *env = getenv("OG_TEST_MATRIX_STRIDE");
+    const char *env = getenv("OG_TEST_STRIDE");
     long stride = env ? strtol(env, NULL, 10) : 1;
     return stride > 1 ? (size_t)stride : 1;
 }

@@ -9,6 +9,19 @@
 
 #include "og_tuner.h"
 
+/* Every how many cases of their sweeps the heavy tests run:
+ * OG_TEST_STRIDE, else 1 (all). scripts/test.sh's validation and sanitizer
+ * passes take every 4th, the first always among them: the plain pass has
+ * run them all on the same kernels, and those passes look for what does
+ * not depend on the case (the Vulkan calls' validity, the host code's
+ * memory and undefined behaviour), which is where their time goes. */
+static inline int og_test_stride(void)
+{
+    const char *env = getenv("OG_TEST_STRIDE");
+    int stride = env ? atoi(env) : 1;
+    return stride > 1 ? stride : 1;
+}
+
 /* A context on the default device (OG_DEVICE) that reads no tuning database
  * (so Fast mode selects what it would on an untuned machine), or the test fails. */
 static inline og_context *open_context(void)

@@ -219,7 +219,7 @@ static void run_case(og_context *ctx, og_mode mode, const conv_case *t, uint32_t
 
 /* ggml's convolution test grid (test-backend-ops, conv_2d): strides,
  * paddings, dilation, channels, filter and input sizes, batch 2. Every
- * OG_TEST_CONV_STRIDE-th case (default 7) of the grid, each with a layout,
+ * 7th case of the grid (7 * OG_TEST_STRIDE-th), each with a layout,
  * weight layout, type and epilogue that turn with the case. */
 Test(conv, ggml_grid, .timeout = 1800)
 {
@@ -227,8 +227,7 @@ Test(conv, ggml_grid, .timeout = 1800)
     const int64_t strides[2][2] = {{1, 5}, {3, 5}}, pads[2][2] = {{5, 2}, {5, 5}};
     const int64_t cs[2] = {1, 25}, ks[2] = {1, 12}, taps[4] = {1, 2, 3, 11}, hs[2] = {1, 133},
                   ws[2] = {1, 141};
-    const char *env = getenv("OG_TEST_CONV_STRIDE");
-    int every = env && atoi(env) > 0 ? atoi(env) : 7, ran = 0;
+    int every = 7 * og_test_stride(), ran = 0;
     int index = 0;
     for (int st = 0; st < 2; st++)
         for (int pd = 0; pd < 2; pd++)
