@@ -634,8 +634,9 @@ og_status og_int8gemm_describe(og_int8gemm *g, const og_int8gemm_args *args, cha
  *
  * The kernel is the GEMM's portable tile with A gathered from x (M = P*Q
  * pixels, N = Kg, K = Cg*R*S, one product per image and group), B the
- * group's weights; a 1x1, stride 1, unpadded, ungrouped NHWC convolution is
- * the GEMM itself (M = n*H*W). Summation: the GEMM's documented order over
+ * group's weights; a 1x1, stride 1, unpadded, ungrouped NHWC convolution of
+ * more than 4 pixels is the GEMM itself (batched by image, the same bits).
+ * Summation: the GEMM's documented order over
  * the reduction index in the weights' order (docs/accumulation-order.md,
  * "Convolution"), split-k by the GEMM's rule. */
 

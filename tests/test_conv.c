@@ -58,15 +58,18 @@ static int64_t y_at(const conv_case *t, int64_t P, int64_t Q, int64_t img, int64
                                      : ((img * t->k + kk) * P + p) * Q + q;
 }
 
-/* The float64 direct convolution with the epilogue (bias, beta * y, act). */
+/* The float64 direct convolution with the epilogue (bias, beta * y, act),
+ * of every `every`-th output element (by index; the others are left). */
 static void reference(const conv_case *t, int64_t P, int64_t Q, const float *x, const float *wt,
-                      const float *bias, const float *y0, float *y)
+                      const float *bias, const float *y0, float *y, int64_t every)
 {
     int64_t g = one(t->groups), cg = t->c / g, kg = t->k / g;
     for (int64_t img = 0; img < t->n; img++)
         for (int64_t kk = 0; kk < t->k; kk++)
             for (int64_t p = 0; p < P; p++)
                 for (int64_t q = 0; q < Q; q++) {
+                    if (y_at(t, P, Q, img, kk, p, q) % every != 0)
+                        continue;
                     double sum = 0.0;
                     for (int64_t c = 0; c < cg; c++)
                         for (int64_t r = 0; r < t->r; r++)
@@ -137,9 +140,12 @@ static og_conv_args args_of(const conv_case *t)
 }
 
 /* Runs case t on ctx in mode with operands at element offsets 3, 5 and 7
- * (y's guard elements around it must stay) and compares with the float64
- * reference: bit for bit where the epilogue is exact, else within 1e-5. */
-static void run_case(og_context *ctx, og_mode mode, const conv_case *t, uint32_t seed)
+ * and compares with the float64 reference (every `every`-th element of y;
+ * all of y's guard elements around it, which must stay): bit for bit where
+ * the epilogue is exact, else within 1e-5. Returns the elements that
+ * differ, the first described in first. */
+static size_t conv_mismatches(og_context *ctx, og_mode mode, const conv_case *t, uint32_t seed,
+                              int64_t every, char *first, size_t len)
 {
     int64_t P = positions(t->h, t->pt, t->pb, t->r, one(t->dh), one(t->sh));
     int64_t Q = positions(t->w, t->pl, t->pr, t->s, one(t->dw), one(t->sw));
@@ -167,7 +173,8 @@ static void run_case(og_context *ctx, og_mode mode, const conv_case *t, uint32_t
     for (int64_t i = 0; i < t->k; i++)
         bias[i] = quarter(&seed) * 4.0f;
     memcpy(want, y0, (ny + 2 * off_y) * sizeof *want);
-    reference(t, P, Q, x + off_x, wt + off_w, t->bias ? bias : NULL, y0 + off_y, want + off_y);
+    reference(t, P, Q, x + off_x, wt + off_w, t->bias ? bias : NULL, y0 + off_y, want + off_y,
+              every);
     size_t xb, wb;
     void *xs = stored(t->dtype, x, nx + off_x, &xb), *ws = stored(t->dtype, wt, nw + off_w, &wb);
     og_buffer *bx = make_buffer(ctx, xs, xb), *bw = make_buffer(ctx, ws, wb);
@@ -195,12 +202,18 @@ static void run_case(og_context *ctx, og_mode mode, const conv_case *t, uint32_t
     cr_assert_eq(og_conv_run(cv, &a), OG_OK, "%s: %s", what, og_context_last_error(ctx));
     cr_assert_eq(og_buffer_read(by, 0, got, (ny + 2 * off_y) * sizeof *got), OG_OK);
     int exact = t->act == OG_ACTIVATION_NONE || t->act == OG_ACTIVATION_RELU;
+    size_t differ = 0;
     for (size_t i = 0; i < ny + 2 * off_y; i++) {
         int guard = i < off_y || i >= off_y + ny;
+        if (!guard && (int64_t)(i - off_y) % every != 0)
+            continue;
         double tol = exact || guard ? 0.0 : 1e-5 * fmax(1.0, fabs(want[i]));
-        cr_assert(fabs((double)got[i] - want[i]) <= tol && !isnan(got[i]),
-                  "%s: y[%zu] = %a, want %a%s", what, i - off_y, (double)got[i], (double)want[i],
-                  guard ? " (outside y)" : "");
+        if (fabs((double)got[i] - want[i]) <= tol && !isnan(got[i]))
+            continue;
+        if (differ++ == 0)
+            snprintf(first, len, "%s: y[%lld] = %a, want %a%s", what,
+                     (long long)i - (long long)off_y, (double)got[i], (double)want[i],
+                     guard ? " (outside y)" : "");
     }
     og_conv_destroy(cv);
     og_buffer_destroy(bx);
@@ -215,6 +228,15 @@ static void run_case(og_context *ctx, og_mode mode, const conv_case *t, uint32_t
     free(want);
     free(got);
     free(bias);
+    return differ;
+}
+
+/* conv_mismatches of every element, none allowed. */
+static void run_case(og_context *ctx, og_mode mode, const conv_case *t, uint32_t seed)
+{
+    char first[1024] = "";
+    size_t differ = conv_mismatches(ctx, mode, t, seed, 1, first, sizeof first);
+    cr_assert_eq(differ, 0, "%zu elements differ; %s", differ, first);
 }
 
 /* ggml's convolution test grid (test-backend-ops, conv_2d): strides,
@@ -280,282 +302,34 @@ Test(conv, ggml_grid, .timeout = 1800)
 Test(conv, traps, .timeout = 900)
 {
     og_context *ctx = open_context();
+    /* One convolution a line: layout, weights, type, N, C, H, W, K, R, S, groups,
+     * strides, dilations, pads (top, bottom, left, right), bias, activation, beta. */
+    // clang-format off
     const conv_case cases[] = {
         /* H = 8, R = 3, d = 2: P = 4. */
-        {OG_CONV_NHWC,
-         OG_CONV_KRSC,
-         OG_F32,
-         1,
-         3,
-         8,
-         8,
-         4,
-         3,
-         3,
-         1,
-         1,
-         1,
-         2,
-         2,
-         0,
-         0,
-         0,
-         0,
-         0,
-         OG_ACTIVATION_NONE,
-         0.0f},
+        {OG_CONV_NHWC, OG_CONV_KRSC, OG_F32, 1, 3, 8, 8, 4, 3, 3, 1, 1, 1, 2, 2, 0, 0, 0, 0, 0, OG_ACTIVATION_NONE, 0.0f},
         /* asymmetric padding, stride 2 */
-        {OG_CONV_NCHW,
-         OG_CONV_KCRS,
-         OG_F32,
-         2,
-         5,
-         9,
-         11,
-         6,
-         3,
-         2,
-         1,
-         2,
-         2,
-         1,
-         1,
-         2,
-         0,
-         1,
-         3,
-         1,
-         OG_ACTIVATION_RELU,
-         0.0f},
+        {OG_CONV_NCHW, OG_CONV_KCRS, OG_F32, 2, 5, 9, 11, 6, 3, 2, 1, 2, 2, 1, 1, 2, 0, 1, 3, 1, OG_ACTIVATION_RELU, 0.0f},
         /* padding larger than the filter: rows wholly in the padding */
-        {OG_CONV_NHWC,
-         OG_CONV_KCRS,
-         OG_F16,
-         1,
-         2,
-         3,
-         3,
-         3,
-         2,
-         2,
-         1,
-         1,
-         1,
-         1,
-         1,
-         4,
-         4,
-         4,
-         4,
-         1,
-         OG_ACTIVATION_NONE,
-         0.0f},
+        {OG_CONV_NHWC, OG_CONV_KCRS, OG_F16, 1, 2, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 4, 4, 4, 4, 1, OG_ACTIVATION_NONE, 0.0f},
         /* Whisper's first layer, 1-D: C 80, K 12 (of 384), R 1, S 3, pad 1 */
-        {OG_CONV_NCHW,
-         OG_CONV_KCRS,
-         OG_F16,
-         1,
-         80,
-         1,
-         300,
-         12,
-         1,
-         3,
-         1,
-         1,
-         1,
-         1,
-         1,
-         0,
-         0,
-         1,
-         1,
-         1,
-         OG_ACTIVATION_GELU_ERF,
-         0.0f},
+        {OG_CONV_NCHW, OG_CONV_KCRS, OG_F16, 1, 80, 1, 300, 12, 1, 3, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, OG_ACTIVATION_GELU_ERF, 0.0f},
         /* Whisper's second: stride 2 */
-        {OG_CONV_NHWC,
-         OG_CONV_KRSC,
-         OG_BF16,
-         1,
-         24,
-         1,
-         61,
-         16,
-         1,
-         3,
-         1,
-         1,
-         2,
-         1,
-         1,
-         0,
-         0,
-         1,
-         1,
-         0,
-         OG_ACTIVATION_NONE,
-         0.0f},
+        {OG_CONV_NHWC, OG_CONV_KRSC, OG_BF16, 1, 24, 1, 61, 16, 1, 3, 1, 1, 2, 1, 1, 0, 0, 1, 1, 0, OG_ACTIVATION_NONE, 0.0f},
         /* a first layer: C 3, 7x7, stride 2, pad 3 */
-        {OG_CONV_NCHW,
-         OG_CONV_KCRS,
-         OG_F32,
-         2,
-         3,
-         23,
-         19,
-         8,
-         7,
-         7,
-         1,
-         2,
-         2,
-         1,
-         1,
-         3,
-         3,
-         3,
-         3,
-         1,
-         OG_ACTIVATION_NONE,
-         0.0f},
+        {OG_CONV_NCHW, OG_CONV_KCRS, OG_F32, 2, 3, 23, 19, 8, 7, 7, 1, 2, 2, 1, 1, 3, 3, 3, 3, 1, OG_ACTIVATION_NONE, 0.0f},
         /* groups 2 and depthwise (G = C) */
-        {OG_CONV_NHWC,
-         OG_CONV_KRSC,
-         OG_F32,
-         2,
-         8,
-         7,
-         6,
-         4,
-         3,
-         3,
-         2,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         OG_ACTIVATION_NONE,
-         0.0f},
-        {OG_CONV_NCHW,
-         OG_CONV_KCRS,
-         OG_F16,
-         2,
-         6,
-         10,
-         9,
-         12,
-         3,
-         3,
-         6,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         OG_ACTIVATION_GELU_TANH,
-         0.0f},
+        {OG_CONV_NHWC, OG_CONV_KRSC, OG_F32, 2, 8, 7, 6, 4, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, OG_ACTIVATION_NONE, 0.0f},
+        {OG_CONV_NCHW, OG_CONV_KCRS, OG_F16, 2, 6, 10, 9, 12, 3, 3, 6, 1, 1, 1, 1, 1, 1, 1, 1, 1, OG_ACTIVATION_GELU_TANH, 0.0f},
         /* 1x1 NHWC, stride 1, unpadded: the GEMM itself, with beta */
-        {OG_CONV_NHWC,
-         OG_CONV_KCRS,
-         OG_F32,
-         2,
-         7,
-         5,
-         6,
-         9,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         0,
-         0,
-         0,
-         0,
-         1,
-         OG_ACTIVATION_NONE,
-         1.0f},
+        {OG_CONV_NHWC, OG_CONV_KCRS, OG_F32, 2, 7, 5, 6, 9, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, OG_ACTIVATION_NONE, 1.0f},
         /* 1x1 NCHW: not a plain GEMM */
-        {OG_CONV_NCHW,
-         OG_CONV_KRSC,
-         OG_BF16,
-         2,
-         7,
-         5,
-         6,
-         9,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         0,
-         0,
-         0,
-         0,
-         0,
-         OG_ACTIVATION_NONE,
-         1.0f},
+        {OG_CONV_NCHW, OG_CONV_KRSC, OG_BF16, 2, 7, 5, 6, 9, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, OG_ACTIVATION_NONE, 1.0f},
         /* large K, C*R*S = 576 (split-k by the rule: few workgroups) */
-        {OG_CONV_NHWC,
-         OG_CONV_KRSC,
-         OG_F32,
-         1,
-         64,
-         6,
-         6,
-         70,
-         3,
-         3,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         OG_ACTIVATION_NONE,
-         0.0f},
-        {OG_CONV_NCHW,
-         OG_CONV_KCRS,
-         OG_F32,
-         1,
-         64,
-         6,
-         6,
-         70,
-         3,
-         3,
-         2,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         OG_ACTIVATION_RELU,
-         1.0f},
+        {OG_CONV_NHWC, OG_CONV_KRSC, OG_F32, 1, 64, 6, 6, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, OG_ACTIVATION_NONE, 0.0f},
+        {OG_CONV_NCHW, OG_CONV_KCRS, OG_F32, 1, 64, 6, 6, 70, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, OG_ACTIVATION_RELU, 1.0f},
     };
+    // clang-format on
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         run_case(ctx, OG_MODE_FAST, &cases[i], (uint32_t)i + 100);
         run_case(ctx, OG_MODE_DETERMINISTIC, &cases[i], (uint32_t)i + 200);
@@ -782,79 +556,287 @@ Test(conv, pieces, .timeout = 900)
 {
     og_context *ctx = open_context();
     ctx->limits.max_count[1] = 1; /* one 64-pixel tile of rows a dispatch */
+    /* One convolution a line: layout, weights, type, N, C, H, W, K, R, S, groups,
+     * strides, dilations, pads (top, bottom, left, right), bias, activation, beta. */
+    // clang-format off
     const conv_case cases[] = {
-        {OG_CONV_NHWC,
-         OG_CONV_KRSC,
-         OG_F32,
-         3,
-         4,
-         13,
-         11,
-         6,
-         3,
-         3,
-         2,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         OG_ACTIVATION_RELU,
-         1.0f},
-        {OG_CONV_NCHW,
-         OG_CONV_KCRS,
-         OG_F16,
-         5,
-         2,
-         12,
-         12,
-         4,
-         3,
-         3,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         OG_ACTIVATION_NONE,
-         0.0f},
+        {OG_CONV_NHWC, OG_CONV_KRSC, OG_F32, 3, 4, 13, 11, 6, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, OG_ACTIVATION_RELU, 1.0f},
+        {OG_CONV_NCHW, OG_CONV_KCRS, OG_F16, 5, 2, 12, 12, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, OG_ACTIVATION_NONE, 0.0f},
         /* 32 * 3 * 3 = 288 terms a group, split-k in 5 ranges: 2 products a piece */
-        {OG_CONV_NCHW,
-         OG_CONV_KRSC,
-         OG_F32,
-         3,
-         64,
-         10,
-         10,
-         8,
-         3,
-         3,
-         2,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         1,
-         OG_ACTIVATION_NONE,
-         0.0f},
+        {OG_CONV_NCHW, OG_CONV_KRSC, OG_F32, 3, 64, 10, 10, 8, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, OG_ACTIVATION_NONE, 0.0f},
     };
+    // clang-format on
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         /* Four products (images x groups) a dispatch; ten with 5 ranges. */
         ctx->limits.max_count[2] = i == 2 ? 10 : 4;
         run_case(ctx, OG_MODE_DETERMINISTIC, &cases[i], (uint32_t)i + 300);
     }
     close_context(ctx);
+}
+
+/* Few input channels (C of 1, 3 and 4: C*R*S of 9 to 36, off the k step),
+ * output channels from 1 to 130 (three column tiles), and groups with odd
+ * channels a group (C/G and K/G of 3 and 5; depthwise 5). */
+Test(conv, channels_and_groups, .timeout = 900)
+{
+    og_context *ctx = open_context();
+    const int64_t cs[] = {1, 3, 4}, ks[] = {1, 4, 12, 130};
+    int index = 0;
+    for (size_t i = 0; i < 3; i++)
+        for (size_t j = 0; j < 4; j++, index++) {
+            conv_case t = {.layout = (og_conv_layout)(index % 2),
+                           .weights = (og_conv_weights)(index / 2 % 2),
+                           .dtype = (og_dtype)(index % 3),
+                           .n = 1,
+                           .c = cs[i],
+                           .h = 7,
+                           .w = 9,
+                           .k = ks[j],
+                           .r = 3,
+                           .s = 3,
+                           .pt = 1,
+                           .pb = 1,
+                           .pl = 1,
+                           .pr = 1,
+                           .bias = 1};
+            run_case(ctx, index % 4 == 0 ? OG_MODE_DETERMINISTIC : OG_MODE_FAST, &t,
+                     (uint32_t)index + 400);
+        }
+    /* Fields as in conv/traps. */
+    // clang-format off
+    const conv_case grouped[] = {
+        {OG_CONV_NHWC, OG_CONV_KRSC, OG_F32, 2, 6, 6, 7, 10, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, OG_ACTIVATION_NONE, 0.0f},
+        {OG_CONV_NCHW, OG_CONV_KCRS, OG_F32, 2, 9, 6, 7, 15, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, OG_ACTIVATION_NONE, 0.0f},
+        {OG_CONV_NHWC, OG_CONV_KCRS, OG_F16, 1, 5, 8, 8, 5, 3, 3, 5, 2, 2, 1, 1, 1, 1, 1, 1, 0, OG_ACTIVATION_NONE, 0.0f},
+    };
+    // clang-format on
+    for (size_t i = 0; i < sizeof grouped / sizeof grouped[0]; i++)
+        run_case(ctx, OG_MODE_FAST, &grouped[i], (uint32_t)i + 450);
+    close_context(ctx);
+}
+
+/* Runs t's x, weights and bias through conv in Deterministic mode with
+ * parameters p (NULL: og_conv_run's own route) and returns y (malloc'ed). */
+static float *deterministic_output(og_context *ctx, const conv_case *t, const og_params *p,
+                                   const float *x, const float *wt, size_t nx, size_t nw, size_t ny)
+{
+    og_buffer *bx = make_buffer(ctx, x, nx * 4), *bw = make_buffer(ctx, wt, nw * 4), *by;
+    cr_assert_eq(og_buffer_create(ctx, ny * 4, &by), OG_OK);
+    og_conv_args a = args_of(t);
+    a.x = bx, a.wt = bw, a.y = by;
+    og_conv *cv;
+    cr_assert_eq(og_conv_create(ctx, OG_F32, OG_MODE_DETERMINISTIC, &cv), OG_OK);
+    if (p) {
+        VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        cr_assert_eq(ctx->vk.vkBeginCommandBuffer(ctx->cmd, &begin), VK_SUCCESS);
+        og_status st = og_conv_encode_params(cv, ctx->cmd, &a, p);
+        cr_assert_eq(ctx->vk.vkEndCommandBuffer(ctx->cmd), VK_SUCCESS);
+        cr_assert_eq(st, OG_OK, "%s", og_context_last_error(ctx));
+        cr_assert_eq(og_submit_wait(ctx, ctx->cmd), OG_OK);
+    } else {
+        cr_assert_eq(og_conv_run(cv, &a), OG_OK, "%s", og_context_last_error(ctx));
+    }
+    float *y = malloc(ny * 4);
+    cr_assert_not_null(y);
+    cr_assert_eq(og_buffer_read(by, 0, y, ny * 4), OG_OK);
+    og_conv_destroy(cv);
+    og_buffer_destroy(bx);
+    og_buffer_destroy(bw);
+    og_buffer_destroy(by);
+    return y;
+}
+
+static float *random_floats(size_t n, uint32_t seed)
+{
+    float *v = malloc(n * sizeof *v);
+    cr_assert_not_null(v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) * 0x1p-23f - 1.0f;
+    return v;
+}
+
+/* In Deterministic mode a 1x1 NHWC convolution gives the same bits through
+ * the GEMM (og_conv_run's route) and through the convolution kernel, split-k
+ * included (C = 160 on a small grid); with stride 2 it is no GEMM; and the
+ * two layouts give the same bits, element for element. Random float32
+ * values, so every rounding shows. */
+Test(conv, routes_and_layouts_agree, .timeout = 900)
+{
+    og_context *ctx = open_context();
+    conv_case t = {
+        .layout = OG_CONV_NHWC, .n = 2, .c = 160, .h = 9, .w = 7, .k = 24, .r = 1, .s = 1};
+    size_t nx = 2 * 160 * 63, nw = 24 * 160, ny = 2 * 24 * 63;
+    float *x = random_floats(nx, 5), *wt = random_floats(nw, 6);
+    og_params def = og_params_default();
+    float *gemm = deterministic_output(ctx, &t, NULL, x, wt, nx, nw, ny);
+    float *conv = deterministic_output(ctx, &t, &def, x, wt, nx, nw, ny);
+    size_t first = 0, differ = bits_differ(gemm, conv, ny, &first);
+    cr_expect_eq(differ, 0, "1x1: GEMM and convolution kernel differ in %zu, first y[%zu] %a %a",
+                 differ, first, (double)gemm[first], (double)conv[first]);
+    og_conv *cv;
+    char desc[512];
+    og_buffer *b;
+    cr_assert_eq(og_buffer_create(ctx, nx * 4, &b), OG_OK);
+    og_conv_args a = args_of(&t);
+    a.x = a.wt = b;
+    cr_assert_eq(og_buffer_create(ctx, ny * 4, &a.y), OG_OK);
+    cr_assert_eq(og_conv_create(ctx, OG_F32, OG_MODE_DETERMINISTIC, &cv), OG_OK);
+    cr_assert_eq(og_conv_describe(cv, &a, desc, sizeof desc), OG_OK);
+    cr_expect(strstr(desc, "as a GEMM"), "%s", desc);
+    a.stride_h = 2;
+    cr_assert_eq(og_conv_describe(cv, &a, desc, sizeof desc), OG_OK);
+    cr_expect(strstr(desc, "conv NHWC") && !strstr(desc, "as a GEMM"), "%s", desc);
+    og_conv_destroy(cv);
+    og_buffer_destroy(a.y);
+    og_buffer_destroy(b);
+    free(gemm), free(conv), free(x), free(wt);
+
+    /* NHWC against NCHW: the same tensors transposed, 3x3 stride 2. */
+    conv_case h = {.layout = OG_CONV_NHWC,
+                   .n = 2,
+                   .c = 12,
+                   .h = 11,
+                   .w = 10,
+                   .k = 7,
+                   .r = 3,
+                   .s = 3,
+                   .sh = 2,
+                   .sw = 2,
+                   .pt = 1,
+                   .pb = 1,
+                   .pl = 1,
+                   .pr = 1};
+    conv_case c = h;
+    c.layout = OG_CONV_NCHW;
+    int64_t P = positions(h.h, 1, 1, 3, 1, 2), Q = positions(h.w, 1, 1, 3, 1, 2);
+    nx = 2 * 12 * 110, nw = 7 * 12 * 9, ny = (size_t)(2 * 7 * P * Q);
+    float *xh = random_floats(nx, 7), *xc = malloc(nx * 4);
+    wt = random_floats(nw, 8);
+    cr_assert_not_null(xc);
+    for (int64_t img = 0; img < 2; img++)
+        for (int64_t ch = 0; ch < 12; ch++)
+            for (int64_t i = 0; i < 11; i++)
+                for (int64_t j = 0; j < 10; j++)
+                    xc[x_at(&c, img, ch, i, j)] = xh[x_at(&h, img, ch, i, j)];
+    float *yh = deterministic_output(ctx, &h, NULL, xh, wt, nx, nw, ny);
+    float *yc = deterministic_output(ctx, &c, NULL, xc, wt, nx, nw, ny);
+    size_t layouts_differ = 0;
+    for (int64_t img = 0; img < 2; img++)
+        for (int64_t kk = 0; kk < 7; kk++)
+            for (int64_t p = 0; p < P; p++)
+                for (int64_t q = 0; q < Q; q++)
+                    layouts_differ += memcmp(&yh[y_at(&h, P, Q, img, kk, p, q)],
+                                             &yc[y_at(&c, P, Q, img, kk, p, q)], 4) != 0;
+    cr_expect_eq(layouts_differ, 0, "NHWC and NCHW differ in %zu elements", layouts_differ);
+    free(xh), free(xc), free(wt), free(yh), free(yc);
+    close_context(ctx);
+}
+
+/* Sizes past one dispatch and one binding: 2049 x 2049 output pixels
+ * (65,600 tiles of 64 rows, past maxComputeWorkGroupCount[1]), and
+ * C = 128, 3x3 on a 192 x 192 output, whose im2col matrix (170 MB) would
+ * not fit lavapipe's 128 MiB binding while each tensor is 19 MB; then split-k
+ * with a bias and GELU, applied once. */
+Test(conv, past_the_limits, .timeout = 900)
+{
+    og_context *ctx = open_context();
+    /* Fields as in conv/traps. */
+    // clang-format off
+    const conv_case cases[] = {
+        {OG_CONV_NCHW, OG_CONV_KRSC, OG_F32, 1, 1, 2049, 2049, 2, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, OG_ACTIVATION_NONE, 0.0f},
+        {OG_CONV_NHWC, OG_CONV_KRSC, OG_F16, 1, 128, 192, 192, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, OG_ACTIVATION_NONE, 0.0f},
+        {OG_CONV_NHWC, OG_CONV_KCRS, OG_F32, 1, 64, 6, 6, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, OG_ACTIVATION_GELU_ERF, 0.0f},
+    };
+    // clang-format on
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (i % (size_t)og_test_stride() == 0 || i == 2)
+            run_case(ctx, OG_MODE_DETERMINISTIC, &cases[i], (uint32_t)i + 500);
+    close_context(ctx);
+}
+
+/* The models' convolutions of issue 27 at full size (every 97th output
+ * element against the reference): Whisper's encoder (80 mel channels to
+ * 384, kernel 3, padding 1, length 3000; then 384 to 384 at stride 2; bias
+ * and GELU), ResNet-50's 7x7/2 first layer, a 3x3 and a 1x1 layer, a
+ * MobileNet depthwise 3x3, a Stable Diffusion UNet 3x3 at 64x64x320. */
+Test(conv, model_shapes, .timeout = 1200)
+{
+    og_context *ctx = open_context();
+    /* Fields as in conv/traps. */
+    // clang-format off
+    const conv_case models[] = {
+        {OG_CONV_NCHW, OG_CONV_KCRS, OG_F16, 1, 80, 1, 3000, 384, 1, 3, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, OG_ACTIVATION_GELU_ERF, 0.0f},
+        {OG_CONV_NCHW, OG_CONV_KCRS, OG_F16, 1, 384, 1, 3000, 384, 1, 3, 1, 1, 2, 1, 1, 0, 0, 1, 1, 1, OG_ACTIVATION_GELU_ERF, 0.0f},
+        {OG_CONV_NCHW, OG_CONV_KCRS, OG_F32, 1, 3, 224, 224, 64, 7, 7, 1, 2, 2, 1, 1, 3, 3, 3, 3, 0, OG_ACTIVATION_RELU, 0.0f},
+        {OG_CONV_NHWC, OG_CONV_KRSC, OG_F32, 1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, OG_ACTIVATION_RELU, 0.0f},
+        {OG_CONV_NHWC, OG_CONV_KRSC, OG_F32, 1, 256, 56, 56, 64, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, OG_ACTIVATION_NONE, 1.0f},
+        {OG_CONV_NHWC, OG_CONV_KRSC, OG_F32, 1, 32, 112, 112, 32, 3, 3, 32, 1, 1, 1, 1, 1, 1, 1, 1, 1, OG_ACTIVATION_RELU, 0.0f},
+        {OG_CONV_NHWC, OG_CONV_KRSC, OG_F16, 1, 320, 64, 64, 320, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, OG_ACTIVATION_NONE, 0.0f},
+    };
+    // clang-format on
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+        if (i % (size_t)og_test_stride() != 0)
+            continue;
+        char first[1024] = "";
+        size_t differ = conv_mismatches(ctx, OG_MODE_FAST, &models[i], (uint32_t)i + 600, 97, first,
+                                        sizeof first);
+        cr_expect_eq(differ, 0, "model %zu: %zu sampled elements differ; %s", i, differ, first);
+    }
+    close_context(ctx);
+}
+
+/* dir/conv_gather.tmpl with its one `from` replaced by `to`. */
+static void plant(const char *dir, const char *from, const char *to)
+{
+    char path[512], text[16384];
+    snprintf(path, sizeof path, "%s/conv_gather.tmpl", dir);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    char *at = strstr(text, from);
+    cr_assert(at && !strstr(at + 1, from), "'%s' is not once in conv_gather.tmpl", from);
+    f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+    fclose(f);
+}
+
+/* Faults planted in a copy of the templates (OG_TEMPLATE_DIR) are caught:
+ * the padding offset off by one, the dilation ignored, every group reading
+ * the first group's channels. */
+Test(conv, planted_faults_are_caught, .timeout = 900)
+{
+    static const struct {
+        const char *name, *from, *to;
+    } faults[] = {
+        {"padding offset off by one", "((hp - pad_top) * CONV_W", "((hp + 1u - pad_top) * CONV_W"},
+        {"dilation ignored", "r * (pc.addr_b_lo & 0xffffu)", "r"},
+        {"groups read group 0", "return g * og_conv_cg();", "return 0u * g;"},
+    };
+    const conv_case t = {
+        OG_CONV_NHWC,       OG_CONV_KRSC, OG_F32, 1, 6, 7, 8, 4, 3, 3, 2, 1, 1, 2, 1, 2, 2, 1, 1, 0,
+        OG_ACTIVATION_NONE, 0.0f};
+    char dir[] = "/tmp/og_conv_plant_XXXXXX", cmd[1024];
+    cr_assert_not_null(mkdtemp(dir));
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++) {
+        snprintf(cmd, sizeof cmd, "cp %s/*.tmpl %s/", OG_TEMPLATES, dir);
+        cr_assert_eq(system(cmd), 0);
+        plant(dir, faults[i].from, faults[i].to);
+        setenv("OG_TEMPLATE_DIR", dir, 1);
+        og_context *ctx = open_context();
+        char first[1024] = "";
+        size_t differ =
+            conv_mismatches(ctx, OG_MODE_DETERMINISTIC, &t, 700, 1, first, sizeof first);
+        cr_expect_gt(differ, 0, "%s was not caught", faults[i].name);
+        close_context(ctx);
+        unsetenv("OG_TEMPLATE_DIR");
+    }
+    /* The same case without a fault passes. */
+    og_context *ctx = open_context();
+    run_case(ctx, OG_MODE_DETERMINISTIC, &t, 700);
+    close_context(ctx);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_expect_eq(system(cmd), 0);
 }

@@ -5,37 +5,12 @@
  * line parses shape strings, explains its choice and refuses what it
  * cannot tune; the records travel through export and import. */
 #include "og_ogtune.h"
+#include "og_records.h"
 #include "og_test.h"
 #include "og_tmpdir.h"
 
 TestSuite(conv_tune, .init = make_tmpdir, .fini = remove_tmpdir);
 
-typedef struct records {
-    og_record *r;
-    size_t n;
-} records;
-
-static int collect(void *user, const og_record *rec, const char *device)
-{
-    (void)device;
-    records *rs = user;
-    rs->r = realloc(rs->r, (rs->n + 1) * sizeof *rs->r);
-    cr_assert_not_null(rs->r);
-    rs->r[rs->n++] = *rec;
-    return 0;
-}
-
-static records read_records(const char *path)
-{
-    records rs = {NULL, 0};
-    og_db *db;
-    char err[1024] = "";
-    cr_assert_eq(og_db_open(path, 0, &db, err, sizeof err), OG_OK, "%s", err);
-    og_status st = og_db_each(db, collect, &rs, err, sizeof err);
-    og_db_close(db);
-    cr_assert_eq(st, OG_OK, "og_db_each: %s", err);
-    return rs;
-}
 
 /* A 3x3 NCHW convolution with KCRS weights, 2 groups: implicit GEMM
  * 81 x 6 x 36 x 4. */

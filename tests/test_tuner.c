@@ -16,6 +16,7 @@
 #include <sqlite3.h>
 
 #include "og_ogtune.h"
+#include "og_records.h"
 #include "og_test.h"
 #include "og_tmpdir.h"
 
@@ -45,35 +46,7 @@ static void format_params(const og_params *p, char *buf)
     og_params_format(p, buf, OG_PARAMS_MAX);
 }
 
-/* ---- records of a database ---- */
-
-typedef struct records {
-    og_record *r;
-    size_t n;
-} records;
-
-static int collect(void *user, const og_record *rec, const char *device)
-{
-    (void)device;
-    records *rs = user;
-    og_record *grown = realloc(rs->r, (rs->n + 1) * sizeof *grown);
-    cr_assert_not_null(grown);
-    rs->r = grown;
-    rs->r[rs->n++] = *rec;
-    return 0;
-}
-
-static records read_records(const char *path)
-{
-    records rs = {NULL, 0};
-    og_db *db;
-    char err[1024] = "";
-    cr_assert_eq(og_db_open(path, 0, &db, err, sizeof err), OG_OK, "%s", err);
-    og_status st = og_db_each(db, collect, &rs, err, sizeof err);
-    og_db_close(db);
-    cr_assert_eq(st, OG_OK, "og_db_each: %s", err);
-    return rs;
-}
+/* ---- records of a database (og_records.h) ---- */
 
 static int same_shape(const og_record *r, const og_shape *s)
 {

@@ -74,12 +74,16 @@ void og_conv_op(const og_conv_args *a, char *buf, size_t len)
 
 og_gemm_args og_conv_as_gemm(const og_conv_args *a)
 {
-    int64_t rows = a->n * a->h * a->w;
+    /* One product per image: the implicit GEMM's own shape, so the split
+     * rule and the tile see what the convolution kernel would. */
+    int64_t pixels = a->h * a->w;
     return (og_gemm_args){.trans_b = 1,
-                          .m = rows,
+                          .m = pixels,
                           .n = a->k,
                           .k = a->c,
-                          .batch = 1,
+                          .batch = a->n,
+                          .stride_a = pixels * a->c,
+                          .stride_c = pixels * a->k,
                           .alpha = 1.0f,
                           .beta = a->beta,
                           .a = a->x,
@@ -193,9 +197,11 @@ og_status og_conv_geometry_check(char *err, const og_conv_args *a, og_conv_shape
         return og_failf(err, OG_ERROR_INVALID_ARGUMENT,
                         "conv: activation %d is not none, ReLU, GELU (erf) or GELU (tanh)",
                         (int)a->activation);
+    /* More than 4 pixels: the GEMM's few-rows kernel (another order) never
+     * takes it, so both routes sum alike (docs/accumulation-order.md). */
     s->gemm = a->layout == OG_CONV_NHWC && a->r == 1 && a->s == 1 && or_one(a->stride_h) == 1 &&
               or_one(a->stride_w) == 1 && a->pad_top == 0 && a->pad_bottom == 0 &&
-              a->pad_left == 0 && a->pad_right == 0 && s->groups == 1;
+              a->pad_left == 0 && a->pad_right == 0 && s->groups == 1 && s->m > 4;
     return OG_OK;
 }
 

@@ -97,7 +97,8 @@ typedef struct og_conv_shape {
     int64_t p, q;          /* output height and width */
     int64_t groups, cg, kg; /* groups, and input and output channels a group */
     int64_t m, n, k, batch; /* the implicit GEMM: P*Q, Kg, Cg*R*S, images * groups */
-    int gemm;               /* 1x1, stride 1, unpadded, ungrouped NHWC: the GEMM itself */
+    int gemm;               /* 1x1, stride 1, unpadded, ungrouped NHWC of more than 4 pixels:
+                               the GEMM itself */
     int empty;              /* no image or no output channel: nothing to record */
 } og_conv_shape;
 
@@ -114,7 +115,8 @@ og_status og_conv_check(const og_limits *lim, char *err, uint64_t in_bytes,
                         const og_conv_args *args, og_conv_shape *shape, og_push *push);
 
 /* The GEMM that a 1x1, stride 1, unpadded, ungrouped NHWC convolution is
- * (shape->gemm): M = n*H*W, N = K, K = C, B (the weights) transposed. */
+ * (shape->gemm): per image M = H*W, N = K, K = C, B (the weights)
+ * transposed and shared, a batch of n. */
 og_gemm_args og_conv_as_gemm(const og_conv_args *args);
 
 /* The op of a convolution's tuning records (db/og_db.h, og_record_key):

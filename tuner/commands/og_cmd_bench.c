@@ -4,12 +4,6 @@
 
 #include "og_commands.h"
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Alternates the two kernels for `rounds` rounds so both see the same
  * machine load; each round's time is a median of timestamps. */
 static og_status bench_pair(og_gemm *g, og_problem *pr, const og_params *a, const og_params *b,
@@ -27,10 +21,8 @@ static og_status bench_pair(og_gemm *g, og_problem *pr, const og_params *a, cons
             st = og_gemm_time(g, &pr->args, b, &plan, &t);
         tb[r] = t.median_us;
     }
-    qsort(ta, rounds, sizeof ta[0], cmp_double);
-    qsort(tb, rounds, sizeof tb[0], cmp_double);
-    *us_a = ta[rounds / 2];
-    *us_b = tb[rounds / 2];
+    *us_a = og_cli_median(ta, rounds);
+    *us_b = og_cli_median(tb, rounds);
     return st;
 }
 

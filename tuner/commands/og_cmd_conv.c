@@ -13,7 +13,10 @@
 
 /* Convolutions of the models issue 27 names, small enough for a CPU
  * driver: a ResNet 3x3 layer, Whisper's first encoder convolution, a first
- * 7x7 layer, a depthwise 3x3. */
+ * 7x7 layer, a depthwise 3x3. bench prints, for each, the default tile and
+ * the selected one, and the GEMM of the same M, N, K and batch (random
+ * data, its own selected kernel, which may read four elements at a time
+ * where the convolution's gather reads one). */
 static const char default_convs[] = "1x64x56x56/64x3x3/p1,"
                                     "1x80x1x3000/384x1x3/p0x0x1x1/nchw/kcrs,"
                                     "1x3x224x224/64x7x7/s2/p3/nchw/kcrs,"
@@ -259,21 +262,33 @@ static og_status time_pair(og_conv *cv, const og_conv_args *a, const og_params *
             st = og_conv_time(cv, a, y, &plan, &t);
         ty[r] = t.median_us;
     }
-    /* Medians by insertion sort: five values. */
-    for (int i = 1; i < rounds; i++)
-        for (int j = i; j > 0 && tx[j] < tx[j - 1]; j--) {
-            double v = tx[j];
-            tx[j] = tx[j - 1];
-            tx[j - 1] = v;
-        }
-    for (int i = 1; i < rounds; i++)
-        for (int j = i; j > 0 && ty[j] < ty[j - 1]; j--) {
-            double v = ty[j];
-            ty[j] = ty[j - 1];
-            ty[j - 1] = v;
-        }
-    *us_x = tx[rounds / 2];
-    *us_y = ty[rounds / 2];
+    *us_x = og_cli_median(tx, rounds);
+    *us_y = og_cli_median(ty, rounds);
+    return st;
+}
+
+/* The GEMM of the implicit GEMM's shape (B transposed) with the kernel
+ * Fast mode selects for it: median microseconds of 5 rounds. */
+static og_status time_gemm(og_context *ctx, og_dtype dtype, const og_conv_shape *s, double *us)
+{
+    og_gemm *g = NULL;
+    og_problem *pr = NULL;
+    og_params p;
+    double t[5];
+    og_timing_plan plan = OG_TIMING_BENCH;
+    og_status st = og_gemm_create(ctx, dtype, OG_MODE_FAST, &g);
+    if (st == OG_OK)
+        st = og_problem_create(ctx, dtype, 0, 1, s->m, s->n, s->k, s->batch, 5, &pr);
+    if (st == OG_OK)
+        st = og_gemm_choose(g, &pr->args, &p);
+    for (int r = 0; r < 5 && st == OG_OK; r++) {
+        og_timing timing;
+        st = og_gemm_time(g, &pr->args, &p, &plan, &timing);
+        t[r] = timing.median_us;
+    }
+    *us = st == OG_OK ? og_cli_median(t, 5) : 0;
+    og_problem_destroy(pr);
+    og_gemm_destroy(g);
     return st;
 }
 
@@ -296,15 +311,15 @@ int og_cmd_bench_conv(const og_cli *o, og_dtype dtype)
     load_average(load, sizeof load);
     printf("# %s, %s inputs, load average %s\n", og_context_device_name(ctx), og_dtype_name(dtype),
            load);
-    printf("%-52s %12s %12s %7s  %s\n", "convolution", "default", "selected", "ratio",
-           "selected tile (source)");
+    printf("%-52s %12s %12s %7s %12s %7s  %s\n", "convolution", "default", "selected", "ratio",
+           "GEMM", "conv/GEMM", "selected tile (source)");
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         og_conv_problem *pr = NULL;
         og_conv_shape s;
         og_params chosen, def = og_params_default();
         og_choice c;
-        double us_def = 0, us_sel = 0;
+        double us_def = 0, us_sel = 0, us_gemm = 0;
         char name[256], params[OG_PARAMS_MAX];
         og_status st = og_conv_problem_create(ctx, dtype, &convs[i], 99, &pr);
         if (st == OG_OK)
@@ -315,15 +330,19 @@ int og_cmd_bench_conv(const og_cli *o, og_dtype dtype)
             chosen = og_conv_params(&c.params);
             st = time_pair(cv, &pr->args, &def, &chosen, &us_def, &us_sel);
         }
+        if (st == OG_OK)
+            st = time_gemm(ctx, dtype, &s, &us_gemm);
         conv_name(&convs[i], name, sizeof name);
         if (st != OG_OK) {
             og_cli_fail("ogtune bench: %s: %s\n", name, og_context_last_error(ctx));
             rc = 1;
         } else {
             og_params_format(&chosen, params, sizeof params);
-            printf("%-52s %7.2f GF/s %7.2f GF/s %6.2fx  %s (%s)\n", name,
+            /* The GEMM's rate counts the same 2*M*N*K*batch operations. */
+            printf("%-52s %7.2f GF/s %7.2f GF/s %6.2fx %7.2f GF/s %6.2fx  %s (%s)\n", name,
                    og_conv_gflops(&pr->args, us_def), og_conv_gflops(&pr->args, us_sel),
-                   us_sel > 0 ? us_def / us_sel : 0.0, params, source_text(&c));
+                   us_sel > 0 ? us_def / us_sel : 0.0, og_conv_gflops(&pr->args, us_gemm),
+                   us_sel > 0 ? us_gemm / us_sel : 0.0, params, source_text(&c));
         }
         og_conv_problem_destroy(pr);
     }

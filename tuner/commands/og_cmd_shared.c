@@ -41,6 +41,18 @@ int og_cli_bench_inputs(const og_cli *o, const char *default_shapes, og_shape **
     return 0;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double og_cli_median(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return v[n / 2];
+}
+
 int og_cli_conv(const og_cli *o)
 {
     return o->op && strcmp(o->op, "conv") == 0;

@@ -59,6 +59,8 @@ int og_cmd_bench_conv(const og_cli *o, og_dtype dtype);
  * [/gG][/nhwc|/nchw][/krsc|/kcrs]", comma-separated, into *out (malloc'ed,
  * buffers NULL). Returns 0, or -1. */
 int og_parse_conv_shapes(const char *text, og_conv_args **out, size_t *n);
+/* The median of v[0..n) (sorts v in place). */
+double og_cli_median(double *v, size_t n);
 /* Whether --op is conv. */
 int og_cli_conv(const og_cli *o);
 /* ogtune bench --op int8gemm, on an open context. */
