@@ -63,7 +63,7 @@ function chromium(url, seconds) {
   });
 }
 
-test('Chromium runs the page\'s GEMMs through web/onegpu and reports them correct', async () => {
+test('Chromium runs the page\'s GEMMs and convolution through web/onegpu and reports them correct', async () => {
   assert.ok(process.env.OG_CHROMIUM, 'no chromium: scripts/setup.sh --tests installs it (OG_CHROMIUM names it)');
   const server = await serve();
   const url = `http://127.0.0.1:${server.address().port}/browser/index.html`;
@@ -84,4 +84,5 @@ test('Chromium runs the page\'s GEMMs through web/onegpu and reports them correc
   const described = (start) => results.find((r) => r.name.startsWith(start))?.description;
   assert.match(described('float32 split-k'), /^gemm_tile .*; \d+ k ranges of \d+$/);
   assert.match(described('few rows'), /^gemm_fewrows /);
+  assert.match(described('convolution'), /^conv NCHW KCRS, implicit GEMM 54x6x54 x 4 products: gemm_tile .*\(default\)$/);
 });
