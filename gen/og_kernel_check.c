@@ -74,8 +74,9 @@ static int recover_check(const og_kernel_key *key, const og_limits *lim, char *w
 
 /* The convolution's kernels (og_kernel_key.conv): the portable tile with
  * element loads from storage buffers (the gather reads A one element at a
- * time), B the weights stored N x K, native products, GLSL; its planes and
- * their reduction. */
+ * time), B the weights stored N x K, native products, in every dialect
+ * (GLSL, HLSL, and WGSL within og_wgsl_check); its planes and their
+ * reduction. */
 static int conv_check(const og_kernel_key *key, char *why, size_t len)
 {
     if (!key->conv)
@@ -91,8 +92,8 @@ static int conv_check(const og_kernel_key *key, char *why, size_t len)
                  "split-k planes and their reduction");
         return -1;
     }
-    if (key->recover || key->scaled || key->dialect != OG_GLSL) {
-        snprintf(why, len, "gen: a convolution takes native products in GLSL");
+    if (key->recover || key->scaled) {
+        snprintf(why, len, "gen: a convolution takes native products (no recovered float32)");
         return -1;
     }
     return 0;

@@ -622,6 +622,33 @@ Test(gen, build_kernel_within_limits)
     free(words);
 }
 
+/* The convolution's kernels compile in GLSL and HLSL (glslang's HLSL front
+ * end): the tile and its planes of every input and weight layout, float16,
+ * and the reduction; recovered float32 is refused by name. */
+Test(gen, conv_kernels_compile)
+{
+    og_limits lim = generous_limits();
+    const og_kernel kernels[] = {OG_KERNEL_GEMM, OG_KERNEL_PLANES, OG_KERNEL_REDUCE};
+    for (int c = 0; c < 2 * 4 * 3; c++) {
+        og_kernel_key key = {.kernel = kernels[c % 3], .p = og_params_default(), .dtype = OG_F16,
+                             .trans_b = 1, .dialect = c / 12 ? OG_HLSL : OG_GLSL,
+                             .conv = OG_CONV_KEY(c / 3 % 2, c / 6 % 2)};
+        uint32_t *words = NULL;
+        size_t count = 0;
+        og_reflection r;
+        char err[8192] = "";
+        cr_expect_eq(og_build_kernel(&key, &lim, &words, &count, &r, err, sizeof err), OG_OK,
+                     "kernel %d, %s, conv %d: %s", (int)key.kernel,
+                     key.dialect == OG_HLSL ? "HLSL" : "GLSL", key.conv, err);
+        free(words);
+    }
+    og_kernel_key key = {.p = og_params_default(), .dtype = OG_F32, .trans_b = 1, .recover = 11,
+                         .conv = OG_CONV_KEY(0, 0)};
+    char why[512] = "";
+    cr_expect_eq(og_kernel_check(&key, &lim, why, sizeof why), -1);
+    cr_expect_not_null(strstr(why, "a convolution takes native products"), "%s", why);
+}
+
 /* ---- other outputs ---- */
 
 /* The default kernel's source, compiled (assembly non-zero: SPIR-V text). */

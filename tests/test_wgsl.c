@@ -177,6 +177,40 @@ Test(wgsl, reduce)
     free(src);
 }
 
+/* The convolution's kernels (conv_gather.tmpl): every input and weight
+ * layout and type, the tile and its planes with staged loads in blocks and
+ * direct loads in one chain, the gather's functions once each and the
+ * groups read as the bits of the signed word; the reduction by layout. */
+Test(wgsl, conv)
+{
+    og_params direct = og_params_default();
+    direct.load = OG_LOAD_DIRECT, direct.pad = 0, direct.acc = OG_ACC_CHAIN;
+    const og_params tiles[] = {og_params_default(), direct};
+    const og_dtype dtypes[] = {OG_F32, OG_F16, OG_BF16};
+    for (int c = 0; c < 4 * 3 * 2 * 2; c++) {
+        og_kernel_key key = {.kernel = c % 2 ? OG_KERNEL_PLANES : OG_KERNEL_GEMM,
+                             .dtype = dtypes[c / 2 % 3], .trans_b = 1, .dialect = OG_WGSL,
+                             .p = tiles[c / 6 % 2], .conv = OG_CONV_KEY(c / 12 % 2, c / 24)};
+        char why[512], *src = NULL;
+        cr_assert_eq(og_kernel_check(&key, NULL, why, sizeof why), 0, "%s", why);
+        check_structure(&key);
+        cr_assert_eq(og_gen_source(&key, &src, why, sizeof why), OG_OK, "%s", why);
+        cr_expect_eq(count(src, "fn og_conv_a(a_base: u32, i: u32, kk: u32) -> f32 {"), 1);
+        cr_expect_eq(count(src, "fn og_conv_groups() -> u32 { return bitcast<u32>(pc.zero_a); }"), 1);
+        cr_expect_eq(count(src, "let grp = batch % og_conv_groups();"), 1);
+        free(src);
+    }
+    for (int layout = 0; layout < 2; layout++) {
+        og_kernel_key key = {.kernel = OG_KERNEL_REDUCE, .dtype = OG_F32, .dialect = OG_WGSL,
+                             .conv = OG_CONV_KEY(layout, 0)};
+        char why[512], *src = NULL;
+        cr_assert_eq(og_gen_source(&key, &src, why, sizeof why), OG_OK, "%s", why);
+        cr_expect_eq(count(src, "og_conv_c(pc.off_c + (b / og_conv_groups()) * pc.stride_c, grp, i, j)"), 1);
+        cr_expect_eq(count(src, layout ? "(g * pc.N + j) * pc.ldc" : "(og_conv_pix0() + i) * pc.ldc"), 1);
+        free(src);
+    }
+}
+
 /* Refused kernels, each with the words that name why. */
 Test(wgsl, refusals)
 {

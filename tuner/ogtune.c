@@ -46,6 +46,10 @@ static const char usage[] =
     "                               --kernel: split-k's planes pass or its reduction, the\n"
     "                               standalone bias and activation, or C = act(beta * C +\n"
     "                               bias) for alpha = 0 or K = 0)\n"
+    "       [--conv nhwc|nchw,krsc|kcrs]  the convolution's kernel of that input layout and\n"
+    "                               weight layout (og_conv_*: the tile with A gathered from\n"
+    "                               the input, B the weights, so --trans-b; --kernel gemm,\n"
+    "                               planes or reduce)\n"
     "  gen --emit wgsl --json --preset quick|standard [--shapes ...] [--dtype ...]\n"
     "       [--trans-a] [--trans-b]   every WGSL kernel of the space for WebGPU's default\n"
     "                               limits (and split-k planes of its tiles), a line each:\n"
@@ -118,6 +122,8 @@ static int parse(int argc, char **argv, og_cli *o)
             slot = &o->params;
         else if (strcmp(a, "--matrix") == 0)
             slot = &o->matrix;
+        else if (strcmp(a, "--conv") == 0)
+            slot = &o->conv;
         else if (strcmp(a, "--kernel") == 0)
             slot = &o->kernel;
         else if (strcmp(a, "--precision") == 0)

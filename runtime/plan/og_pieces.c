@@ -112,7 +112,7 @@ void og_plan_piece(const og_plan *pl, uint64_t i, og_piece *out)
     q.batch = (uint32_t)(push->batch - b0 < pl->batch_per ? push->batch - b0 : pl->batch_per);
     if (pl->kind == OG_PLAN_CONV) {
         /* Whole images (b0 is a multiple of the groups); the kernel finds
-         * its pixels from the piece's first (conv_gather.tmpl, CONV_PIX0). */
+         * its pixels from the piece's first (conv_gather.tmpl, og_conv_pix0). */
         uint64_t image = b0 / (uint64_t)push->zero_a;
         q.off_a += (uint32_t)(image * push->stride_a);
         q.off_c += (uint32_t)(image * push->stride_c);

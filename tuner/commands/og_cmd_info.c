@@ -305,6 +305,19 @@ int og_cmd_gen(const og_cli *o)
         return 2;
     }
     key.kernel = kernels[ki].kernel;
+    if (o->conv) {
+        static const char *const convs[] = {"nhwc,krsc", "nchw,krsc", "nhwc,kcrs", "nchw,kcrs"};
+        for (int i = 0; i < 4 && !key.conv; i++)
+            if (strcmp(o->conv, convs[i]) == 0)
+                key.conv = OG_CONV_KEY(i % 2, i / 2);
+        if (!key.conv) {
+            og_cli_fail("ogtune gen: --conv takes the input layout and the weights' layout: "
+                        "nhwc,krsc, nhwc,kcrs, nchw,krsc or nchw,kcrs\n");
+            return 2;
+        }
+        /* The weights are B stored N x K (conv_gather.tmpl). */
+        key.trans_b = 1;
+    }
     if (o->matrix && strcmp(o->matrix, "nv") != 0 && strcmp(o->matrix, "khr") != 0) {
         og_cli_fail("ogtune gen: --matrix takes nv or khr\n");
         return 2;

@@ -18,6 +18,7 @@ typedef struct og_cli {
     const char *emit;   /* --emit glsl|hlsl|wgsl|spirv|spv|msl */
     const char *kernel; /* --kernel gemm|planes|reduce (gen: which pass of a GEMM) */
     const char *matrix; /* --matrix nv|khr (gen: the matrix kernel's extension) */
+    const char *conv;   /* --conv nhwc|nchw,krsc|kcrs (gen: a convolution's kernel) */
     const char *precision; /* --precision native|recovered (bench, tune, select; float32) */
     const char *params; /* --params "bm=..,..." */
     const char *op;     /* --op gemm|int8gemm|conv */

@@ -1,9 +1,11 @@
 // The page's cases: float32 split-k, float16 as pairs in u32 words (odd
-// offsets), few rows and Deterministic mode's bits against the documented
-// order, through the same module a page imports (../onegpu/onegpu.js) and
-// the Node.js tests' harness (../test/runtime.js).
-import { createGemm, probeFma } from '../onegpu/onegpu.js';
+// offsets), few rows, a float16 convolution, and Deterministic mode's bits
+// against the documented order, through the same module a page imports
+// (../onegpu/onegpu.js) and the Node.js tests' harness (../test/runtime.js,
+// ../test/conv.js).
+import { ConvLayout, ConvWeights, createConv, createGemm, probeFma } from '../onegpu/onegpu.js';
 import { splitRanges } from '../onegpu/rules.js';
+import { convOperands, runConvCase } from '../test/conv.js';
 import { referenceOrdered } from '../test/ordered.js';
 import { operands, read, release, runCase } from '../test/runtime.js';
 
@@ -22,6 +24,11 @@ const cases = [
   ['float16 pairs 65x63x100, odd offsets, beta = 0 over NaN', 'f16', { M: 65, N: 63, K: 100, offA: 1, offB: 3, cFill: NaN }],
   ['few rows float32 3x200x300, batch 2 sharing B, offsets', 'f32', { M: 3, N: 200, K: 300, batch: 2, strideB: 0, offA: 1, offC: 2, beta: 0.5 }],
 ];
+// NCHW with KCRS weights (PyTorch's), two groups, padding wider than the
+// filter on the left; one kernel (no split-k: the float32 case splits).
+const conv = ['convolution float16 NCHW KCRS, 2 groups, stride 2, left padding 4 wider than the filter, bias and ReLU', 'f16',
+  { layout: ConvLayout.NCHW, weights: ConvWeights.KCRS, n: 2, c: 12, h: 9, w: 8, k: 12, r: 3, s: 3, groups: 2, stride_w: 2,
+    pad_top: 1, pad_bottom: 1, pad_left: 4, pad_right: 1, xOff: 1, yOff: 3, beta: 0.5, bias: true, act: 1 }];
 const deterministic = { dtype: 'f16', M: 65, N: 63, K: 100, offA: 1, offB: 3, batch: 2, beta: 0.5, bias: true, act: 1 };
 
 async function main() {
@@ -35,6 +42,15 @@ async function main() {
     const r = await runCase(device, gemm, { dtype, ...spec });
     log('ONEGPU-RESULT', { name, ok: r.ok, maxErr: r.maxErr, maxRef: r.maxRef, bound: r.bound, outside: r.outside.length, nonFinite: r.nonFinite.length, description });
   }
+  {
+    const [name, dtype, spec] = conv;
+    const c = createConv(device, { dtype });
+    const o = convOperands(device, { dtype, ...spec });
+    const description = c.describe(o.args);
+    for (const b of Object.values(o.buffers)) b.destroy();
+    const r = await runConvCase(device, c, { dtype, ...spec });
+    log('ONEGPU-RESULT', { name, ok: r.ok, maxErr: r.maxErr, maxRef: r.maxRef, bound: r.bound, outside: r.outside.length, nonFinite: r.nonFinite.length, description });
+  }
   // Deterministic mode against the documented order, fused or not as probed.
   const fma = await probeFma(device);
   const o = operands(device, deterministic);
@@ -44,7 +60,7 @@ async function main() {
   release(o);
   const differ = got.reduce((n, x, e) => n + (Object.is(x, want[e]) ? 0 : 1), 0);
   log('ONEGPU-RESULT', { name: 'Deterministic float16, bits of the documented order', ok: differ === 0 && !fma.contracts, differ, fma });
-  log('ONEGPU-DONE', { cases: cases.length + 1, adapter: `${info.vendor ?? ''} ${info.architecture ?? ''} ${info.description ?? ''}`.trim() });
+  log('ONEGPU-DONE', { cases: cases.length + 2, adapter: `${info.vendor ?? ''} ${info.architecture ?? ''} ${info.description ?? ''}`.trim() });
 }
 
 main().catch((e) => log('ONEGPU-ERROR', String(e?.stack ?? e))).finally(() => window.close());

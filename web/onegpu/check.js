@@ -28,7 +28,7 @@ export function limitsOf(device) {
 }
 
 /** An integer field of args (absent is 0, as in a zeroed og_gemm_args). */
-function int(op, args, name) {
+export function int(op, args, name) {
   const v = args[name] ?? 0;
   if (!Number.isSafeInteger(v)) refuse(`${op}: ${name} (${v}) is not an integer`);
   return v;
@@ -55,7 +55,7 @@ function checkBuffer(op, name, buf) {
  * (a range from its first element aligned down to
  * minStorageBufferOffsetAlignment, whole words) and its element offset there.
  */
-function checkOperand(lim, op, name, buf, elemBytes, off, batch, stride, rows, ld, cols) {
+export function checkOperand(lim, op, name, buf, elemBytes, off, batch, stride, rows, ld, cols) {
   checkBuffer(op, name, buf);
   const end = extent(off, batch, stride, rows, ld, cols);
   if (end === null || end - BigInt(off) > U32) refuse(`${op}: ${name} spans more than 2^32 elements (stride and ld too large)`);
@@ -79,7 +79,7 @@ function checkOperand(lim, op, name, buf, elemBytes, off, batch, stride, rows, l
 }
 
 /** A float32 vector read at offset + j for every column j < N (the bias). */
-function checkColumns(lim, op, name, buf, offset, n) {
+export function checkColumns(lim, op, name, buf, offset, n) {
   if (!Number.isSafeInteger(offset) || offset < 0) refuse(`${op}: ${name} offset (${offset}) is negative or too large`);
   checkBuffer(op, name, buf);
   const first = 4n * BigInt(offset);
@@ -97,7 +97,7 @@ function checkColumns(lim, op, name, buf, offset, n) {
 }
 
 /** Every field non-negative and, but for the offsets, within 32-bit indexing. */
-function checkFields(op, fields) {
+export function checkFields(op, fields) {
   for (const [name, v] of fields) {
     if (v < 0) refuse(`${op}: ${name} (${v}) is negative`);
     if (v > 0xffffffff && !name.includes('offset')) refuse(`${op}: ${name} (${v}) exceeds 32-bit indexing`);
@@ -124,11 +124,11 @@ function checkEpilogue(lim, op, args, n) {
   return args.bias ? checkColumns(lim, op, 'bias', args.bias, args.bias_offset ?? 0, n) : null;
 }
 
-/** WebGPU's usage scopes: a dispatch binds no buffer both read-only and writable. */
-function checkAliases(op, c, others) {
+/** WebGPU's usage scopes: a dispatch binds no buffer both read-only and writable (c, named cName, the written one). */
+export function checkAliases(op, c, others, cName = 'C') {
   for (const [name, binding] of others) {
     if (binding && binding.buffer === c.buffer) {
-      refuse(`${op}: C and ${name} share a GPUBuffer, which WebGPU cannot bind both writable and read-only in one dispatch`);
+      refuse(`${op}: ${cName} and ${name} share a GPUBuffer, which WebGPU cannot bind both writable and read-only in one dispatch`);
     }
   }
 }
@@ -183,5 +183,108 @@ export function checkElementwise(lim, args) {
   checkBatchOverlap(op, f.m, f.n, f.ldc, f.stride_c, batch);
   call.c = checkOperand(lim, op, 'C', args.c, 4, f.c_offset, batch, f.stride_c, f.m, f.ldc, f.n);
   checkAliases(op, call.c, [['the bias', bias]]);
+  return call;
+}
+
+/** og_conv_layout and og_conv_weights: the tensors' layouts of a convolution (args.layout, args.weights). */
+export const ConvLayout = Object.freeze({ NHWC: 0, NCHW: 1 });
+export const ConvWeights = Object.freeze({ KRSC: 0, KCRS: 1 });
+
+/** The kernels carry strides, dilations, paddings and filter sizes as 16-bit halves of uniform words. */
+const CONV_SMALL_MAX = 65535;
+const orOne = (v) => (v === 0 ? 1 : v);
+
+/**
+ * The output size [P, Q] of a convolution's args (og_conv_output_size):
+ * P = floor((H + pad_top + pad_bottom - ((R - 1) * dilation_h + 1)) / stride_h) + 1,
+ * Q likewise from W, S, pad_left, pad_right, dilation_w and stride_w (0 is
+ * 1 for a stride or a dilation), without other checks: a value below 1
+ * means the call would be refused, as does an absent or non-integer field
+ * (0 then).
+ */
+export function convOutputSize(args) {
+  const axis = (size, pad0, pad1, filter, dilation, stride) => {
+    const v = [size, pad0, pad1, filter, dilation, stride].map((x) => x ?? 0);
+    if (!v.every(Number.isSafeInteger) || orOne(v[5]) <= 0) return 0;
+    const span = BigInt(v[0]) + BigInt(v[1]) + BigInt(v[2]) - ((BigInt(v[3]) - 1n) * BigInt(orOne(v[4])) + 1n);
+    const stride_ = BigInt(orOne(v[5]));
+    // Floor division: a window larger than the padded input gives P < 1.
+    const q = span >= 0n ? span / stride_ : -((-span + stride_ - 1n) / stride_);
+    return Number(q + 1n);
+  };
+  return [axis(args.h, args.pad_top, args.pad_bottom, args.r, args.dilation_h, args.stride_h),
+    axis(args.w, args.pad_left, args.pad_right, args.s, args.dilation_w, args.stride_w)];
+}
+
+/**
+ * A checked convolution call (og_conv_args's fields, snake_case as in
+ * onegpu.h; runtime/plan/og_conv_check.c's checks in its order with its
+ * messages, then WebGPU's own): {shape, gemm, push, bindings} where shape
+ * is the implicit GEMM's {p, q, groups, cg, kg, m: P*Q, n: Kg, k: Cg*R*S,
+ * batch: N*groups, empty}, gemm whether it is the GEMM itself (1x1, stride
+ * 1, unpadded, ungrouped NHWC), push the uniform's values (conv_gather.tmpl
+ * reads the geometry from words the GEMM does not use for a convolution)
+ * and bindings {x, wt, y, bias} as checkOperand makes them. Throws the
+ * refusal otherwise.
+ */
+export function checkConv(lim, elemBytes, args) {
+  const op = 'conv';
+  const layout = args.layout ?? 0, weights = args.weights ?? 0;
+  if (layout !== ConvLayout.NHWC && layout !== ConvLayout.NCHW) refuse(`conv: layout ${layout} is not NHWC or NCHW`);
+  if (weights !== ConvWeights.KRSC && weights !== ConvWeights.KCRS) refuse(`conv: weight layout ${weights} is not KRSC or KCRS`);
+  const f = {};
+  const names = ['n', 'c', 'h', 'w', 'k', 'r', 's', 'groups', 'stride_h', 'stride_w', 'dilation_h', 'dilation_w',
+    'pad_top', 'pad_bottom', 'pad_left', 'pad_right', 'x_offset', 'w_offset', 'y_offset'];
+  for (const name of names) f[name] = int(op, args, name);
+  // C's names: the sizes in capitals.
+  const shown = (name) => (name.length === 1 ? name.toUpperCase() : name);
+  checkFields(op, names.map((name) => [shown(name), f[name]]));
+  for (const name of ['c', 'h', 'w', 'r', 's']) if (f[name] < 1) refuse(`conv: ${shown(name)} (0) must be at least 1`);
+  const small = [['R', f.r], ['S', f.s], ['stride_h', orOne(f.stride_h)], ['stride_w', orOne(f.stride_w)],
+    ['dilation_h', orOne(f.dilation_h)], ['dilation_w', orOne(f.dilation_w)], ['pad_top', f.pad_top], ['pad_left', f.pad_left]];
+  for (const [name, v] of small) if (v > CONV_SMALL_MAX) refuse(`conv: ${name} (${v}) is beyond the kernel's ${CONV_SMALL_MAX}`, 'unsupported');
+  // Rows and columns of the padded input stay far inside 32 bits in the kernel's unsigned arithmetic.
+  if (f.h + f.pad_top + f.pad_bottom + orOne(f.stride_h) > 0x7fffffff || f.w + f.pad_left + f.pad_right + orOne(f.stride_w) > 0x7fffffff) {
+    refuse(`conv: the padded input (H ${f.h}, W ${f.w} with padding) is beyond 2^31 rows or columns`, 'unsupported');
+  }
+  const [p, q] = convOutputSize(f);
+  if (p < 1 || q < 1) {
+    const rows = p < 1;
+    refuse(`conv: output ${rows ? 'height P' : 'width Q'} (${rows ? p : q}) is below 1: the dilated filter (${rows ? f.r : f.s} x dilation ${orOne(rows ? f.dilation_h : f.dilation_w)}) is larger than the padded input (${rows ? f.h : f.w} + padding ${rows ? f.pad_top + f.pad_bottom : f.pad_left + f.pad_right})`);
+  }
+  const groups = orOne(f.groups);
+  if (groups > 0x7fffffff) refuse(`conv: groups (${groups}) is beyond 2^31 - 1`, 'unsupported');
+  if (f.c % groups !== 0 || f.k % groups !== 0) refuse(`conv: groups (${groups}) must divide C (${f.c}) and K (${f.k})`);
+  const cg = f.c / groups, kg = f.k / groups;
+  const shape = { p, q, groups, cg, kg, m: p * q, n: kg, k: cg * f.r * f.s, batch: f.n * groups, empty: f.n === 0 || f.k === 0 };
+  // Exact in BigInt (P*Q, Cg*R*S and N*groups may pass 2^53 before they are refused).
+  checkFields(op, [['P * Q', BigInt(p) * BigInt(q)], ['Cg * R * S', BigInt(cg) * BigInt(f.r) * BigInt(f.s)], ['N * groups', BigInt(f.n) * BigInt(groups)]]);
+  const activation = args.activation ?? 0;
+  if (!Number.isInteger(activation) || activation < 0 || activation > 3) refuse(`conv: activation ${activation} is not none, ReLU, GELU (erf) or GELU (tanh)`);
+  const call = { shape, gemm: false, push: null, bindings: null };
+  if (shape.empty) return call;
+
+  const xCount = f.n * f.c * f.h * f.w, wCount = f.k * shape.k, yCount = f.n * f.k * shape.m;
+  const x = checkOperand(lim, op, 'x', args.x, elemBytes, f.x_offset, 1, 0, 1, 1, xCount);
+  const wt = checkOperand(lim, op, 'wt', args.wt, elemBytes, f.w_offset, 1, 0, 1, 1, wCount);
+  const y = checkOperand(lim, op, 'y', args.y, 4, f.y_offset, 1, 0, 1, 1, yCount);
+  const bias = args.bias ? checkColumns(lim, op, 'bias', args.bias, args.bias_offset ?? 0, f.k) : null;
+  checkAliases(op, y, [['x', x], ['wt', wt], ['the bias', bias]], 'y');
+  call.bindings = { x, wt, y, bias };
+  call.gemm = layout === ConvLayout.NHWC && f.r === 1 && f.s === 1 && orOne(f.stride_h) === 1 && orOne(f.stride_w) === 1 &&
+    f.pad_top === 0 && f.pad_bottom === 0 && f.pad_left === 0 && f.pad_right === 0 && groups === 1;
+  const nchw = layout === ConvLayout.NCHW;
+  // The 16-bit halves as sums: a shift past bit 31 would turn the word negative.
+  const halves = (lo, hi) => lo + hi * 65536;
+  call.push = {
+    M: shape.m, N: shape.n, K: shape.k, lda: f.w, ldb: shape.k, ldc: nchw ? shape.m : f.k,
+    off_a: x.elements, off_b: wt.elements, off_c: y.elements,
+    stride_a: f.c * f.h * f.w, stride_b: f.h, stride_c: f.k * shape.m,
+    alpha: 1, beta: Math.fround(args.beta ?? 0), batch: shape.batch, ranges: 1,
+    bias_off: bias?.elements ?? 0, epi: activation | (bias ? 4 : 0),
+    zero_a: groups, zero_b: 0, scale_off: q,
+    addr_a_lo: halves(f.r, f.s), addr_a_hi: halves(orOne(f.stride_h), orOne(f.stride_w)),
+    addr_b_lo: halves(orOne(f.dilation_h), orOne(f.dilation_w)), addr_b_hi: halves(f.pad_top, f.pad_left),
+  };
   return call;
 }

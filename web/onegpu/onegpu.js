@@ -2,18 +2,21 @@
 //
 //     C = act(alpha * op(A) * op(B) + beta * C + bias)
 //
-// for `batch` products, with onegpu's generated WGSL kernels (the portable
-// tile, split-k planes and their reduction, few rows, the elementwise
-// kernels; kernels.generated.js, written by the build from the templates).
-// README.md beside this file is the manual.
+// for `batch` products, and its forward convolution (og_conv_*) as an
+// implicit GEMM on the same tile, with onegpu's generated WGSL kernels (the
+// portable tile, split-k planes and their reduction, few rows, the
+// elementwise kernels, the convolution's gathering tile; kernels.generated.js,
+// written by the build from the templates). README.md beside this file is
+// the manual.
 import table from './kernels.generated.js';
-import { checkElementwise, checkGemm, limitsOf, refuse } from './check.js';
-import { EPI_BIAS, kernelUnfit, planElementwise, planGemm, pushOf } from './plan.js';
+import { checkConv, checkElementwise, checkGemm, limitsOf, refuse } from './check.js';
+import { EPI_BIAS, kernelUnfit, planConv, planElementwise, planGemm, pushOf } from './plan.js';
 import { record } from './encode.js';
 import { SCRATCH_BYTES, fewRowsEligible } from './rules.js';
-import { chooseKernel } from './select.js';
+import { chooseKernel, parseParams } from './select.js';
 
 export { probeFma } from './probe.js';
+export { ConvLayout, ConvWeights, convOutputSize } from './check.js';
 
 /** og_activation: the epilogue's activation, args.activation. */
 export const Activation = Object.freeze({ NONE: 0, RELU: 1, GELU_ERF: 2, GELU_TANH: 3 });
@@ -108,7 +111,8 @@ class Gemm {
     await this.submit(plan.steps, this.resources(call, plan));
   }
 
-  async submit(steps, resources) {
+  /** Records, submits and waits for steps; a validation error is thrown as op's. */
+  async submit(steps, resources, op = 'gemm') {
     const device = this.device;
     device.pushErrorScope('validation');
     const encoder = device.createCommandEncoder();
@@ -117,7 +121,7 @@ class Gemm {
     release();
     const error = await device.popErrorScope();
     await device.queue.onSubmittedWorkDone();
-    if (error) throw new Error(`gemm: WebGPU: ${error.message}`);
+    if (error) throw new Error(`${op}: WebGPU: ${error.message}`);
   }
 
   /** A checked elementwise call and its one step (og_elementwise_check, then og_elementwise_plan). */
@@ -174,6 +178,114 @@ class Gemm {
   }
 }
 
+/** The GEMM a 1x1, stride 1, unpadded, ungrouped NHWC convolution is (og_conv_as_gemm). */
+function convAsGemm(a) {
+  return {
+    trans_b: true, m: a.n * a.h * a.w, n: a.k, k: a.c, batch: 1, alpha: 1, beta: a.beta ?? 0,
+    a: a.x, b: a.wt, c: a.y, lda: a.c, ldb: a.c, ldc: a.k, a_offset: a.x_offset ?? 0, b_offset: a.w_offset ?? 0,
+    c_offset: a.y_offset ?? 0, bias: a.bias ?? null, bias_offset: a.bias_offset ?? 0, activation: a.activation ?? 0,
+  };
+}
+
+const convLayoutNames = ['nhwc', 'nchw'], convWeightNames = ['krsc', 'kcrs'];
+
+class Conv {
+  constructor(device, dtype, mode, kernels) {
+    this.gemm = new Gemm(device, dtype, mode, kernels); // the type, mode, table, limits and split-k scratch
+  }
+
+  /** The checked call, and unless it is empty or the GEMM itself, its tile and plan: nothing is recorded when this throws. */
+  prepare(args) {
+    if (args === null || typeof args !== 'object') refuse('conv: the arguments are not an object');
+    const g = this.gemm;
+    const call = checkConv(g.limits, elementBytes[g.dtype], args);
+    if (call.shape.empty || call.gemm) return { call, choice: null, plan: null };
+    const choice = this.choose(call.shape);
+    const layouts = `${convLayoutNames[args.layout ?? 0]}.${convWeightNames[args.weights ?? 0]}`;
+    const conv = g.kernels.conv;
+    const tile = conv?.tiles[choice.text.replace(/split=[^,]*/, 'split=rule')]?.[`${g.dtype}.${layouts}`];
+    if (!tile) refuse(`conv: this kernel table has no convolution kernel ${choice.text} for ${g.dtype} ${layouts} (regenerate it with the build's ogtune)`, 'unsupported');
+    const kernels = { ...tile, reduce: conv.reduce[convLayoutNames[args.layout ?? 0]] };
+    return { call, choice, plan: planConv(g.limits, call, choice, kernels, SCRATCH_BYTES / 4) };
+  }
+
+  /**
+   * The tile the GEMM chooses for the implicit GEMM's shape (B transposed;
+   * og_conv_create): a tuned tile record in Fast mode, else the default;
+   * where the GEMM would take few rows, the default tile.
+   */
+  choose(shape) {
+    const g = this.gemm;
+    const t = g.kernels;
+    if (fewRowsEligible(g.dtype, shape.m, false)) {
+      return { template: 'gemm_tile', text: t.defaultTile, params: parseParams(t.defaultTile), source: 'default', fewRows: true };
+    }
+    const usable = (k) => Object.values(k).every((kernel) => !kernelUnfit(g.limits, kernel));
+    return chooseKernel(t, 'gemm_tile', `${g.dtype}.NT`, g.mode, [shape.m, shape.n, shape.k, shape.batch], t.defaultTile, usable);
+  }
+
+  /** The bindings of a call's steps: x, wt and y as the GEMM's A, B and C. */
+  resources(call, plan) {
+    const { x, wt, y, bias } = call.bindings;
+    return this.gemm.resources({ a: x, b: wt, c: y, bias }, plan);
+  }
+
+  /**
+   * Records the convolution into the page's GPUCommandEncoder, as
+   * Gemm.encode records a GEMM (x and wt read, y written; split-k calls of
+   * one object share its scratch: submit them in the order recorded).
+   * args are og_conv_args's fields, snake_case as in onegpu.h: layout
+   * (ConvLayout.NHWC or NCHW, of x and y), weights (ConvWeights.KRSC or
+   * KCRS, of wt), n, c, h, w (images, input channels, height, width), k, r,
+   * s (output channels, filter height and width), groups, stride_h,
+   * stride_w, dilation_h, dilation_w (0 is 1), pad_top, pad_bottom,
+   * pad_left, pad_right, beta, x, wt, y (GPUBuffers), x_offset, w_offset,
+   * y_offset, bias (GPUBuffer of K float32 values or null), bias_offset,
+   * activation (Activation). Offsets count elements; x and wt are of the
+   * object's type (float16 and bfloat16 as halves of u32 words), y and the
+   * bias float32; y is P x Q (convOutputSize) in the input's layout.
+   * Throws an Error (code 'invalid-argument' or 'unsupported') naming the
+   * dimension, with nothing recorded. Returns release(), as Gemm.encode.
+   */
+  encode(encoder, args) {
+    const { call, plan } = this.prepare(args);
+    if (call.gemm) return this.gemm.encode(encoder, convAsGemm(args));
+    if (!plan) return releaser([]);
+    const g = this.gemm;
+    return releaser(record(g.device, encoder, g.kernels.pushFields, plan.steps, this.resources(call, plan)));
+  }
+
+  /** Records, submits and waits for the convolution (args as for encode); throws as encode, and a device validation error. */
+  async run(args) {
+    const { call, plan } = this.prepare(args);
+    if (call.gemm) return this.gemm.run(convAsGemm(args));
+    if (plan) await this.gemm.submit(plan.steps, this.resources(call, plan), 'conv');
+  }
+
+  /**
+   * The kernels run would use for args, in one line, as og_conv_describe:
+   * "conv NCHW KCRS, implicit GEMM 3000x384x240 x 1 products: gemm_tile bm=64,... (default)".
+   */
+  describe(args) {
+    const { call, choice, plan } = this.prepare(args);
+    const s = call.shape;
+    if (s.empty) return 'nothing to compute (no image or no output channel)';
+    if (call.gemm) {
+      const g = convAsGemm(args);
+      return `1x1 convolution as a GEMM ${g.m}x${g.n}x${g.k}: ${this.gemm.describe(g)}`;
+    }
+    const source = choice.fewRows ? 'default: the GEMM\'s choice is not the tile'
+      : { default: 'default', db: 'the GEMM\'s record', 'db, nearest shape': 'the GEMM\'s record, nearest shape' }[choice.source];
+    const split = plan.ranges > 1 ? `; ${plan.ranges} k ranges of ${plan.rangeLen}` : '';
+    return `conv ${(args.layout ?? 0) ? 'NCHW' : 'NHWC'} ${(args.weights ?? 0) ? 'KCRS' : 'KRSC'}, implicit GEMM ${s.m}x${s.n}x${s.k} x ${s.batch} products: gemm_tile ${choice.text} (${source})${split}`;
+  }
+
+  /** Frees the split-k scratch (no work using it may be pending). */
+  destroy() {
+    this.gemm.destroy();
+  }
+}
+
 /**
  * A GEMM object for one input type and mode on a GPUDevice (og_gemm_create):
  * dtype 'f32', 'f16' or 'bf16' (A and B; C and the bias are float32), mode
@@ -188,4 +300,19 @@ export function createGemm(device, { dtype = 'f32', mode = 'fast', kernels = tab
   if (!(dtype in elementBytes)) refuse(`gemm: input type ${dtype} is not f32, f16 or bf16 (WebGPU runs the portable float kernels)`);
   if (mode !== 'fast' && mode !== 'deterministic') refuse(`gemm: mode ${mode} is not 'fast' or 'deterministic'`);
   return new Gemm(device, dtype, mode, kernels);
+}
+
+/**
+ * A convolution object for one input type and mode on a GPUDevice
+ * (og_conv_create): forward convolution (cross-correlation), 1-D and 2-D,
+ * as onegpu.h defines it, on the GEMM's portable tile with A gathered from
+ * the input (README.md, "Convolution"). dtype, mode and kernels as for
+ * createGemm: in Fast mode the tile is the GEMM's tuned record for the
+ * implicit GEMM's shape (B transposed), in Deterministic mode the default,
+ * summed in the documented order (docs/accumulation-order.md, "Convolution").
+ */
+export function createConv(device, { dtype = 'f32', mode = 'fast', kernels = table } = {}) {
+  if (!(dtype in elementBytes)) refuse(`conv: input type ${dtype} is not f32, f16 or bf16 (WebGPU runs the portable float kernels)`);
+  if (mode !== 'fast' && mode !== 'deterministic') refuse(`conv: mode ${mode} is not 'fast' or 'deterministic'`);
+  return new Conv(device, dtype, mode, kernels);
 }

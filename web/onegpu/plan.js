@@ -3,7 +3,9 @@
 // tile, or split-k's planes of raw range sums and their
 // reduction in range order with the epilogue; a grid beyond the device's
 // maxComputeWorkgroupsPerDimension runs as pieces of whole row tiles and
-// whole products, every piece with the ranges of the whole product.
+// whole products, every piece with the ranges of the whole product. A
+// convolution's implicit GEMM (planConv) runs the tile or split-k on the
+// gather's kernels, in pieces of whole images.
 import { refuse } from './check.js';
 import { hasProduct, splitRanges } from './rules.js';
 
@@ -117,6 +119,57 @@ export function planGemm(lim, call, choice, reduce, scale, scratchFloats) {
     });
     const reducePush = { ...q, plane_stride: planeStride, ranges, step_y: Math.min(q.M, lim.maxCount), step_z: Math.min(q.batch, lim.maxCount) };
     steps.push({ kernel: reduce, push: reducePush, grid: [reduceGx, reducePush.step_y, reducePush.step_z], bind: { 0: 'scratch', 2: 'C', ...bias } });
+  }
+  return { steps, ranges, rangeLen, scratch: ranges > 1 };
+}
+
+/**
+ * The steps of a checked convolution that runs the convolution kernel
+ * (runtime/plan/og_conv_plan.c, og_pieces.c): the implicit GEMM of
+ * check.js's call.shape on the tile of choice (select.js), its kernels
+ * kernels {gemm, planes, reduce} (the gather's, of the call's layouts); the
+ * split-k ranges by the GEMM's rule, planes and their reduction as
+ * planGemm's. Workgroup z is image * groups + group (times the ranges), so
+ * a piece holds whole images: pieces of maxComputeWorkgroupsPerDimension
+ * row tiles of output pixels (the kernel counts them from the piece's first,
+ * the uniform's zero_b) and of whole images. Returns planGemm's
+ * {steps, ranges, rangeLen, scratch}.
+ */
+export function planConv(lim, call, choice, kernels, scratchFloats) {
+  const s = call.shape, p = choice.params;
+  const { ranges, rangeLen } = splitRanges(p.split, s.m, s.n, s.k, s.batch, scratchFloats);
+  const kernel = ranges > 1 ? kernels.planes : kernels.gemm;
+  checkKernel(lim, 'conv', kernel, `the convolution's gemm_tile kernel ${choice.text}`);
+  const gx = ceilDiv(s.n, p.bn), reduceGx = ceilDiv(s.n, ELEMENTWISE_THREADS);
+  checkGridX(lim, 'conv', s.n, ranges > 1 && reduceGx > gx ? reduceGx : gx);
+  const perZ = Math.floor(lim.maxCount / ranges);
+  if (perZ < s.groups) {
+    refuse(`conv: ${s.groups} groups in ${ranges} split-k ranges exceed the device's maxComputeWorkgroupsPerDimension of ${lim.maxCount}`, 'unsupported');
+  }
+  const rowsPer = lim.maxCount * p.bm, batchPer = Math.floor(perZ / s.groups) * s.groups;
+  const rowPieces = ceilDiv(s.m, rowsPer), count = rowPieces * ceilDiv(s.batch, batchPer);
+  const push = call.push;
+  const bias = push.epi & EPI_BIAS ? { 5: 'bias' } : {};
+  const steps = [];
+  for (let i = 0; i < count; i++) {
+    const r0 = (i % rowPieces) * rowsPer, b0 = Math.floor(i / rowPieces) * batchPer, image = b0 / s.groups;
+    const q = {
+      ...push, M: Math.min(s.m - r0, rowsPer), batch: Math.min(s.batch - b0, batchPer),
+      off_a: push.off_a + image * push.stride_a, off_c: push.off_c + image * push.stride_c, zero_b: r0,
+    };
+    const gy = ceilDiv(q.M, p.bm);
+    if (ranges === 1) {
+      steps.push({ kernel, push: q, grid: [gx, gy, q.batch], bind: { 0: 'A', 1: 'B', 2: 'C', ...bias } });
+      continue;
+    }
+    const planeStride = q.batch * q.M * q.N;
+    steps.push({
+      kernel,
+      push: { ...q, off_c: 0, ldc: q.N, stride_c: q.M * q.N, plane_stride: planeStride, range_len: rangeLen, ranges },
+      grid: [gx, gy, q.batch * ranges], bind: { 0: 'A', 1: 'B', 2: 'scratch' },
+    });
+    const reducePush = { ...q, plane_stride: planeStride, ranges, step_y: Math.min(q.M, lim.maxCount), step_z: Math.min(q.batch, lim.maxCount) };
+    steps.push({ kernel: kernels.reduce, push: reducePush, grid: [reduceGx, reducePush.step_y, reducePush.step_z], bind: { 0: 'scratch', 2: 'C', ...bias } });
   }
   return { steps, ranges, rangeLen, scratch: ranges > 1 };
 }

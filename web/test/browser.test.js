@@ -63,13 +63,15 @@ function chromium(url, seconds) {
   });
 }
 
-test('Chromium runs the page\'s GEMMs through web/onegpu and reports them correct', async () => {
+test('Chromium runs the page\'s GEMMs and convolution through web/onegpu and reports them correct', async () => {
   assert.ok(process.env.OG_CHROMIUM, 'no chromium: scripts/setup.sh --tests installs it (OG_CHROMIUM names it)');
   const server = await serve();
   const url = `http://127.0.0.1:${server.address().port}/browser/index.html`;
   // SwiftShader shares the cores with the other tests CTest runs: about 30 s
-  // idle, 65 to over 90 s at a load average of 5 (2026-12-02).
-  const log = await chromium(url, 200).finally(() => server.close());
+  // idle, 65 to over 90 s at a load average of 5 (2026-12-02); the
+  // convolution's pipeline adds a fifth to a third (at a load of 10 the
+  // GEMM cases alone took 150 s, 2026-12-04).
+  const log = await chromium(url, 340).finally(() => server.close());
   const lines = (tag) => [...log.matchAll(new RegExp(`${tag} (.*)", source:`, 'g'))].map((m) => JSON.parse(m[1]));
   assert.deepEqual(lines('ONEGPU-ERROR'), []);
   const [done] = lines('ONEGPU-DONE');
@@ -84,4 +86,5 @@ test('Chromium runs the page\'s GEMMs through web/onegpu and reports them correc
   const described = (start) => results.find((r) => r.name.startsWith(start))?.description;
   assert.match(described('float32 split-k'), /^gemm_tile .*; \d+ k ranges of \d+$/);
   assert.match(described('few rows'), /^gemm_fewrows /);
+  assert.match(described('convolution'), /^conv NCHW KCRS, implicit GEMM 54x6x54 x 4 products: gemm_tile .*\(default\)$/);
 });

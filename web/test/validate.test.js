@@ -34,6 +34,16 @@ test('the split-k reduction and the elementwise kernels (scale, bias, activate)'
   for (const kernel of ['reduce', 'scale', 'bias', 'activate']) await pipeline(device, generate({ kernel }));
 });
 
+test('the convolution\'s gathering tile and planes (staged and direct loads, blocked and chain), every dtype and layout pair, and its reduction', async () => {
+  const convTiles = [tiles[0], tiles[3], tiles[4]];
+  let n = 0;
+  for (const dtype of ['f32', 'f16', 'bf16']) for (const conv of ['nhwc,krsc', 'nhwc,kcrs', 'nchw,krsc', 'nchw,kcrs']) {
+    const params = convTiles[n++ % convTiles.length]; // each tile meets every dtype and every layout pair
+    for (const kernel of ['gemm', 'planes']) await pipeline(device, generate({ params, dtype, kernel, conv }));
+  }
+  for (const conv of ['nhwc,krsc', 'nchw,krsc']) await pipeline(device, generate({ kernel: 'reduce', conv }));
+});
+
 test('few rows: a spread of cols x slices, B K x N and N x K', async () => {
   for (const [cols, slices] of [[8, 32], [16, 16], [32, 8], [4, 64], [128, 2], [2, 128]]) {
     for (const transB of [false, true]) {
@@ -68,6 +78,9 @@ test('ogtune refuses what the WGSL tile does not cover, and WebGPU\'s default li
     [{ params: tile({ bm: 128, bn: 128, tm: 4, tn: 4, wgx: 32, wgy: 32, pad: 0 }) }, /1024 invocations .* maxComputeInvocationsPerWorkgroup \(256\)/],
     [{ params: tile({ bm: 128, bn: 128, bk: 32, tm: 8, tn: 8, pad: 0 }) }, /32768 bytes of workgroup memory .* \(16384\)/],
     [{ params: tile({ pad: 1, load: 'direct' }) }, /pad=1 must be 0\.\.8, and 0 for direct loads/],
+    [{ params: tile(), conv: 'nhwc,krsc', transA: true }, /gen: a convolution runs the portable tile \(vec=1, src=ssbo, B transposed\)/],
+    [{ params: tile({ load: 'direct', pad: 0, vec: 4, tm: 4, tn: 4, bm: 64, bn: 64 }), conv: 'nchw,kcrs' }, /gen: a convolution runs the portable tile/],
+    [{ params: tile(), conv: 'nhwc,ckrs' }, /--conv takes the input layout and the weights' layout/],
   ];
   for (const [options, message] of cases) assert.match(refusal(options) ?? 'generated', message);
 });

@@ -4,9 +4,12 @@
 // `ogtune gen --emit wgsl` generates from the templates, never hand-written,
 // for the runtime's defaults (every dtype x op(A) x op(B), the tile and its
 // split-k planes, the planes' reduction; few rows in the rule's three shapes
-// for both layouts of B; the elementwise scale, bias and activation kernels)
-// and, with --db, for the tuned records of one device exported from a
-// tuning database.
+// for both layouts of B; the elementwise scale, bias and activation kernels;
+// the convolution's gathering tile and planes for every dtype x input layout
+// x weight layout, and its reduction for each layout) and, with --db, for
+// the tuned records of one device exported from a tuning database (the
+// convolution's too for records of B transposed: the convolution takes the
+// GEMM's record for its implicit GEMM's shape).
 //
 //   node tools/generate-kernels.js --ogtune PATH --out FILE [--db DB --device NAME]
 //
@@ -71,6 +74,23 @@ function tileKernels(p, keys) {
   return out;
 }
 
+const convLayouts = ['nhwc', 'nchw'];
+const convWeights = ['krsc', 'kcrs'];
+
+/**
+ * The convolution's tile and planes for params text p (split=rule) and each
+ * of dtypes: {'f32.nhwc.krsc': {gemm, planes}, ...}.
+ */
+function convKernels(p, dtypes_) {
+  const params = p.replace(/split=[^,]*/, 'split=rule');
+  const out = {};
+  for (const dtype of dtypes_) for (const layout of convLayouts) for (const weights of convWeights) {
+    const flags = ['--params', params, '--dtype', dtype, '--conv', `${layout},${weights}`];
+    out[`${dtype}.${layout}.${weights}`] = { gemm: kernel([...flags, '--kernel', 'gemm']), planes: kernel([...flags, '--kernel', 'planes']) };
+  }
+  return out;
+}
+
 /** Few rows' kernel for params text p (variant=fewrows,...) and B's layout 'N' or 'T'. */
 function fewRowsKernel(p, transB) {
   return { gemm: kernel(['--params', p, '--kernel', 'gemm', ...(transB === 'T' ? ['--trans-b'] : [])]) };
@@ -103,6 +123,11 @@ const table = {
     [fewRowsDefaults.T]: { 'f32.NT': fewRowsKernel(fewRowsDefaults.T, 'T') },
   },
   elementwise: { scale: kernel(['--kernel', 'scale']), bias: kernel(['--kernel', 'bias']), activate: kernel(['--kernel', 'activate']) },
+  // The reduction writes by the output layout only (conv_gather.tmpl's og_conv_c).
+  conv: {
+    tiles: { [defaultTile]: convKernels(defaultTile, dtypes) },
+    reduce: Object.fromEntries(convLayouts.map((l) => [l, kernel(['--kernel', 'reduce', '--conv', `${l},krsc`])])),
+  },
   records: [],
   skipped: [],
   database: null,
@@ -126,6 +151,9 @@ if (opt.db) {
       if (!group[id]?.[key]) {
         (group[id] ??= {})[key] = fewRows ? fewRowsKernel(params, key[4]) : tileKernels(params, [key])[key];
       }
+      if (!fewRows && key.endsWith('.NT') && !table.conv.tiles[id]?.[`${r.dtype}.nhwc.krsc`]) {
+        Object.assign(table.conv.tiles[id] ??= {}, convKernels(params, [r.dtype]));
+      }
     } catch (e) {
       table.skipped.push({ template: r.template, key, shape: r.shape, params, why: String(e.stderr).trim() });
       continue;
@@ -145,6 +173,11 @@ if (opt.db) {
       for (const key of Object.keys(keys)) if (!used.has(`${params} ${key}`)) delete keys[key];
       if (!Object.keys(keys).length) delete group[params];
     }
+  }
+  for (const [params, keys] of Object.entries(table.conv.tiles)) {
+    if (params === defaultTile) continue;
+    for (const key of Object.keys(keys)) if (!used.has(`${params} ${key.split('.')[0]}.NT`)) delete keys[key];
+    if (!Object.keys(keys).length) delete table.conv.tiles[params];
   }
   table.records = [...best.values()];
   table.database = { path: opt.db, device: opt.device };
