@@ -310,12 +310,12 @@ Test(controls, tile_applies_the_epilogue_twice, .timeout = 600)
     const plant pl = {
         "gemm_tile",
         OG_KERNEL_GEMM,
-        {"            c_data[ci] = og_epilogue(r, gj);\n",
+        {"            c_data[ci] = og_epilogue(r, ${bias_col(\"gj\")});\n",
          "{ ${PF}r = pc.alpha * res[${i * TN + j}];"},
         {"            r = pc.alpha * r;\n"
          "            if (pc.beta != 0.0) { precise float again = pc.beta * c_data[ci]; r = r + "
          "again; }\n"
-         "            c_data[ci] = og_epilogue(r, gj);\n",
+         "            c_data[ci] = og_epilogue(r, ${bias_col(\"gj\")});\n",
          "{ ${PF}r = pc.alpha * (pc.alpha * res[${i * TN + j}]);"}};
     config c[2];
     tile_configs(c);
@@ -327,8 +327,8 @@ Test(controls, tile_writes_past_the_edge_of_c, .timeout = 600)
 {
     const plant pl = {"gemm_tile",
                       OG_KERNEL_GEMM,
-                      {"            c_data[ci] = og_epilogue(r, gj);\n"},
-                      {"            c_data[ci] = og_epilogue(r, gj);\n"
+                      {"            c_data[ci] = og_epilogue(r, ${bias_col(\"gj\")});\n"},
+                      {"            c_data[ci] = og_epilogue(r, ${bias_col(\"gj\")});\n"
                        "            if (gi == 0u && gj + 1u == pc.N) { c_data[ci + 1u] = r; }\n"}};
     config c[2];
     tile_configs(c);
@@ -433,8 +433,8 @@ Test(controls, split_writes_past_the_edge_of_c, .timeout = 600)
     const plant pl = {
         "gemm_reduce",
         OG_KERNEL_REDUCE,
-        {"                c_data[ci] = og_epilogue(v, j);\n"},
-        {"                c_data[ci] = og_epilogue(v, j);\n"
+        {"                c_data[ci] = og_epilogue(v, ${CONV and \"grp * pc.N + j\" or \"j\"});\n"},
+        {"                c_data[ci] = og_epilogue(v, ${CONV and \"grp * pc.N + j\" or \"j\"});\n"
          "                if (i == 0u && j + 1u == pc.N) { c_data[ci + 1u] = v; }\n"}};
     check_split_plant(&pl);
 }

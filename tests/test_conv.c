@@ -288,7 +288,14 @@ Test(conv, ggml_grid, .timeout = 1800)
                                     og_conv_output_size(&a, &p, &q);
                                     if (p < 1 || q < 1)
                                         continue; /* refused: conv/refusals */
-                                    run_case(ctx, OG_MODE_FAST, &t, (uint32_t)index);
+                                    /* Sampled passes check every 13th element:
+                                     * the host reference dominates there. */
+                                    char first[1024] = "";
+                                    size_t differ = conv_mismatches(
+                                        ctx, OG_MODE_FAST, &t, (uint32_t)index,
+                                        og_test_stride() > 1 ? 13 : 1, first, sizeof first);
+                                    cr_assert_eq(differ, 0, "%zu elements differ; %s", differ,
+                                                 first);
                                     ran++;
                                 }
     cr_expect_gt(ran, 10);
@@ -811,7 +818,8 @@ Test(conv, planted_faults_are_caught, .timeout = 900)
     static const struct {
         const char *name, *from, *to;
     } faults[] = {
-        {"padding offset off by one", "((hp - pad_top) * CONV_W", "((hp + 1u - pad_top) * CONV_W"},
+        {"padding offset off by one", "((hp - pad_top) * og_conv_w()",
+         "((hp + 1u - pad_top) * og_conv_w()"},
         {"dilation ignored", "r * (pc.addr_b_lo & 0xffffu)", "r"},
         {"groups read group 0", "return g * og_conv_cg();", "return 0u * g;"},
     };
