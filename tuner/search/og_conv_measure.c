@@ -197,21 +197,30 @@ og_status og_conv_candidate_verify(og_conv *cv, og_conv_problem *pr, const og_pa
 {
     og_status st = og_conv_problem_verify(cv, pr, p, accepted, metric, why, len);
     /* Ragged neighbours, as the GEMM's (DESIGN.md invariant 3): a record
-     * serves nearby geometries too. One more input row and column (other P
-     * and Q) and one more channel a group (C*R*S off the k step), with a
-     * bias, beta = 1 and ReLU; then one row and column fewer, with GELU. */
+     * serves nearby geometries too. Small ones, so verifying stays cheap: the
+     * same filter, strides, dilations, padding, groups and layouts, on an
+     * input whose output is 9 x 9, then 13 x 13 pixels in 2 images (rows
+     * off the 64-pixel tiles), with 1, then 3 channels a group (C*R*S off
+     * the k step); the first with a bias, beta = 1 and ReLU, the second with
+     * GELU. */
     for (int i = 0; i < 2 && st == OG_OK && *accepted; i++) {
         og_conv_args g = pr->args;
-        int64_t step = i == 0 ? 1 : -1;
-        g.h = g.h + step >= 1 ? g.h + step : g.h;
-        g.w = g.w + step >= 1 ? g.w + step : g.w;
-        if (i == 0)
-            g.c += or_one(g.groups);
+        int64_t out = 9 + 4 * i, groups = or_one(g.groups);
+        g.n = 1 + i;
+        g.c = groups * (1 + 2 * i);
+        g.h = (out - 1) * or_one(g.stride_h) + (g.r - 1) * or_one(g.dilation_h) + 1 - g.pad_top -
+              g.pad_bottom;
+        g.w = (out - 1) * or_one(g.stride_w) + (g.s - 1) * or_one(g.dilation_w) + 1 - g.pad_left -
+              g.pad_right;
+        g.h = g.h < 1 ? 1 : g.h;
+        g.w = g.w < 1 ? 1 : g.w;
         g.beta = i == 0 ? 1.0f : 0.0f;
         g.activation = i == 0 ? OG_ACTIVATION_RELU : OG_ACTIVATION_GELU_ERF;
-        int64_t P, Q;
-        og_conv_output_size(&g, &P, &Q);
-        if (P < 1 || Q < 1)
+        og_conv_shape shape;
+        char err[OG_ERROR_MAX];
+        /* A geometry the calls would hand to the GEMM (1x1 of more pixels)
+         * or cannot take is not the convolution's to check. */
+        if (og_conv_geometry_check(err, &g, &shape) != OG_OK || shape.gemm)
             continue;
         og_conv_problem *small;
         double m2;

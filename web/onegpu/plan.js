@@ -17,6 +17,24 @@ export const EPI_BIAS = 4;
 const ceilDiv = (a, b) => Math.ceil(a / b);
 
 /** Refuses a kernel beyond the device's workgroup limits (og_kernel_check's WebGPU part). */
+// The dispatches of one piece q (push constants of its rows and products):
+// the product, or split-k's planes of raw range sums and their reduction in
+// range order with the epilogue (the GEMM's and the convolution's alike, as
+// runtime/plan/og_pieces.c gemm_piece).
+function pieceSteps(q, { kernel, reduce, gx, gy, reduceGx, ranges, rangeLen, bias, lim }) {
+  if (ranges === 1) return [{ kernel, push: q, grid: [gx, gy, q.batch], bind: { 0: 'A', 1: 'B', 2: 'C', ...bias } }];
+  const planeStride = q.batch * q.M * q.N;
+  const reducePush = { ...q, plane_stride: planeStride, ranges, step_y: Math.min(q.M, lim.maxCount), step_z: Math.min(q.batch, lim.maxCount) };
+  return [
+    {
+      kernel,
+      push: { ...q, off_c: 0, ldc: q.N, stride_c: q.M * q.N, plane_stride: planeStride, range_len: rangeLen, ranges },
+      grid: [gx, gy, q.batch * ranges], bind: { 0: 'A', 1: 'B', 2: 'scratch' },
+    },
+    { kernel: reduce, push: reducePush, grid: [reduceGx, reducePush.step_y, reducePush.step_z], bind: { 0: 'scratch', 2: 'C', ...bias } },
+  ];
+}
+
 export function checkKernel(lim, op, kernel, what) {
   const why = kernelUnfit(lim, kernel);
   if (why) refuse(`${op}: ${what}: ${why}`, 'unsupported');
@@ -107,18 +125,7 @@ export function planGemm(lim, call, choice, reduce, scale, scratchFloats) {
   const rowsPer = tile ? lim.maxCount * p.bm : call.m;
   for (const q of pieces(push, rowsPer, Math.floor(lim.maxCount / ranges), call.transA ? 1 : call.lda)) {
     const gy = tile ? ceilDiv(q.M, p.bm) : 1;
-    if (ranges === 1) {
-      steps.push({ kernel, push: q, grid: [gx, gy, q.batch], bind: { 0: 'A', 1: 'B', 2: 'C', ...bias } });
-      continue;
-    }
-    const planeStride = q.batch * q.M * q.N;
-    steps.push({
-      kernel,
-      push: { ...q, off_c: 0, ldc: q.N, stride_c: q.M * q.N, plane_stride: planeStride, range_len: rangeLen, ranges },
-      grid: [gx, gy, q.batch * ranges], bind: { 0: 'A', 1: 'B', 2: 'scratch' },
-    });
-    const reducePush = { ...q, plane_stride: planeStride, ranges, step_y: Math.min(q.M, lim.maxCount), step_z: Math.min(q.batch, lim.maxCount) };
-    steps.push({ kernel: reduce, push: reducePush, grid: [reduceGx, reducePush.step_y, reducePush.step_z], bind: { 0: 'scratch', 2: 'C', ...bias } });
+    steps.push(...pieceSteps(q, { kernel, reduce, gx, gy, reduceGx, ranges, rangeLen, bias, lim }));
   }
   return { steps, ranges, rangeLen, scratch: ranges > 1 };
 }
@@ -158,18 +165,7 @@ export function planConv(lim, call, choice, kernels, scratchFloats) {
       off_a: push.off_a + image * push.stride_a, off_c: push.off_c + image * push.stride_c, zero_b: r0,
     };
     const gy = ceilDiv(q.M, p.bm);
-    if (ranges === 1) {
-      steps.push({ kernel, push: q, grid: [gx, gy, q.batch], bind: { 0: 'A', 1: 'B', 2: 'C', ...bias } });
-      continue;
-    }
-    const planeStride = q.batch * q.M * q.N;
-    steps.push({
-      kernel,
-      push: { ...q, off_c: 0, ldc: q.N, stride_c: q.M * q.N, plane_stride: planeStride, range_len: rangeLen, ranges },
-      grid: [gx, gy, q.batch * ranges], bind: { 0: 'A', 1: 'B', 2: 'scratch' },
-    });
-    const reducePush = { ...q, plane_stride: planeStride, ranges, step_y: Math.min(q.M, lim.maxCount), step_z: Math.min(q.batch, lim.maxCount) };
-    steps.push({ kernel: kernels.reduce, push: reducePush, grid: [reduceGx, reducePush.step_y, reducePush.step_z], bind: { 0: 'scratch', 2: 'C', ...bias } });
+    steps.push(...pieceSteps(q, { kernel, reduce: kernels.reduce, gx, gy, reduceGx, ranges, rangeLen, bias, lim }));
   }
   return { steps, ranges, rangeLen, scratch: ranges > 1 };
 }
