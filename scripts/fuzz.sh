@@ -10,7 +10,7 @@
 #
 #     scripts/fuzz.sh [--merge] [SECONDS] [TARGET...]
 #
-# TARGET: import, params, db, gemm_check, int8gemm_check (default: all).
+# TARGET: import, params, db, gemm_check, int8gemm_check, conv_check (default: all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 merge=0
@@ -21,7 +21,7 @@ fi
 seconds=${1:-30}
 [ $# -gt 0 ] && shift
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(import params db gemm_check int8gemm_check)
+[ ${#targets[@]} -gt 0 ] || targets=(import params db gemm_check int8gemm_check conv_check)
 dir=${OG_FUZZ_BUILD_DIR:-build-fuzz}
 
 CC=clang-14 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOG_FUZZ=ON -DOG_TESTS=OFF >/dev/null

@@ -80,7 +80,7 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE mesa26 -E '^(test_wgsl_webgpu|test_webgpu_runtime|test_webgpu_browser)$'
 step "the suite under the sanitizers"
 
-# Bounded fuzzing: five targets, 40 s each, from a fixed seed so that a
+# Bounded fuzzing: six targets, 40 s each, from a fixed seed so that a
 # failure replays (scripts/fuzz.sh SECONDS, unseeded, for longer runs).
 OG_FUZZ_SEED=1 scripts/fuzz.sh 40
 step "fuzzing"
