@@ -198,7 +198,8 @@ int og_cmd_select_conv(const og_cli *o, og_dtype dtype, og_mode mode)
             s.gemm ? "a 1x1, stride 1, unpadded, ungrouped NHWC convolution runs the GEMM itself"
             : mode == OG_MODE_DETERMINISTIC ? "Deterministic mode runs the default tile"
             : c.source == OG_SOURCE_DEFAULT ? "no record of this convolution's op nor of its "
-                                              "implicit GEMM: the default tile"
+                                              "implicit GEMM: the default tile (ogtune tune --op "
+                                              "conv --shapes S measures this one)"
             : conv_record                   ? "a record of this convolution's op"
                           : "no record of this convolution's op: the GEMM's record for its "
                             "implicit GEMM (B transposed), run with element loads";
