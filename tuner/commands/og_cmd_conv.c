@@ -204,19 +204,30 @@ int og_cmd_select_conv(const og_cli *o, og_dtype dtype, og_mode mode)
                           : "no record of this convolution's op: the GEMM's record for its "
                             "implicit GEMM (B transposed), run with element loads";
         if (o->json) {
-            printf("{\"op\":\"%s\",\"conv\":\"%s\",\"dtype\":\"%s\",\"mode\":\"%s\","
-                   "\"output\":[%lld,%lld],\"implicit_gemm\":[%lld,%lld,%lld,%lld],"
-                   "\"gemm\":%s,\"template\":\"gemm_tile\",\"params\":\"%s\",\"source\":\"%s\","
-                   "\"record\":\"%s\",\"record_shape\":[%lld,%lld,%lld,%lld],\"db\":",
-                   op, name, og_dtype_name(dtype),
+            /* The keys of the GEMM's select --json where they mean the same. */
+            printf("{\"op\":\"%s\",\"device\":", op);
+            og_json_string(stdout, og_context_device_name(ctx));
+            printf(",\"conv\":\"%s\",\"dtype\":\"%s\",\"mode\":\"%s\",\"output\":[%lld,%lld],"
+                   "\"implicit_gemm\":[%lld,%lld,%lld,%lld],\"gemm\":%s,\"variant\":\"gemm_tile\","
+                   "\"params\":\"%s\",\"source\":\"%s\",\"record\":\"%s\"",
+                   name, og_dtype_name(dtype),
                    mode == OG_MODE_DETERMINISTIC ? "deterministic" : "fast", (long long)P,
                    (long long)Q, (long long)s.m, (long long)s.n, (long long)s.k, (long long)s.batch,
                    s.gemm ? "true" : "false", params, source_text(&c),
                    c.source == OG_SOURCE_DEFAULT ? "none"
                    : conv_record                 ? "conv"
-                                                 : "gemm",
-                   (long long)c.m, (long long)c.n, (long long)c.k, (long long)c.batch);
-            og_json_string(stdout, c.db_path);
+                                                 : "gemm");
+            if (c.source != OG_SOURCE_DEFAULT) {
+                printf(",\"match\":\"%s\",\"tuned_shape\":[%lld,%lld,%lld,%lld],"
+                       "\"tuned_gflops\":%.3f,\"database\":",
+                       c.source == OG_SOURCE_DB ? "exact" : "nearest", (long long)c.m,
+                       (long long)c.n, (long long)c.k, (long long)c.batch, c.gflops);
+                og_json_string(stdout, c.db_path);
+                printf(",\"driver\":{\"rule\":\"%s\",\"version\":%u,\"info\":",
+                       c.other_driver ? "other" : "same", c.driver_version);
+                og_json_string(stdout, c.driver_info);
+                printf("}");
+            }
             printf(",\"why\":");
             og_json_string(stdout, why);
             printf("}\n");
