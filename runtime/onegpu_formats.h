@@ -33,6 +33,7 @@
 #ifndef ONEGPU_FORMATS_H
 #define ONEGPU_FORMATS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -242,6 +243,142 @@ void og_nvfp4_decode(float tensor_scale, uint8_t scale_e4m3,
  * gives FLT_MIN, which encodes any block of zeros. NaN and Inf pass through
  * (og_nvfp4_encode then marks every block NaN). */
 float og_nvfp4_tensor_scale(float amax);
+
+/* ---- Low-bit weight matrices (og_qgemm, onegpu.h) ----
+ * A weight matrix W of N rows (output features) by K weights (the reduction
+ * dimension), stored as onegpu's one layout for every format: a structure
+ * of arrays in one contiguous image of og_qweights_layout.bytes bytes,
+ * little-endian, every row of every plane starting on a 16-byte boundary:
+ *
+ *   codes plane   at byte 0:          row j at j * code_row_bytes;
+ *   scales plane  at byte scales_at:  row j at scales_at + j * scale_row_bytes;
+ *   zero points   at byte zeros_at:   row j at zeros_at + j * zero_row_bytes
+ *                                     (INT4 with zero points only; else 0 bytes).
+ *
+ * Codes are packed along K in 32-bit words: a 4-bit code k of a row sits in
+ * word k / 8, bits 4 * (k % 8) .. +3 (as bytes: byte k / 2, the even element
+ * in the low nibble, as transformers and ONNX Runtime's MatMulNBits store
+ * them); an 8-bit code k in byte k. Row j's block b covers weights
+ * b * block .. b * block + block - 1 and has scale b of scale row j (and
+ * zero point b of zero-point row j). A row's unused tail bytes are zero.
+ *
+ *   format  block           code             scale (bytes)        zero point    weight value
+ *   MXFP4   32              E2M1 (4 bits)    E8M0 (1)              -            e2m1(q) * 2^(s - 127)
+ *   NVFP4   16              E2M1 (4 bits)    UE4M3 (1)             -            e2m1(q) * e4m3(s) * tensor_scale
+ *   INT4    group: 32, 64,  uint4 (4 bits)   float16 or            none (8),    (q - z) * s
+ *           128 or K                         bfloat16 (2)          uint4 or s's type
+ *   Q8_0    32              int8 (8 bits)    float16 (2)           -            q * s
+ *
+ * Scales are bytes (E8M0, UE4M3: byte b of the row) or 16-bit values (2
+ * bytes each, little-endian). uint4 zero points pack two to a byte, block 2i
+ * in the low nibble (MatMulNBits' order); float zero points are 16-bit
+ * values of the scale's type. NVFP4's float32 tensor scale is not stored:
+ * it is an argument of the call. K must be a multiple of 32 and of the block
+ * (INT4's group; 0 means one group a row: block = K). Stacked matrices (the
+ * experts of a mixture) follow one another at a stride of at least `bytes`,
+ * a multiple of 16.
+ *
+ * Weight values are as the table says, each one IEEE 754 float32 rounding
+ * of the exact product: E8M0 0xFF and the E4M3 NaN codes 0x7F / 0xFF make
+ * their block NaN; 6 * 2^127 overflows to +-Inf (MXFP4's scale 0xFE with a
+ * code of magnitude 4 or more). og_qweights_decode is the reference decoder
+ * of the kernels. */
+
+typedef enum og_qformat {
+    OG_QFORMAT_MXFP4 = 0, /* OCP MX v1.0 FP4: 4.25 bits a weight */
+    OG_QFORMAT_NVFP4 = 1, /* NVIDIA NVFP4: 4.5 bits a weight, plus a float32 per tensor */
+    OG_QFORMAT_INT4 = 2,  /* integer groups (GPTQ, AWQ, MatMulNBits, GGUF Q4_0) */
+    OG_QFORMAT_Q8_0 = 3   /* GGUF's Q8_0: 8.5 bits a weight */
+} og_qformat;
+
+/* INT4's scale type. */
+typedef enum og_qscale { OG_QSCALE_F16 = 0, OG_QSCALE_BF16 = 1 } og_qscale;
+
+/* INT4's zero points: none (every group's zero point is 8, symmetric
+ * quantisation), a uint4 per group, or a 16-bit float of the scale's type
+ * per group. */
+typedef enum og_qzero { OG_QZERO_NONE = 0, OG_QZERO_UINT4 = 1, OG_QZERO_FLOAT = 2 } og_qzero;
+
+/* A weight format. group, scale and zero are INT4's and must be 0 for the
+ * other formats. */
+typedef struct og_qweights_format {
+    og_qformat format;
+    int group; /* INT4: 32, 64, 128, or 0 for one group a row (per channel) */
+    og_qscale scale;
+    og_qzero zero;
+} og_qweights_format;
+
+/* Where the planes of an N x K matrix lie (bytes). */
+typedef struct og_qweights_layout {
+    int64_t block;     /* weights one scale covers */
+    int64_t blocks;    /* blocks of a row: K / block */
+    int code_bits;     /* 4 or 8 */
+    int scale_bytes;   /* 1 or 2 */
+    uint64_t code_row_bytes, scales_at, scale_row_bytes, zeros_at, zero_row_bytes;
+    uint64_t bytes;    /* the whole image; a multiple of 16 */
+} og_qweights_layout;
+
+/* Fills *out for an n x k matrix of format f. Returns 0, or -1 with the
+ * reason in why (len bytes; "qweights: K (2881) is not a multiple of 32"):
+ * an unknown format, scale or zero-point kind, INT4 fields set for another
+ * format, a group other than 0, 32, 64 or 128, n or k below 1, K not a
+ * multiple of 32 or of the group, or an image past 2^62 bytes. */
+int og_qweights_layout_of(const og_qweights_format *f, int64_t n, int64_t k,
+                          og_qweights_layout *out, char *why, size_t len);
+
+/* Decodes the n x k matrix in image (og_qweights_layout_of's layout) to
+ * float32, row-major n x k, by the table above: the kernels' reference.
+ * tensor_scale is NVFP4's (ignored otherwise). Returns 0, or -1 (with why)
+ * where og_qweights_layout_of refuses the shape. */
+int og_qweights_decode(const og_qweights_format *f, int64_t n, int64_t k, const uint8_t *image,
+                       float tensor_scale, float *w, char *why, size_t len);
+
+/* Encodes the row-major n x k float32 matrix w into image (zero-filled
+ * first): MXFP4 by og_mx_encode, NVFP4 by og_nvfp4_encode with tensor_scale;
+ * INT4 per group with the scale's type rounded to nearest even: symmetric
+ * (zero point 8, s = amax / 7, q = clamp(round(x / s) + 8, 0, 15)) without
+ * zero points, else asymmetric (s = (max - min) / 15, z = round(-min / s)
+ * clamped to 0..15, q = clamp(round(x / s) + z, 0, 15)); Q8_0 as GGUF does
+ * (s = amax / 127 as float16, q = round(x / s)). For tests and benchmarks:
+ * models arrive quantised, through the packers below. Returns 0, or -1. */
+int og_qweights_encode(const og_qweights_format *f, int64_t n, int64_t k, const float *w,
+                       float tensor_scale, uint8_t *image, char *why, size_t len);
+
+/* ---- Packers: the orderings models ship in -> og_qweights_layout ----
+ * Each writes the whole image (og_qweights_layout_of(f, n, k).bytes bytes,
+ * padding zeroed) from the source arrays, which hold the n rows one after
+ * another, and returns 0, or -1 (with why) for a shape the layout refuses. */
+
+/* GGUF (ggml) blocks of a row-major n x k tensor, block after block along
+ * each row: Q8_0 (34 bytes: float16 d, 32 int8 qs) -> Q8_0; Q4_0 (18 bytes:
+ * float16 d, 16 bytes qs; element i in the low nibble of qs[i], element
+ * i + 16 in its high nibble; value (q - 8) * d) -> INT4, group 32, float16
+ * scales, no zero points; MXFP4 (17 bytes: E8M0 e, 16 bytes qs, the same
+ * nibble order as Q4_0) -> MXFP4. */
+typedef enum og_gguf_type { OG_GGUF_Q4_0 = 2, OG_GGUF_Q8_0 = 8, OG_GGUF_MXFP4 = 39 } og_gguf_type;
+int og_qweights_from_gguf(og_gguf_type type, int64_t n, int64_t k, const uint8_t *blocks,
+                          uint8_t *image, char *why, size_t len);
+
+/* MXFP4 as transformers stores gpt-oss's experts: blocks, n x (k / 32) x 16
+ * bytes, element 2i of a block in the low nibble of byte i and 2i + 1 in the
+ * high; scales, n x (k / 32) E8M0 bytes. */
+int og_qweights_from_mxfp4_planes(int64_t n, int64_t k, const uint8_t *blocks,
+                                  const uint8_t *scales, uint8_t *image, char *why, size_t len);
+
+/* NVFP4 as og_nvfp4_encode writes it: packed, n x (k / 2) bytes (element 2i
+ * in the low nibble), and scales, n x (k / 16) E4M3 bytes. */
+int og_qweights_from_nvfp4(int64_t n, int64_t k, const uint8_t *packed, const uint8_t *scales,
+                           uint8_t *image, char *why, size_t len);
+
+/* ONNX Runtime's MatMulNBits with bits = 4 (f->format INT4, f->group its
+ * block_size): b, n x blocks x (group / 2) bytes (element 2i of a block in
+ * the low nibble); scales, n x blocks 16-bit values of f->scale's type;
+ * zeros (f->zero): NULL for none; uint8, n x ceil(blocks / 2) bytes, block
+ * 2i in the low nibble (OG_QZERO_UINT4); or n x blocks 16-bit values of the
+ * scale's type (OG_QZERO_FLOAT). */
+int og_qweights_from_matmulnbits(const og_qweights_format *f, int64_t n, int64_t k,
+                                 const uint8_t *b, const uint16_t *scales, const void *zeros,
+                                 uint8_t *image, char *why, size_t len);
 
 #ifdef __cplusplus
 }
