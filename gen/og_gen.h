@@ -37,7 +37,10 @@ typedef enum og_variant {
     OG_VARIANT_INT8_TILE = 2,
     OG_VARIANT_INT8_SKINNY = 3,
     OG_VARIANT_COOPMAT = 4,
-    OG_VARIANT_INT8_COOPMAT = 5
+    OG_VARIANT_INT8_COOPMAT = 5,
+    /* Low-bit weights (og_qgemm): C = A * W^T with W decoded from MXFP4,
+     * NVFP4, int4 groups or Q8_0 (og_kernel_key.qformat). */
+    OG_VARIANT_QDECODE = 6
 } og_variant;
 
 /* The cooperative-matrix extension a kernel is written for: the module
@@ -74,7 +77,8 @@ typedef struct og_params {
     int split; /* k ranges: OG_SPLIT_RULE, 1 (never split) or 2..16 */
     /* Few rows: columns of C per workgroup, and k slices (B stored K x N) or
      * lanes per column (B stored N x K); cols * slices invocations. Int8Gemm
-     * skinny: rows and cols of C per workgroup, k split into slices. */
+     * skinny and the low-bit decode kernel: rows and cols of C per
+     * workgroup, k split into slices. */
     int cols, slices, rows;
     /* Int8Gemm: 1 multiplies with packed 4x8-bit dot products
      * (VK_KHR_shader_integer_dot_product), 0 with 32-bit integer products
@@ -125,7 +129,18 @@ typedef struct og_kernel_key {
      * virtual im2col matrix, templates/conv_gather.tmpl; GEMM, PLANES and
      * REDUCE kernels, native products, GLSL). */
     int conv;
+    /* Low-bit weights (OG_VARIANT_QDECODE): 0 otherwise; else
+     * OG_QFORMAT_KEY of the weights' format, scale type and zero points
+     * (onegpu_formats.h). B's words are the weights' image. */
+    int qformat;
 } og_kernel_key;
+
+/* og_kernel_key.qformat's parts: the og_qformat (0..3), INT4's og_qscale
+ * (0, 1) and og_qzero (0..2). The group is a push constant. */
+#define OG_QFORMAT_KEY(format, scale, zero) (1 + (format) + 4 * (scale) + 8 * (zero))
+#define OG_QFORMAT_KEY_FORMAT(q) (((q) - 1) & 3)
+#define OG_QFORMAT_KEY_SCALE(q) ((((q) - 1) >> 2) & 1)
+#define OG_QFORMAT_KEY_ZERO(q) (((q) - 1) >> 3)
 
 /* og_kernel_key.conv's parts: the input and output layout (0 NHWC, 1 NCHW)
  * and the weights' (0 KRSC, 1 KCRS). */
@@ -255,6 +270,7 @@ uint32_t og_limits_lack(const og_limits *lim, uint32_t needs, char *why, size_t 
 #define OG_TEMPLATE_COOPMAT "gemm_coopmat"
 #define OG_TEMPLATE_INT8_COOPMAT "int8gemm_coopmat"
 #define OG_TEMPLATE_EXPONENTS "gemm_exponents"
+#define OG_TEMPLATE_QDECODE "qgemm_decode"
 /* The subgroup size the cooperative-matrix kernels divide a tile by where
  * a parameter string names none (they take 8, 16, 32 or 64). */
 #define OG_COOPMAT_SUBGROUP 32
@@ -286,6 +302,9 @@ og_params og_params_fewrows(int trans_b, int64_t n);
  * reference design (32 columns x 4 rows, k split 16 ways). */
 og_params og_params_int8_tile(void);
 og_params og_params_int8_skinny(void);
+/* The low-bit decode kernel's defaults for M rows: rows of C a workgroup
+ * the power of two from M up to 16, 4 columns, 32 k slices. */
+og_params og_params_qdecode(int64_t m);
 
 /* The reference design's cooperative-matrix tiles: 64x64x16 with 8 subgroups
  * (2x4, each 32x16 of C) or 4 (2x2, each 32x32), staged through padded

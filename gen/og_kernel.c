@@ -117,6 +117,8 @@ uint64_t og_kernel_loop_iterations(const og_kernel_key *key, uint64_t k_len)
         /* Four terms a step, with a row-end loop per row (up to 3 trips at the end). */
         return steps(k_len, 4 * p->slices) * (1u + rows) + 1u + 3u * rows + sums;
     }
+    case OG_VARIANT_QDECODE: /* 32-weight units a slice, then the slices' tree */
+        return steps(k_len, 32 * p->slices) + 1u + 8u + 1u;
     case OG_VARIANT_INT8_TILE: { /* k steps, each with its KW words, then the register tile */
         /* Direct loads: loops of chunks of 256 k around loops of steps, one
          * pair for the whole steps and one for the tail. A chunk costs a trip
@@ -160,6 +162,8 @@ void og_kernel_local_size(const og_kernel_key *key, uint32_t size[3])
     size[1] = size[2] = 1;
     if (!og_kernel_has_params(key)) {
         size[0] = OG_ELEMENTWISE_THREADS;
+    } else if (key->p.variant == OG_VARIANT_QDECODE) {
+        size[0] = (uint32_t)(key->p.cols * key->p.slices);
     } else if (key->p.variant == OG_VARIANT_FEWROWS || key->p.variant == OG_VARIANT_INT8_SKINNY) {
         /* vec=4: four columns (or few rows' four slices) an invocation. */
         size[0] = (uint32_t)(key->p.cols * key->p.slices / (key->p.vec == 4 ? 4 : 1));

@@ -99,13 +99,42 @@ static int conv_check(const og_kernel_key *key, char *why, size_t len)
     return 0;
 }
 
+/* The low-bit decode kernel (og_kernel_key.qformat): GLSL, A float32,
+ * float16 or bfloat16 not transposed, a known format; and no other kernel
+ * takes a weight format. */
+static int qformat_check(const og_kernel_key *key, char *why, size_t len)
+{
+    int variant = og_kernel_has_params(key) && key->p.variant == OG_VARIANT_QDECODE;
+    if (!variant && !key->qformat)
+        return 0;
+    int q = key->qformat, format = OG_QFORMAT_KEY_FORMAT(q);
+    int int4 = format == 2; /* OG_QFORMAT_INT4 */
+    if (!variant || key->kernel != OG_KERNEL_GEMM || q < 1 || OG_QFORMAT_KEY_ZERO(q) > 2 ||
+        (!int4 && (OG_QFORMAT_KEY_SCALE(q) || OG_QFORMAT_KEY_ZERO(q)))) {
+        snprintf(why, len,
+                 "gen: the low-bit decode kernel (variant=qdecode) takes a weight format "
+                 "(qformat %d), and only it",
+                 q);
+        return -1;
+    }
+    if (key->dialect != OG_GLSL || key->trans_a || key->trans_b || key->recover || key->scaled ||
+        key->conv || key->dtype_b != 0 ||
+        (key->dtype != OG_F32 && key->dtype != OG_F16 && key->dtype != OG_BF16)) {
+        snprintf(why, len,
+                 "gen: the low-bit decode kernel is GLSL, with float32, float16 or bfloat16 A "
+                 "not transposed");
+        return -1;
+    }
+    return 0;
+}
+
 int og_kernel_check(const og_kernel_key *key, const og_limits *lim, char *why, size_t len)
 {
     if (key->kernel < OG_KERNEL_GEMM || key->kernel > OG_KERNEL_SCALE) {
         snprintf(why, len, "gen: unknown kernel %d", (int)key->kernel);
         return -1;
     }
-    if (conv_check(key, why, len) != 0)
+    if (conv_check(key, why, len) != 0 || qformat_check(key, why, len) != 0)
         return -1;
     if (key->dialect == OG_WGSL && og_wgsl_check(key, why, len) != 0)
         return -1;

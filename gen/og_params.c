@@ -54,6 +54,14 @@ og_params og_params_int8_skinny(void)
     return p;
 }
 
+og_params og_params_qdecode(int64_t m)
+{
+    og_params p = {.variant = OG_VARIANT_QDECODE, .rows = 1, .cols = 4, .slices = 32};
+    while (p.rows < 16 && p.rows < m)
+        p.rows *= 2;
+    return p;
+}
+
 og_params og_params_coopmat(int subgroups)
 {
     og_params p = {.variant = OG_VARIANT_COOPMAT,
@@ -99,6 +107,8 @@ const char *og_params_template(const og_params *p)
         return OG_TEMPLATE_INT8_TILE;
     case OG_VARIANT_INT8_SKINNY:
         return OG_TEMPLATE_INT8_SKINNY;
+    case OG_VARIANT_QDECODE:
+        return OG_TEMPLATE_QDECODE;
     default:
         return OG_TEMPLATE_TILE;
     }
@@ -153,6 +163,11 @@ void og_params_format(const og_params *p, char *buf, size_t len)
             used += snprintf(buf + used, len - (size_t)used, ",buf=%d", p->buf);
         if ((p->fm != 16 || p->fn != 16 || p->fk != 16) && used >= 0 && (size_t)used < len)
             snprintf(buf + used, len - (size_t)used, ",frag=%dx%dx%d", p->fm, p->fn, p->fk);
+        return;
+    }
+    if (p->variant == OG_VARIANT_QDECODE) {
+        snprintf(buf, len, "variant=qdecode,rows=%d,cols=%d,slices=%d", p->rows, p->cols,
+                 p->slices);
         return;
     }
     if (p->variant == OG_VARIANT_INT8_SKINNY) {
@@ -212,7 +227,8 @@ static int variant_named(const char *name, og_variant *out)
                                         [OG_VARIANT_INT8_TILE] = "int8tile",
                                         [OG_VARIANT_INT8_SKINNY] = "int8skinny",
                                         [OG_VARIANT_COOPMAT] = "coopmat",
-                                        [OG_VARIANT_INT8_COOPMAT] = "int8coopmat"};
+                                        [OG_VARIANT_INT8_COOPMAT] = "int8coopmat",
+                                        [OG_VARIANT_QDECODE] = "qdecode"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(name, names[i]) == 0) {
             *out = (og_variant)i;
@@ -312,6 +328,7 @@ int og_params_parse(const char *text, og_params *out, char *why, size_t len)
         [OG_VARIANT_COOPMAT] = {0x1821du, "bm,bn,bk,sgx,sgy,pad,load for variant=coopmat"},
         [OG_VARIANT_INT8_COOPMAT] = {0x1821du,
                                      "bm,bn,bk,sgx,sgy,pad,load for variant=int8coopmat"},
+        [OG_VARIANT_QDECODE] = {0x3800u, "rows, cols and slices for variant=qdecode"},
     };
     /* Few rows read one element at a time unless vec says otherwise. */
     if (p.variant == OG_VARIANT_FEWROWS && !(seen & 0x400u))
@@ -351,8 +368,9 @@ uint32_t og_params_shared_bytes(const og_params *p)
     /* Few rows: one float per row (up to 4) and invocation, for the slice sums. */
     if (p->variant == OG_VARIANT_FEWROWS)
         return (uint32_t)(16 * p->cols * p->slices);
-    /* Int8Gemm skinny: one 32-bit sum per row and invocation. */
-    if (p->variant == OG_VARIANT_INT8_SKINNY)
+    /* Int8Gemm skinny and the low-bit decode kernel: one 32-bit sum per
+     * row and invocation. */
+    if (p->variant == OG_VARIANT_INT8_SKINNY || p->variant == OG_VARIANT_QDECODE)
         return (uint32_t)(4 * p->rows * p->cols * p->slices);
     /* Cooperative matrix: the float16 A and B tiles, padded, once or twice
      * (buf), and a float32 fm x fn fragment per subgroup that the
@@ -506,6 +524,23 @@ static int skinny_check(const og_params *p, const og_limits *lim, char *why, siz
     }
     return lim ? limits_check(p, lim, (uint32_t)(p->vec == 4 ? threads / 4 : threads), 1, why, len)
                : 0;
+}
+
+/* The low-bit decode kernel: powers of two, rows up to 16 (the unrolled
+ * rows of A), cols up to 64, slices up to 128, 32..1024 invocations. */
+static int qdecode_check(const og_params *p, const og_limits *lim, char *why, size_t len)
+{
+    int threads = p->cols * p->slices;
+    if (!one_of(p->rows, pow2, 5) || !one_of(p->cols, pow2, 7) || !one_of(p->slices, pow2, 8) ||
+        threads < 32 || threads > 1024 || p->src != OG_SRC_STORAGE) {
+        snprintf(why, len,
+                 "params: qdecode rows=%d, cols=%d, slices=%d must be powers of two (rows up to "
+                 "16, cols up to 64, slices up to 128) with 32..1024 invocations, from storage "
+                 "buffers",
+                 p->rows, p->cols, p->slices);
+        return -1;
+    }
+    return lim ? limits_check(p, lim, (uint32_t)threads, 1, why, len) : 0;
 }
 
 /* Whether a fragment shape is one the matrix templates take. */
@@ -796,6 +831,8 @@ int og_params_check(const og_params *p, const og_limits *lim, char *why, size_t 
         return int8_tile_check(p, lim, why, len);
     case OG_VARIANT_INT8_SKINNY:
         return skinny_check(p, lim, why, len);
+    case OG_VARIANT_QDECODE:
+        return qdecode_check(p, lim, why, len);
     case OG_VARIANT_COOPMAT:
     case OG_VARIANT_INT8_COOPMAT:
         return coopmat_check(p, lim, why, len);

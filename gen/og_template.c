@@ -25,6 +25,7 @@ extern const char og_embed_gemm_exponents[];
 extern const char og_embed_float_loads[];
 extern const char og_embed_recover[];
 extern const char og_embed_conv_gather[];
+extern const char og_embed_qgemm_decode[];
 
 /* Templates by name, and the parts they include: "common" (every kernel),
  * "int8_common" (the Int8Gemm kernels), "float_loads" (the float kernels'
@@ -41,7 +42,8 @@ static const struct {
                  {OG_TEMPLATE_INT8_SKINNY, og_embed_int8gemm_skinny},
                  {OG_TEMPLATE_COOPMAT, og_embed_gemm_coopmat},
                  {OG_TEMPLATE_INT8_COOPMAT, og_embed_int8gemm_coopmat},
-                 {OG_TEMPLATE_EXPONENTS, og_embed_gemm_exponents}},
+                 {OG_TEMPLATE_EXPONENTS, og_embed_gemm_exponents},
+                 {OG_TEMPLATE_QDECODE, og_embed_qgemm_decode}},
   parts[] = {{"common", og_embed_common},
              {"int8_common", og_embed_int8_common},
              {"float_loads", og_embed_float_loads},
@@ -208,11 +210,19 @@ static void push_params(lua_State *L, const og_kernel_key *key)
         set_str(L, "CONV_IN", OG_CONV_KEY_LAYOUT(key->conv) ? "nchw" : "nhwc");
         set_str(L, "CONV_W", OG_CONV_KEY_WEIGHTS(key->conv) ? "kcrs" : "krsc");
     }
+    if (key->qformat) {
+        static const char *const formats[] = {"mxfp4", "nvfp4", "int4", "q8_0"};
+        static const char *const zeros[] = {"none", "uint4", "float"};
+        set_str(L, "QFORMAT", formats[OG_QFORMAT_KEY_FORMAT(key->qformat)]);
+        set_str(L, "QSCALE", OG_QFORMAT_KEY_SCALE(key->qformat) ? "bf16" : "f16");
+        set_str(L, "QZERO", zeros[OG_QFORMAT_KEY_ZERO(key->qformat) % 3]);
+    }
     static const char *const srcs[] = {"ssbo", "texel", "addr"};
     set_str(L, "SRC", srcs[p->src]);
     if (key->kernel != OG_KERNEL_GEMM && key->kernel != OG_KERNEL_PLANES)
         return;
-    if (p->variant == OG_VARIANT_FEWROWS || p->variant == OG_VARIANT_INT8_SKINNY) {
+    if (p->variant == OG_VARIANT_FEWROWS || p->variant == OG_VARIANT_INT8_SKINNY ||
+        p->variant == OG_VARIANT_QDECODE) {
         set_int(L, "COLS", p->cols);
         set_int(L, "SLICES", p->slices);
         set_int(L, "ROWS", p->rows);

@@ -59,6 +59,16 @@ struct og_conv {
     size_t n_choices, cap_choices;
 };
 
+/* A low-bit weight product: A's type, the weights' format (and its kernel
+ * key, OG_QFORMAT_KEY) and the mode. */
+struct og_qgemm {
+    og_context *ctx;
+    og_dtype input;
+    og_qweights_format format;
+    int qformat;
+    og_mode mode;
+};
+
 /* What g fixes for the plan layer. */
 og_gemm_config og_gemm_config_of(const og_gemm *g);
 
@@ -120,5 +130,18 @@ og_status og_conv_encode_params(og_conv *cv, VkCommandBuffer cmd, const og_conv_
 /* Times the convolution kernel with parameters p, as og_gemm_time. */
 og_status og_conv_time(og_conv *cv, const og_conv_args *args, const og_params *p,
                        const og_timing_plan *plan, og_timing *out);
+
+/* The decode kernel's parameters for a low-bit weight call: the defaults
+ * for its M (og_params_qdecode) in both modes. */
+og_params og_qgemm_choose(const og_qgemm *q, const og_qgemm_args *args);
+
+/* Records a low-bit weight product with parameters p (the tuner's
+ * candidates, the tests' forced shapes). */
+og_status og_qgemm_encode_params(og_qgemm *q, VkCommandBuffer cmd, const og_qgemm_args *args,
+                                 const og_params *p);
+
+/* Times a low-bit weight product with parameters p, as og_gemm_time. */
+og_status og_qgemm_time(og_qgemm *q, const og_qgemm_args *args, const og_params *p,
+                        const og_timing_plan *plan, og_timing *out);
 
 #endif /* OG_INTERNAL_H */

@@ -55,6 +55,8 @@
  * (no vk* symbol of libonegpu.a or libonegpu.so meets the application's). */
 #include <vulkan/vulkan.h>
 
+#include "onegpu_formats.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -699,6 +701,74 @@ og_status og_conv_run(og_conv *cv, const og_conv_args *args);
 
 /* Describes the kernel og_conv_run would use for args in one line. */
 og_status og_conv_describe(og_conv *cv, const og_conv_args *args, char *buf, size_t len);
+
+/* ---- Low-bit weights: products with MXFP4, NVFP4, int4 or Q8_0 weights ----
+ *
+ * For every product of the batch
+ *
+ *     C(i, j) = act(sum over k of A(i, k) * W(j, k) + beta * C(i, j) + bias[bias_offset + j])
+ *
+ * with A float32, float16 or bfloat16 (the object's type), M x K row-major
+ * (element (i, k) at a_offset + i*lda + k, lda >= K), C float32 M x N
+ * (c_offset + i*ldc + j, ldc >= N), and W a low-bit weight matrix of N rows
+ * by K (a linear layer's weights, out_features x in_features) in
+ * onegpu_formats.h's layout for the object's og_qweights_format: one image
+ * of og_qweights_layout.bytes bytes at byte w_offset of w, the matrices of
+ * a batch (stacked experts) stride_w bytes apart (0 shares one W). K is a
+ * multiple of 32 and of the format's block. Each weight's value is
+ * og_qweights_decode's; the kernel multiplies the codes, small integers in
+ * float32, by A, sums each 32-weight unit (16 for NVFP4's blocks) in
+ * increasing k, then multiplies the unit's sum by its block's scale
+ * (NVFP4: the E4M3 scale times tensor_scale, rounded once) in float32
+ * (docs/accumulation-order.md, "Low-bit weights", gives the whole order).
+ * Deterministic mode runs the default kernel, whose order depends only on
+ * K; Fast mode may run tuned ones. There is no alpha (a zeroed argument
+ * struct must not zero C); beta = 0 never reads C.
+ *
+ * The kernel (templates/qgemm_decode.tmpl) streams W once per 16 rows of A:
+ * it is made for decoding (M = 1..16); larger M runs the same kernel over
+ * tiles of rows. */
+typedef struct og_qgemm og_qgemm;
+
+typedef struct og_qgemm_args {
+    int64_t m, n, k, batch; /* batch 0 is taken as 1 */
+    og_buffer *a;
+    int64_t lda, a_offset, stride_a; /* elements of the object's type */
+    og_buffer *w;
+    int64_t w_offset, stride_w; /* bytes, multiples of 16 */
+    float tensor_scale;         /* NVFP4's float32 per tensor (0 is taken as 1); else unused */
+    og_buffer *c;
+    int64_t ldc, c_offset, stride_c;
+    float beta;
+    og_buffer *bias; /* NULL: none; else N float32 values from bias_offset */
+    int64_t bias_offset;
+    og_activation activation;
+} og_qgemm_args;
+
+/* Creates a product object for A of type input (float32, float16 or
+ * bfloat16), a weight format and a mode. Errors: OG_ERROR_INVALID_ARGUMENT
+ * naming the field (another input type, an unknown format, INT4's fields
+ * on another format, a group other than 0, 32, 64 or 128). */
+og_status og_qgemm_create(og_context *ctx, og_dtype input, const og_qweights_format *format,
+                          og_mode mode, og_qgemm **out);
+void og_qgemm_destroy(og_qgemm *q);
+
+/* Records the product into cmd with the barriers of og_gemm_encode (A and
+ * W as its A and B). Everything is checked in 64-bit arithmetic first.
+ * Errors: OG_ERROR_INVALID_ARGUMENT naming the dimension (K not a multiple
+ * of 32 or of the block, w_offset or stride_w not a multiple of 16,
+ * stride_w below the image of one matrix, an operand past its buffer, ...);
+ * OG_ERROR_UNSUPPORTED for more column tiles than maxComputeWorkGroupCount[0]
+ * or an operand past maxStorageBufferRange (W is read through a binding).
+ * Nothing is recorded on error. Rows and products past the y and z counts
+ * run as several dispatches. */
+og_status og_qgemm_encode(og_qgemm *q, VkCommandBuffer cmd, const og_qgemm_args *args);
+
+/* Records, submits and waits. Same checks and errors as og_qgemm_encode. */
+og_status og_qgemm_run(og_qgemm *q, const og_qgemm_args *args);
+
+/* Describes the kernel og_qgemm_run would use for args in one line. */
+og_status og_qgemm_describe(og_qgemm *q, const og_qgemm_args *args, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

@@ -37,6 +37,13 @@ static const char usage[] =
     "                               against the recovered 64x64 tile)\n"
     "                               and GB/s of B next to float32 GFLOP/s (default:\n"
     "                               decoder steps, 512 and 1024 cubed)\n"
+    "  bench --op qgemm [--weights mxfp4|nvfp4|q8_0|int4[:g32|:g64|:g128|:gc][:f16|:bf16]\n"
+    "       [:uint4|:float]] [--shapes MxNxK,...] [--dtype f32|f16|bf16]  low-bit weight\n"
+    "                               products (og_qgemm_*; default mxfp4, A float32): GB/s of\n"
+    "                               the weights' bytes next to the copy bandwidth of the\n"
+    "                               same bytes, and the float16 GEMM of the same shape\n"
+    "                               (default: 1x4096x4096, 1x14336x4096, 8x4096x4096,\n"
+    "                               512x4096x4096)\n"
     "  bench --first-call           milliseconds of a new process's first GEMM (256-cubed\n"
     "                               float32, default kernel): cold (empty cache directory)\n"
     "                               and warm (the SPIR-V and pipeline caches it left)\n"
@@ -69,8 +76,8 @@ static const char usage[] =
     "  report [--out DIR]           report.html (charts of every tuned shape, inline SVG, no\n"
     "                               scripts) and report.csv (every record) into DIR (default .)\n"
     "common options: --json (machine-readable output), --db FILE (default: the user's cache),\n"
-    "  --op gemm|int8gemm|conv (tune, select, bench, gen: the float GEMM, or Int8Gemm's 8-bit "
-    "operands)\n"
+    "  --op gemm|int8gemm|conv|qgemm (tune, select, bench, gen: the float GEMM, Int8Gemm's "
+    "8-bit operands,\n  convolutions, low-bit weights (bench only))\n"
     "environment: OG_DEVICE (index or name substring), OG_TUNING_DB (databases to search),\n"
     "  OG_VALIDATION=1 (Vulkan's validation layer, in the workers too; exit status 85 when it\n"
     "  reports errors)\n";
@@ -132,6 +139,8 @@ static int parse(int argc, char **argv, og_cli *o)
             slot = &o->precision;
         else if (strcmp(a, "--op") == 0)
             slot = &o->op;
+        else if (strcmp(a, "--weights") == 0)
+            slot = &o->weights;
         else if (strcmp(a, "--strategy") == 0)
             slot = &o->strategy;
         else if (strcmp(a, "--out") == 0)

@@ -226,8 +226,8 @@ static uint32_t epilogue_bits(const og_gemm_args *g)
 
 /* The product's shape, layout and epilogue (everything but the input type),
  * for operation op with a_bytes-byte elements of A and b_bytes-byte of B. */
-static og_status check_product(const og_limits *lim, char *err, const char *op, uint64_t a_bytes, uint64_t b_bytes,
-                               const og_gemm_args *g, og_push *push)
+og_status og_check_product(const og_limits *lim, char *err, const char *op, uint64_t a_bytes,
+                           uint64_t b_bytes, const og_gemm_args *g, og_push *push)
 {
     const int64_t batch = g->batch == 0 ? 1 : g->batch;
     const og_field fields[] = {{"M", g->m},
@@ -250,8 +250,10 @@ static og_status check_product(const og_limits *lim, char *err, const char *op, 
     /* Leading dimensions: the stored row length, at least 1 (as BLAS asks). */
     if ((st = check_ld(err, op, "lda", g->lda, g->trans_a ? "M" : "K", g->trans_a ? g->m : g->k,
                        g->trans_a ? " for A transposed" : " for A not transposed")) != OG_OK ||
-        (st = check_ld(err, op, "ldb", g->ldb, g->trans_b ? "K" : "N", g->trans_b ? g->k : g->n,
-                       g->trans_b ? " for B transposed" : " for B not transposed")) != OG_OK ||
+        (b_bytes && (st = check_ld(err, op, "ldb", g->ldb, g->trans_b ? "K" : "N",
+                                   g->trans_b ? g->k : g->n,
+                                   g->trans_b ? " for B transposed" : " for B not transposed")) !=
+                        OG_OK) ||
         (st = check_ld(err, op, "ldc", g->ldc, "N", g->n, "")) != OG_OK)
         return st;
 
@@ -268,7 +270,7 @@ static og_status check_product(const og_limits *lim, char *err, const char *op, 
     if (g->k > 0) {
         st = og_check_operand(lim, err, op, "A", g->a, a_bytes, g->a_offset, batch, g->stride_a,
                            g->trans_a ? g->k : g->m, g->lda, g->trans_a ? g->m : g->k);
-        if (st == OG_OK)
+        if (st == OG_OK && b_bytes)
             st = og_check_operand(lim, err, op, "B", g->b, b_bytes, g->b_offset, batch, g->stride_b,
                                g->trans_b ? g->n : g->k, g->ldb, g->trans_b ? g->k : g->n);
         if (st != OG_OK)
@@ -295,7 +297,8 @@ static og_status check_product(const og_limits *lim, char *err, const char *op, 
      * (og_binding_offset; a wrapped buffer's operand lies skew bytes into it). */
     if (g->k > 0) {
         push->off_a = og_binding_offset(lim, g->a, g->a_offset, a_bytes);
-        push->off_b = og_binding_offset(lim, g->b, g->b_offset, b_bytes);
+        if (b_bytes)
+            push->off_b = og_binding_offset(lim, g->b, g->b_offset, b_bytes);
     }
     push->off_c = og_binding_offset(lim, g->c, g->c_offset, 4);
     if (g->bias)
@@ -313,7 +316,7 @@ og_status og_gemm_check(const og_gemm_config *cfg, const og_limits *lim, char *e
     if (fp8 && (!isfinite(scale_a) || !isfinite(scale_b)))
         return bad(err, "gemm: FP8 scale of %s (%g) is not finite", isfinite(scale_a) ? "B" : "A",
                    isfinite(scale_a) ? scale_b : scale_a);
-    og_status st = check_product(lim, err, "gemm", og_dtype_bytes(ta), og_dtype_bytes(tb), g, push);
+    og_status st = og_check_product(lim, err, "gemm", og_dtype_bytes(ta), og_dtype_bytes(tb), g, push);
     if (st != OG_OK || !fp8)
         return st;
     /* cuBLASLt's order: the sum of decoded values times alpha * scale_a * scale_b. */
@@ -367,7 +370,7 @@ og_status og_int8gemm_check(const og_limits *lim, char *err, const og_int8gemm_a
     shape.bias = g->bias;
     shape.bias_offset = g->bias_offset;
     shape.activation = g->activation;
-    og_status st = check_product(lim, err, "int8gemm", 1, 1, &shape, push);
+    og_status st = og_check_product(lim, err, "int8gemm", 1, 1, &shape, push);
     if (st != OG_OK)
         return st;
     if (g->col_scales) {

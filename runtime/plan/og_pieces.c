@@ -129,7 +129,7 @@ void og_plan_piece(const og_plan *pl, uint64_t i, og_piece *out)
         return;
     }
     og_step *s;
-    if (pl->kind == OG_PLAN_INT8GEMM) {
+    if (pl->kind == OG_PLAN_INT8GEMM || pl->kind == OG_PLAN_QGEMM) {
         s = add_step(out, &pl->key, &q, pl->key.p.src, pl->gx,
                      (uint32_t)og_ceil_div(q.m, pl->tile_rows), q.batch);
         bind(s, pl->k_zero ? OG_OPERAND_NONE : OG_OPERAND_A,

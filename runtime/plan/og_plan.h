@@ -46,6 +46,22 @@ og_status og_gemm_check(const og_gemm_config *cfg, const og_limits *lim, char *e
 og_status og_int8gemm_check(const og_limits *lim, char *err, const og_int8gemm_args *args,
                             og_push *push);
 
+/* The checks of a product (og_check.c): the fields (non-negative, 32-bit),
+ * the leading dimensions, the epilogue, the batch's outputs apart, and A,
+ * B and C inside their buffers and bindings, in 64-bit arithmetic; fills
+ * push with the whole product's fields. Elements of a_bytes and b_bytes;
+ * b_bytes 0 leaves B (and ldb) to the caller. */
+og_status og_check_product(const og_limits *lim, char *err, const char *op, uint64_t a_bytes,
+                           uint64_t b_bytes, const og_gemm_args *g, og_push *push);
+
+/* Checks a low-bit weight product of A of a_type and weights of format f
+ * (og_qgemm_check.c; onegpu.h, og_qgemm_encode) and fills push as
+ * templates/qgemm_decode.tmpl reads it, and *shape with the call as a
+ * GEMM's arguments (B the weights counted in 32-bit words). */
+og_status og_qgemm_check(const og_limits *lim, char *err, og_dtype a_type,
+                         const og_qweights_format *f, const og_qgemm_args *args,
+                         og_gemm_args *shape, og_push *push);
+
 /* Checks the C region and the epilogue of an elementwise call (bias add or
  * activation) and fills push. */
 og_status og_elementwise_check(const og_limits *lim, char *err, const og_gemm_args *args,
@@ -362,7 +378,8 @@ typedef enum og_plan_kind {
     OG_PLAN_GEMM,
     OG_PLAN_INT8GEMM,
     OG_PLAN_ELEMENTWISE,
-    OG_PLAN_CONV /* a GEMM plan whose pieces step over pixels and whole images */
+    OG_PLAN_CONV, /* a GEMM plan whose pieces step over pixels and whole images */
+    OG_PLAN_QGEMM /* one kernel over tiles of rows and products, as OG_PLAN_INT8GEMM */
 } og_plan_kind;
 
 /* What one call records: pieces i = 0 .. pieces-1, each made by og_plan_piece. */
@@ -431,6 +448,12 @@ og_status og_elementwise_plan(const og_limits *lim, char *err, og_dialect dialec
 og_status og_conv_plan(const og_limits *lim, char *err, og_dtype input, const og_conv_args *args,
                        const og_conv_shape *shape, const og_params *p, const og_push *push,
                        uint64_t scratch_bytes, og_plan *out);
+
+/* Plans a checked low-bit weight product (og_qgemm_check's shape and push)
+ * with parameters p (variant qdecode) for the weights' key qformat. */
+og_status og_qgemm_plan(const og_limits *lim, char *err, og_dtype a_type, int qformat,
+                        const og_gemm_args *shape, const og_params *p, const og_push *push,
+                        og_plan *out);
 
 /* For the plan files: an empty plan of kind for push, and the count of
  * pieces once rows_per and batch_per are set (og_pieces.c). */

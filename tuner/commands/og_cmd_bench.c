@@ -42,6 +42,8 @@ int og_cmd_bench(const og_cli *o)
         return 2;
     if (og_cli_conv(o))
         return nd == 1 ? og_cmd_bench_conv(o, dtypes[0]) : 2;
+    if (og_cli_qgemm(o))
+        return nd == 1 ? og_cmd_bench_qgemm(o, dtypes[0]) : 2;
     if (og_dtype_is_int8(dtypes[0])) {
         og_context *ctx = og_cli_context(o);
         int rc = ctx ? og_cmd_bench_int8(o, ctx) : 1;

@@ -244,19 +244,6 @@ int og_cmd_select_conv(const og_cli *o, og_dtype dtype, og_mode mode)
     return rc;
 }
 
-/* The load average, as benchmarks print it beside their ratios. */
-static void load_average(char *buf, size_t len)
-{
-    FILE *f = fopen("/proc/loadavg", "r");
-    double a = -1, b = -1, c = -1;
-    if (f) {
-        if (fscanf(f, "%lf %lf %lf", &a, &b, &c) != 3)
-            a = b = c = -1;
-        fclose(f);
-    }
-    snprintf(buf, len, "%.2f %.2f %.2f", a, b, c);
-}
-
 /* Times the default tile and the selected one in alternation (5 rounds,
  * medians), so both see the same load. */
 static og_status time_pair(og_conv *cv, const og_conv_args *a, const og_params *x,
@@ -320,7 +307,7 @@ int og_cmd_bench_conv(const og_cli *o, og_dtype dtype)
         return 1;
     }
     char load[64];
-    load_average(load, sizeof load);
+    og_cli_load_average(load, sizeof load);
     printf("# %s, %s inputs, load average %s\n", og_context_device_name(ctx), og_dtype_name(dtype),
            load);
     printf("%-52s %12s %12s %7s %12s %7s  %s\n", "convolution", "default", "selected", "ratio",
@@ -358,7 +345,7 @@ int og_cmd_bench_conv(const og_cli *o, og_dtype dtype)
         }
         og_conv_problem_destroy(pr);
     }
-    load_average(load, sizeof load);
+    og_cli_load_average(load, sizeof load);
     printf("# load average after: %s\n", load);
     og_conv_destroy(cv);
     og_context_destroy(ctx);

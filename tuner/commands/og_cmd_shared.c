@@ -1,6 +1,7 @@
 /* What the commands share: the database path, the context, the dtype list,
  * the benches' inputs, --precision and the selection of a dtype
  * (og_commands.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +54,23 @@ double og_cli_median(double *v, size_t n)
     return v[n / 2];
 }
 
+void og_cli_load_average(char *buf, size_t len)
+{
+    FILE *f = fopen("/proc/loadavg", "r");
+    double a = -1, b = -1, c = -1;
+    if (f) {
+        if (fscanf(f, "%lf %lf %lf", &a, &b, &c) != 3)
+            a = b = c = -1;
+        fclose(f);
+    }
+    snprintf(buf, len, "%.2f %.2f %.2f", a, b, c);
+}
+
+int og_cli_qgemm(const og_cli *o)
+{
+    return o->op && strcmp(o->op, "qgemm") == 0;
+}
+
 int og_cli_conv(const og_cli *o)
 {
     return o->op && strcmp(o->op, "conv") == 0;
@@ -61,8 +79,9 @@ int og_cli_conv(const og_cli *o)
 int og_cli_dtypes(const og_cli *o, og_dtype *out, size_t *n)
 {
     *n = 0;
-    if (o->op && strcmp(o->op, "gemm") != 0 && strcmp(o->op, "int8gemm") != 0 && !og_cli_conv(o)) {
-        og_cli_fail("ogtune: --op takes gemm, int8gemm or conv (got %s)\n", o->op);
+    if (o->op && strcmp(o->op, "gemm") != 0 && strcmp(o->op, "int8gemm") != 0 && !og_cli_conv(o) &&
+        !og_cli_qgemm(o)) {
+        og_cli_fail("ogtune: --op takes gemm, int8gemm, conv or qgemm (got %s)\n", o->op);
         return -1;
     }
     if (o->op && strcmp(o->op, "int8gemm") == 0) {

@@ -21,7 +21,8 @@ typedef struct og_cli {
     const char *conv;   /* --conv nhwc|nchw,krsc|kcrs (gen: a convolution's kernel) */
     const char *precision; /* --precision native|recovered (bench, tune, select; float32) */
     const char *params; /* --params "bm=..,..." */
-    const char *op;     /* --op gemm|int8gemm|conv */
+    const char *op;     /* --op gemm|int8gemm|conv|qgemm */
+    const char *weights; /* --weights mxfp4|nvfp4|q8_0|int4[:...] (--op qgemm) */
     const char *out;    /* --out FILE (export) or DIR (report) */
     const char **args;  /* the arguments that are not options (import, merge) */
     int nargs;
@@ -62,8 +63,18 @@ int og_cmd_bench_conv(const og_cli *o, og_dtype dtype);
 int og_parse_conv_shapes(const char *text, og_conv_args **out, size_t *n);
 /* The median of v[0..n) (sorts v in place). */
 double og_cli_median(double *v, size_t n);
-/* Whether --op is conv. */
+/* Whether --op is conv; qgemm. */
 int og_cli_conv(const og_cli *o);
+int og_cli_qgemm(const og_cli *o);
+/* The load average ("0.52 0.61 0.70"), as benchmarks print it beside their ratios. */
+void og_cli_load_average(char *buf, size_t len);
+/* ogtune bench --op qgemm (og_cmd_qgemm.c): low-bit weight products of
+ * A of dtype against the copy bandwidth and the float16 GEMM. */
+int og_cmd_bench_qgemm(const og_cli *o, og_dtype dtype);
+/* A weight format "mxfp4", "nvfp4", "q8_0" or "int4" with, for int4,
+ * ":gN" (group 32, 64 or 128; default 32) or ":gc" (per channel), ":f16" or
+ * ":bf16" (the scales), ":uint4" or ":float" (zero points). Returns 0, or -1. */
+int og_parse_qformat(const char *text, og_qweights_format *out);
 /* ogtune bench --op int8gemm, on an open context. */
 int og_cmd_bench_int8(const og_cli *o, og_context *ctx);
 /* ogtune bench --first-call: the latency of a new process's first GEMM,

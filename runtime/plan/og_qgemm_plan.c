@@ -1,0 +1,120 @@
+/* Low-bit weight products (og_qgemm_*): the checks of a call and its plan,
+ * the decode kernel over tiles of columns, rows and products. The weights'
+ * layout is onegpu_formats.h's (og_qweights_layout_of); the push constants
+ * are the GEMM's fields as templates/qgemm_decode.tmpl reads them. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "og_plan.h"
+
+static og_status bad(char *err, const char *fmt, int64_t v)
+{
+    return og_failf(err, OG_ERROR_INVALID_ARGUMENT, fmt, v);
+}
+
+og_status og_qgemm_check(const og_limits *lim, char *err, og_dtype a_type,
+                         const og_qweights_format *f, const og_qgemm_args *q,
+                         og_gemm_args *shape, og_push *push)
+{
+    memset(push, 0, sizeof *push);
+    const int64_t batch = q->batch == 0 ? 1 : q->batch;
+    /* The weights' own fields first: the layout needs N and K of at least 1. */
+    const og_field fields[] = {{"M", q->m},
+                               {"N", q->n},
+                               {"K", q->k},
+                               {"batch", q->batch},
+                               {"w_offset", q->w_offset},
+                               {"stride_w", q->stride_w}};
+    og_status st = og_check_fields(err, "qgemm", fields, sizeof fields / sizeof fields[0]);
+    if (st != OG_OK)
+        return st;
+    og_qweights_layout lay;
+    char why[OG_ERROR_MAX];
+    /* Refused for any N (an empty call too), so N = 0 asks about one row. */
+    if (og_qweights_layout_of(f, q->n > 0 ? q->n : 1, q->k, &lay, why, sizeof why) != 0)
+        return og_failf(err, OG_ERROR_INVALID_ARGUMENT, "qgemm: %s", why);
+    if (q->w_offset % 16 != 0)
+        return bad(err, "qgemm: w_offset (%" PRId64 " bytes) is not a multiple of 16", q->w_offset);
+    if (q->stride_w % 16 != 0)
+        return bad(err, "qgemm: stride_w (%" PRId64 " bytes) is not a multiple of 16", q->stride_w);
+    if (batch > 1 && q->stride_w != 0 && (uint64_t)q->stride_w < lay.bytes)
+        return og_failf(err, OG_ERROR_INVALID_ARGUMENT,
+                        "qgemm: stride_w (%" PRId64 " bytes) is less than one weight matrix (%" PRIu64
+                        " bytes): stacked matrices would overlap",
+                        q->stride_w, lay.bytes);
+    if (!(q->tensor_scale == q->tensor_scale) || q->tensor_scale < 0 ||
+        q->tensor_scale > 3.4028234663852886e38f)
+        return og_failf(err, OG_ERROR_INVALID_ARGUMENT,
+                        "qgemm: tensor_scale (%g) is not a finite non-negative number",
+                        (double)q->tensor_scale);
+    *shape = (og_gemm_args){.trans_b = 1,
+                            .m = q->m,
+                            .n = q->n,
+                            .k = q->k,
+                            .batch = q->batch,
+                            .alpha = 1.0f,
+                            .beta = q->beta,
+                            .a = q->a,
+                            .b = q->w,
+                            .c = q->c,
+                            .lda = q->lda,
+                            .ldb = q->k,
+                            .ldc = q->ldc,
+                            .a_offset = q->a_offset,
+                            .b_offset = q->w_offset / 4,
+                            .c_offset = q->c_offset,
+                            .stride_a = q->stride_a,
+                            .stride_b = q->stride_w / 4,
+                            .stride_c = q->stride_c,
+                            .bias = q->bias,
+                            .bias_offset = q->bias_offset,
+                            .activation = q->activation};
+    st = og_check_product(lim, err, "qgemm", og_dtype_bytes(a_type), 0, shape, push);
+    if (st != OG_OK || q->m == 0 || q->n == 0)
+        return st;
+    /* W: the whole image of each matrix, as 32-bit words. */
+    uint64_t words = lay.bytes / 4;
+    st = og_check_operand(lim, err, "qgemm", "W", q->w, 4, q->w_offset / 4, batch, q->stride_w / 4,
+                          1, (int64_t)words, (int64_t)words);
+    if (st != OG_OK)
+        return st;
+    push->off_b = og_binding_offset(lim, q->w, q->w_offset / 4, 4);
+    push->stride_b = (uint32_t)(q->stride_w / 4);
+    push->ldb = (uint32_t)(lay.code_row_bytes / 4);
+    push->scale_off = (uint32_t)(lay.scales_at / 4);
+    push->ranges = (uint32_t)lay.scale_row_bytes;
+    push->plane_stride = (uint32_t)(lay.zeros_at / 4);
+    push->zero_a = (int32_t)lay.zero_row_bytes;
+    push->zero_b = (int32_t)lay.block;
+    push->alpha = q->tensor_scale == 0.0f ? 1.0f : q->tensor_scale;
+    return OG_OK;
+}
+
+og_status og_qgemm_plan(const og_limits *lim, char *err, og_dtype a_type, int qformat,
+                        const og_gemm_args *shape, const og_params *p, const og_push *push,
+                        og_plan *out)
+{
+    og_plan_start(out, OG_PLAN_QGEMM, lim, OG_GLSL, push);
+    og_binding_starts(lim, shape, og_dtype_bytes(a_type), 4, NULL, 0, out->start);
+    if (shape->m == 0 || shape->n == 0)
+        return OG_OK;
+    if (p->variant != OG_VARIANT_QDECODE)
+        return og_failf(err, OG_ERROR_INVALID_ARGUMENT,
+                        "qgemm: parameters of variant %d are not the decode kernel's",
+                        (int)p->variant);
+    uint64_t gx = og_ceil_div((uint64_t)shape->n, (uint64_t)p->cols);
+    og_status st = og_grid_x_check(lim, err, "qgemm", shape->n, gx);
+    if (st != OG_OK)
+        return st;
+    out->key = (og_kernel_key){
+        .kernel = OG_KERNEL_GEMM, .p = *p, .dtype = a_type, .dialect = OG_GLSL, .qformat = qformat};
+    if ((st = og_loops_check(lim, err, "qgemm", &out->key, shape->k, (uint64_t)shape->k)) != OG_OK)
+        return st;
+    out->gx = (uint32_t)gx;
+    out->tile_rows = (uint32_t)p->rows;
+    out->rows_per = (uint64_t)lim->max_count[1] * (uint64_t)p->rows;
+    out->batch_per = lim->max_count[2];
+    out->a_row = (uint64_t)shape->lda;
+    og_plan_count_pieces(out);
+    return OG_OK;
+}
