@@ -253,7 +253,9 @@ float og_nvfp4_tensor_scale(float amax);
  *   codes plane   at byte 0:          row j at j * code_row_bytes;
  *   scales plane  at byte scales_at:  row j at scales_at + j * scale_row_bytes;
  *   zero points   at byte zeros_at:   row j at zeros_at + j * zero_row_bytes
- *                                     (INT4 with zero points only; else 0 bytes).
+ *                                     (INT4 with zero points only; else
+ *                                     zero_row_bytes is 0 and zeros_at is
+ *                                     the end of the scales, = bytes).
  *
  * Codes are packed along K in 32-bit words: a 4-bit code k of a row sits in
  * word k / 8, bits 4 * (k % 8) .. +3 (as bytes: byte k / 2, the even element
@@ -280,9 +282,13 @@ float og_nvfp4_tensor_scale(float amax);
  *
  * Weight values are as the table says, each one IEEE 754 float32 rounding
  * of the exact product: E8M0 0xFF and the E4M3 NaN codes 0x7F / 0xFF make
- * their block NaN; 6 * 2^127 overflows to +-Inf (MXFP4's scale 0xFE with a
- * code of magnitude 4 or more). og_qweights_decode is the reference decoder
- * of the kernels. */
+ * their block NaN; a product past float32's range rounds to +-Inf (MXFP4's
+ * scale 0xFE with a code worth 2 or more: 0x4-0x7, 0xC-0xF). INT4 computes
+ * (float)q - z first, in float32, then its product with s: exact in one
+ * rounding with whole zero points (none, uint4, or a float zero point
+ * without fraction), and two roundings, as the kernels do, when a float
+ * zero point has a fraction. og_qweights_decode is the reference decoder of
+ * the kernels. */
 
 typedef enum og_qformat {
     OG_QFORMAT_MXFP4 = 0, /* OCP MX v1.0 FP4: 4.25 bits a weight */
@@ -338,9 +344,18 @@ int og_qweights_decode(const og_qweights_format *f, int64_t n, int64_t k, const 
  * INT4 per group with the scale's type rounded to nearest even: symmetric
  * (zero point 8, s = amax / 7, q = clamp(round(x / s) + 8, 0, 15)) without
  * zero points, else asymmetric (s = (max - min) / 15, z = round(-min / s)
- * clamped to 0..15, q = clamp(round(x / s) + z, 0, 15)); Q8_0 as GGUF does
- * (s = amax / 127 as float16, q = round(x / s)). For tests and benchmarks:
- * models arrive quantised, through the packers below. Returns 0, or -1. */
+ * clamped to 0..15, q = clamp(round(x / s) + z, 0, 15), where min <= 0 <=
+ * max: the group's range extended to hold zero); Q8_0 as GGUF does
+ * (ggml's quantize_row_q8_0_ref: d = amax / 127 and id = 1 / d in float32,
+ * s = d as float16, q = roundf(x * id)). INT4's quotients are taken in
+ * double and s rounded to float32, then to its type; a scale past the
+ * type's range saturates to its largest finite value, and x / s rounds to
+ * nearest, ties to even (Q8_0's roundf: ties away from zero, as ggml). A
+ * group whose scale is 0 gets codes 8 (zero point 8). A group or block
+ * holding a NaN or an infinity gets a NaN scale (and zero point 8, codes 8;
+ * Q8_0: codes 0), so that it decodes to NaN, as MX and NVFP4 blocks do. For
+ * tests and benchmarks: models arrive quantised, through the packers below.
+ * Returns 0, or -1. */
 int og_qweights_encode(const og_qweights_format *f, int64_t n, int64_t k, const float *w,
                        float tensor_scale, uint8_t *image, char *why, size_t len);
 
@@ -354,14 +369,17 @@ int og_qweights_encode(const og_qweights_format *f, int64_t n, int64_t k, const 
  * float16 d, 16 bytes qs; element i in the low nibble of qs[i], element
  * i + 16 in its high nibble; value (q - 8) * d) -> INT4, group 32, float16
  * scales, no zero points; MXFP4 (17 bytes: E8M0 e, 16 bytes qs, the same
- * nibble order as Q4_0) -> MXFP4. */
+ * nibble order as Q4_0) -> MXFP4. Values are ggml's (dequantize_row_*)
+ * but for two MXFP4 codes: e = 0xFF, which ggml reads as 2^128, is NaN
+ * here (OCP MX), and code 0x8, +0 in ggml's table, is -0 here. */
 typedef enum og_gguf_type { OG_GGUF_Q4_0 = 2, OG_GGUF_Q8_0 = 8, OG_GGUF_MXFP4 = 39 } og_gguf_type;
 int og_qweights_from_gguf(og_gguf_type type, int64_t n, int64_t k, const uint8_t *blocks,
                           uint8_t *image, char *why, size_t len);
 
 /* MXFP4 as transformers stores gpt-oss's experts: blocks, n x (k / 32) x 16
  * bytes, element 2i of a block in the low nibble of byte i and 2i + 1 in the
- * high; scales, n x (k / 32) E8M0 bytes. */
+ * high; scales, n x (k / 32) E8M0 bytes. (transformers reads scale 0xFF as
+ * 2^128; it is NaN here.) */
 int og_qweights_from_mxfp4_planes(int64_t n, int64_t k, const uint8_t *blocks,
                                   const uint8_t *scales, uint8_t *image, char *why, size_t len);
 
@@ -375,7 +393,11 @@ int og_qweights_from_nvfp4(int64_t n, int64_t k, const uint8_t *packed, const ui
  * the low nibble); scales, n x blocks 16-bit values of f->scale's type;
  * zeros (f->zero): NULL for none; uint8, n x ceil(blocks / 2) bytes, block
  * 2i in the low nibble (OG_QZERO_UINT4); or n x blocks 16-bit values of the
- * scale's type (OG_QZERO_FLOAT). */
+ * scale's type (OG_QZERO_FLOAT). The padding nibble after an odd count of
+ * uint4 zero points is zeroed. Zero points must be given exactly when
+ * f->zero asks for them. Not taken: bits other than 4, float32 scales or
+ * zero points, and K that is not a multiple of the block (MatMulNBits pads
+ * the last block; this layout refuses it). */
 int og_qweights_from_matmulnbits(const og_qweights_format *f, int64_t n, int64_t k,
                                  const uint8_t *b, const uint16_t *scales, const void *zeros,
                                  uint8_t *image, char *why, size_t len);
