@@ -303,7 +303,8 @@ og_params og_params_fewrows(int trans_b, int64_t n);
 og_params og_params_int8_tile(void);
 og_params og_params_int8_skinny(void);
 /* The low-bit decode kernel's defaults for M rows: rows of C a workgroup
- * the power of two from M up to 16, 4 columns, 32 k slices. */
+ * the power of two from M up to 16, 4 columns, 32 k slices, 16-byte loads
+ * (vec=4; the runtime reads words where A or W is not aligned for them). */
 og_params og_params_qdecode(int64_t m);
 
 /* The reference design's cooperative-matrix tiles: 64x64x16 with 8 subgroups

@@ -56,7 +56,7 @@ og_params og_params_int8_skinny(void)
 
 og_params og_params_qdecode(int64_t m)
 {
-    og_params p = {.variant = OG_VARIANT_QDECODE, .rows = 1, .cols = 4, .slices = 32};
+    og_params p = {.variant = OG_VARIANT_QDECODE, .rows = 1, .cols = 4, .slices = 32, .vec = 4};
     while (p.rows < 16 && p.rows < m)
         p.rows *= 2;
     return p;
@@ -166,8 +166,8 @@ void og_params_format(const og_params *p, char *buf, size_t len)
         return;
     }
     if (p->variant == OG_VARIANT_QDECODE) {
-        snprintf(buf, len, "variant=qdecode,rows=%d,cols=%d,slices=%d", p->rows, p->cols,
-                 p->slices);
+        snprintf(buf, len, "variant=qdecode,rows=%d,cols=%d,slices=%d,vec=%d", p->rows, p->cols,
+                 p->slices, p->vec);
         return;
     }
     if (p->variant == OG_VARIANT_INT8_SKINNY) {
@@ -328,17 +328,18 @@ int og_params_parse(const char *text, og_params *out, char *why, size_t len)
         [OG_VARIANT_COOPMAT] = {0x1821du, "bm,bn,bk,sgx,sgy,pad,load for variant=coopmat"},
         [OG_VARIANT_INT8_COOPMAT] = {0x1821du,
                                      "bm,bn,bk,sgx,sgy,pad,load for variant=int8coopmat"},
-        [OG_VARIANT_QDECODE] = {0x3800u, "rows, cols and slices for variant=qdecode"},
+        [OG_VARIANT_QDECODE] = {0x3800u, "rows, cols and slices (and vec) for variant=qdecode"},
     };
     /* Few rows read one element at a time unless vec says otherwise. */
-    if (p.variant == OG_VARIANT_FEWROWS && !(seen & 0x400u))
+    if ((p.variant == OG_VARIANT_FEWROWS || p.variant == OG_VARIANT_QDECODE) && !(seen & 0x400u))
         p.vec = 1;
     int unsplit = p.variant != OG_VARIANT_TILE;
     /* The Int8Gemm tile may name its loads and their width (both or none),
      * the skinny kernel and few rows their loads' width; apart from those,
      * the Int8Gemm kernels and few rows may name their source (src). */
     unsigned extra = p.variant == OG_VARIANT_INT8_TILE ? 0x401u
-                     : p.variant == OG_VARIANT_INT8_SKINNY || p.variant == OG_VARIANT_FEWROWS
+                     : p.variant == OG_VARIANT_INT8_SKINNY || p.variant == OG_VARIANT_FEWROWS ||
+                               p.variant == OG_VARIANT_QDECODE
                          ? 0x400u
                          : 0u;
     unsigned optional = (seen & extra) == extra ? extra : 0u;
@@ -532,12 +533,13 @@ static int qdecode_check(const og_params *p, const og_limits *lim, char *why, si
 {
     int threads = p->cols * p->slices;
     if (!one_of(p->rows, pow2, 5) || !one_of(p->cols, pow2, 7) || !one_of(p->slices, pow2, 8) ||
-        threads < 32 || threads > 1024 || p->src != OG_SRC_STORAGE) {
+        threads < 32 || threads > 1024 || p->src != OG_SRC_STORAGE ||
+        (p->vec != 1 && p->vec != 4)) {
         snprintf(why, len,
                  "params: qdecode rows=%d, cols=%d, slices=%d must be powers of two (rows up to "
-                 "16, cols up to 64, slices up to 128) with 32..1024 invocations, from storage "
-                 "buffers",
-                 p->rows, p->cols, p->slices);
+                 "16, cols up to 64, slices up to 128) with 32..1024 invocations, vec=%d 1 or 4, "
+                 "from storage buffers",
+                 p->rows, p->cols, p->slices, p->vec);
         return -1;
     }
     return lim ? limits_check(p, lim, (uint32_t)threads, 1, why, len) : 0;

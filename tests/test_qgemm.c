@@ -7,8 +7,10 @@
  * stacked experts, offsets, row tiles and pieces; the checks.
  */
 #include <math.h>
+#include <unistd.h>
 
 #include "og_test.h"
+#include "og_text.h"
 
 /* ---- the reference: the table of onegpu_formats.h, in double ---- */
 
@@ -199,9 +201,13 @@ static double act_ref(og_activation a, double x)
 /* Runs the case on the device and compares every element of C with the
  * float64 reference: |c - ref| <= 2^-17 * sum |a * w| (+ the epilogue's
  * terms), far above float32's error over K terms in practice and far below
- * any wrong weight, scale or row. */
-static void run_case(og_context *ctx, const qcase *c, og_mode mode)
+ * any wrong weight, scale or row; C outside its M x N blocks must keep its
+ * values. Returns the number of wrong elements, the first described in
+ * first. */
+static size_t case_mismatches(og_context *ctx, const qcase *c, og_mode mode, char *first,
+                              size_t len)
 {
+    size_t wrong = 0;
     const og_qweights_format *f = &c->f;
     layout l = layout_for(f, c->n, c->k);
     og_qweights_layout lib;
@@ -267,11 +273,13 @@ static void run_case(og_context *ctx, const qcase *c, og_mode mode)
                 double r = sum + (c->beta != 0 ? (double)c->beta * cv[ci] : 0) + (c->bias ? bias[j] : 0);
                 double tol = ldexp(mag + fabs((double)c->beta * cv[ci]) + (c->bias ? fabs(bias[j]) : 0), -17) + 1e-30;
                 r = act_ref(c->act, r);
-                cr_assert(isnan(r) ? isnan(out[ci]) : fabs(out[ci] - r) <= tol,
-                          "format %d (group %d, scale %d, zero %d), A %s, %" PRId64 "x%" PRId64 "x%" PRId64
+                if (isnan(r) ? isnan(out[ci]) : fabs(out[ci] - r) <= tol)
+                    continue;
+                if (wrong++ == 0)
+                    snprintf(first, len, "format %d (group %d, scale %d, zero %d), A %s, %" PRId64 "x%" PRId64 "x%" PRId64
                           ": C(%" PRId64 ", %" PRId64 ") of product %" PRId64 " is %.9g, the reference %.9g (tolerance %.3g)",
                           (int)f->format, f->group, (int)f->scale, (int)f->zero, og_dtype_name(c->a_type), c->m,
-                          c->n, c->k, i, j, b, out[ci], r, tol);
+                             c->n, c->k, i, j, b, out[ci], r, tol);
             }
         }
     /* Nothing outside the M x N blocks of C changed. */
@@ -279,10 +287,12 @@ static void run_case(og_context *ctx, const qcase *c, og_mode mode)
         for (int64_t i = 0; i < c->m; i++)
             for (int64_t j = c->n; j < ldc; j++) {
                 size_t ci = (size_t)(c->c_off + b * stride_c + i * ldc + j);
-                cr_assert(memcmp(&out[ci], &cv[ci], 4) == 0, "C(%" PRId64 ", %" PRId64 ") past N was written", i, j);
+                if (memcmp(&out[ci], &cv[ci], 4) != 0 && wrong++ == 0)
+                    snprintf(first, len, "C(%" PRId64 ", %" PRId64 ") past N was written", i, j);
             }
     for (int64_t i = 0; i < c->c_off; i++)
-        cr_assert(memcmp(&out[i], &cv[i], 4) == 0, "C before c_offset was written");
+        if (memcmp(&out[i], &cv[i], 4) != 0 && wrong++ == 0)
+            snprintf(first, len, "C before c_offset was written");
     og_qgemm_destroy(q);
     og_buffer_destroy(A);
     og_buffer_destroy(W);
@@ -298,6 +308,14 @@ static void run_case(og_context *ctx, const qcase *c, og_mode mode)
     free(bias);
     free(out);
     free(wrow);
+    return wrong;
+}
+
+static void run_case(og_context *ctx, const qcase *c, og_mode mode)
+{
+    char first[512] = "";
+    size_t wrong = case_mismatches(ctx, c, mode, first, sizeof first);
+    cr_assert_eq(wrong, 0, "%zu elements of C wrong; the first: %s", wrong, first);
 }
 
 static const og_qweights_format formats[] = {
@@ -317,8 +335,11 @@ static const og_qweights_format formats[] = {
 Test(qgemm, every_format)
 {
     og_context *ctx = open_context();
+    int stride = og_test_stride();
     for (size_t fi = 0; fi < N_FORMATS; fi++)
         for (int big = 0; big < 2; big++) {
+            if ((int)(2 * fi + (size_t)big) % stride)
+                continue;
             const og_qweights_format *f = &formats[fi];
             int64_t k = big ? (f->group == 128 ? 2944 : 2880) : f->group > 32 ? f->group : 32;
             qcase c = {.f = *f, .a_type = OG_F32, .m = big ? 17 : 1, .n = big ? 37 : 6, .k = k,
@@ -338,7 +359,7 @@ Test(qgemm, types_and_rows)
         int64_t m;
     } cases[] = {{0, OG_F16, 3}, {4, OG_BF16, 3}, {2, OG_BF16, 2}, {6, OG_F16, 5},
                  {0, OG_F32, 8}, {1, OG_F32, 13}, {3, OG_F32, 16}};
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i += (size_t)og_test_stride()) {
         qcase c = {.f = formats[cases[i].format], .a_type = cases[i].type, .m = cases[i].m,
                    .n = 21, .k = 256, .tensor_scale = 2.5f};
         run_case(ctx, &c, OG_MODE_FAST);
@@ -621,4 +642,47 @@ Test(qgemm, pieces_give_the_same_bits)
     free(one);
     free(cut);
     close_context(ctx);
+}
+
+/* Faults planted in a copy of the template (OG_TEMPLATE_DIR) are caught by
+ * the comparison above: nibbles swapped within a byte, the scale of the
+ * next block, INT4's zero point ignored, a slice's sum left out of the
+ * tree; the same cases pass on the real template. */
+Test(qgemm, planted_faults_are_caught, .timeout = 900)
+{
+    static const struct {
+        const char *name, *from, *to;
+        size_t format;
+    } faults[] = {
+        {"swapped nibbles", "nibbles and 4 * (e % 8)", "nibbles and 4 * ((e ~ 1) % 8)", 0},
+        {"next block's scale", "og_byte(scales, scale_row + u))", "og_byte(scales, scale_row + u + 1u))", 0},
+        {"zero point ignored", "float z = float((og_byte(zeros, zero_row + b / 2u) >> ((b & 1u) * 4u)) & 15u);",
+         "float z = 8.0;", 3},
+        {"a slice left out", "partial[${r * COLS * SLICES}u + t + h]; partial",
+         "partial[${r * COLS * SLICES}u + t + h] * 0.0; partial", 6},
+    };
+    char dir[] = "/tmp/og_qgemm_plant_XXXXXX", path[512];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/qgemm_decode.tmpl", dir);
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++) {
+        char *text = read_text(OG_TEMPLATES "/qgemm_decode.tmpl");
+        cr_assert_eq(count(text, faults[i].from), 1, "%s: the template holds \"%s\" %zu times",
+                     faults[i].name, faults[i].from, count(text, faults[i].from));
+        text = replaced(text, faults[i].from, faults[i].to);
+        write_text(path, text);
+        free(text);
+        setenv("OG_TEMPLATE_DIR", dir, 1);
+        qcase c = {.f = formats[faults[i].format], .a_type = OG_F32, .m = 2, .n = 9, .k = 128};
+        og_context *ctx = open_context();
+        char first[512] = "";
+        cr_expect_gt(case_mismatches(ctx, &c, OG_MODE_FAST, first, sizeof first), 0,
+                     "%s was not caught", faults[i].name);
+        close_context(ctx);
+        unsetenv("OG_TEMPLATE_DIR");
+        og_context *clean = open_context();
+        run_case(clean, &c, OG_MODE_FAST);
+        close_context(clean);
+    }
+    unlink(path);
+    rmdir(dir);
 }

@@ -106,8 +106,15 @@ og_status og_qgemm_plan(const og_limits *lim, char *err, og_dtype a_type, int qf
     og_status st = og_grid_x_check(lim, err, "qgemm", shape->n, gx);
     if (st != OG_OK)
         return st;
+    /* 16-byte loads need every row of A (and every piece's and product's
+     * first) and W's image on 16-byte boundaries of their bindings. */
+    og_params run = *p;
+    uint32_t per = a_type == OG_F32 ? 4u : 8u;
+    if (run.vec == 4 && (push->off_a % per || push->lda % per || push->stride_a % per ||
+                         push->off_b % 4u))
+        run.vec = 1;
     out->key = (og_kernel_key){
-        .kernel = OG_KERNEL_GEMM, .p = *p, .dtype = a_type, .dialect = OG_GLSL, .qformat = qformat};
+        .kernel = OG_KERNEL_GEMM, .p = run, .dtype = a_type, .dialect = OG_GLSL, .qformat = qformat};
     if ((st = og_loops_check(lim, err, "qgemm", &out->key, shape->k, (uint64_t)shape->k)) != OG_OK)
         return st;
     out->gx = (uint32_t)gx;

@@ -135,15 +135,17 @@ typedef struct gemm_call {
     og_params p;
 } gemm_call;
 
-/* Median microseconds of the low-bit product, the copy of its weights and
- * the float16 GEMM, timed in alternation (5 rounds) so all see one load. */
-static og_status time_three(og_context *ctx, og_qgemm *q, const og_qgemm_args *qa, og_gemm *g,
-                            const og_gemm_args *ga, bench_bufs *b, double us[3])
+/* Median microseconds of the low-bit product (the selected kernel, or
+ * given), the copy of its weights and the float16 GEMM, timed in
+ * alternation (5 rounds) so all see one load. */
+static og_status time_three(og_context *ctx, og_qgemm *q, const og_qgemm_args *qa,
+                            const og_params *given, og_gemm *g, const og_gemm_args *ga,
+                            bench_bufs *b, double us[3])
 {
     enum { rounds = 5 };
     double t[3][rounds];
     og_timing_plan plan = OG_TIMING_BENCH;
-    og_params qp = og_qgemm_choose(q, qa), gp;
+    og_params qp = given ? *given : og_qgemm_choose(q, qa), gp;
     og_status st = og_gemm_choose(g, ga, &gp);
     for (int r = 0; r < rounds && st == OG_OK; r++) {
         og_timing x;
@@ -207,7 +209,7 @@ int og_cmd_bench_qgemm(const og_cli *o, og_dtype dtype)
                            .a = b.ha, .b = b.hb, .c = b.hc, .lda = s->k, .ldb = s->k,
                            .ldc = s->n};
         if (st == OG_OK)
-            st = time_three(ctx, q, &qa, g, &ga, &b, us);
+            st = time_three(ctx, q, &qa, o->params ? &given : NULL, g, &ga, &b, us);
         if (st != OG_OK) {
             og_cli_fail("ogtune bench: %" PRId64 "x%" PRId64 "x%" PRId64 ": %s\n", s->m, s->n,
                         s->k, og_context_last_error(ctx));
