@@ -7,14 +7,15 @@
 #     cannot be made, this step fails and says why);
 #  2. the suite again with VK_LAYER_KHRONOS_validation on (OG_VALIDATION=1:
 #     every test asserts the layer reported no error, in its own process and
-#     in the ogtune commands and tuner workers it starts);
-#  3. the kernel tests with uploads and downloads forced through staging
-#     copies (OG_STAGING=1, CTest label "staging"), with synchronisation
-#     validation on (OG_VALIDATION=sync);
+#     in the ogtune commands and tuner workers it starts), but for the
+#     kernel tests of step 3;
+#  3. the kernel tests (CTest label "staging") with uploads and downloads
+#     forced through staging copies (OG_STAGING=1), under the validation
+#     layer with its synchronisation validation too (OG_VALIDATION=sync);
 #  4. an AddressSanitizer + UndefinedBehaviorSanitizer build and the suite
 #     (a report in ogtune or a tuner worker, whose exits LeakSanitizer
 #     checks, fails the test that started it);
-#  5. each libFuzzer target (fuzz/README.md) for 40 s from its committed
+#  5. each libFuzzer target (fuzz/README.md) for 20 s from its committed
 #     corpus, built with clang under both sanitizers: a crash, a report or a
 #     failed property fails the run (steps 1 and 4 replay the corpora).
 set -euo pipefail
@@ -50,10 +51,14 @@ step "the Mesa 26 lane"
 # test_install's and test_build_tree's examples do not count the layer's
 # reports; they run in steps 1 and 4. test_wgsl, test_wgsl_webgpu and the
 # WebGPU runtime's tests (test_webgpu_runtime, test_webgpu_browser) generate
-# WGSL and run it on Dawn, never on Vulkan. This pass and the two after it
-# run every 4th case of the heavy tests' sweeps (OG_TEST_STRIDE, tests/og_test.h):
+# WGSL and run it on Dawn, never on Vulkan. The kernel tests (label
+# "staging") run once under the layer, in the staging pass below: with
+# synchronisation validation, which adds to the layer's other checks, on the
+# memory path with the most Vulkan calls (the mapped path only differs by
+# copies into a mapping, which the layer does not see). This pass and the two after it
+# run every 8th case of the heavy tests' sweeps (OG_TEST_STRIDE, tests/og_test.h):
 # the plain pass ran them all.
-OG_TEST_STRIDE=4 OG_VALIDATION=1 ctest --test-dir build --output-on-failure -j"$jobs" -LE mesa26 \
+OG_TEST_STRIDE=8 OG_VALIDATION=1 ctest --test-dir build --output-on-failure -j"$jobs" -LE 'mesa26|staging' \
   -E '^(test_gen|test_formats|test_search|test_install|test_build_tree|test_wgsl|test_wgsl_webgpu|test_webgpu_runtime|test_webgpu_browser|fuzz_replay_.*)$'
 step "the suite under the validation layer"
 
@@ -61,7 +66,7 @@ step "the suite under the validation layer"
 # buffer (the memory path of a discrete GPU; tests/CMakeLists.txt, label
 # "staging"), under the validation layer with synchronisation validation:
 # every copy, fill and dispatch must be ordered by the barriers onegpu records.
-OG_TEST_STRIDE=4 OG_STAGING=1 OG_VALIDATION=sync ctest --test-dir build --output-on-failure -j"$jobs" -L staging
+OG_TEST_STRIDE=8 OG_STAGING=1 OG_VALIDATION=sync ctest --test-dir build --output-on-failure -j"$jobs" -L staging
 step "the staging pass"
 
 OG_BUILD_DIR=build-asan scripts/build.sh -DOG_WERROR=ON -DOG_SANITIZE=ON
@@ -69,19 +74,21 @@ step "the sanitizer build"
 # shaderc runs several times slower under ASan: the generator test builds a
 # spread of 40 modules here (all of its sample in the plain run above),
 # the number-format test visits every 97th of the 2^32 float32 inputs, and
-# the matrix module and KHR rewrite tests build every 4th matrix kernel of
+# the matrix module and KHR rewrite tests build every 8th matrix kernel of
 # the standard space (all of them in the plain run), as the sweeps take
-# every 4th case (OG_TEST_STRIDE).
+# every 8th case (OG_TEST_STRIDE).
 # test_wgsl_webgpu and the WebGPU runtime's tests are left out: they run node,
 # Dawn and Chromium, none of onegpu's code but ogtune gen (and show, import,
 # export), which test_wgsl and test_travel cover here under the sanitizers.
-OG_TEST_GEN_MODULES=40 OG_TEST_FORMATS_STRIDE=97 OG_TEST_STRIDE=4 ASAN_OPTIONS=detect_leaks=1 \
+OG_TEST_GEN_MODULES=40 OG_TEST_FORMATS_STRIDE=97 OG_TEST_STRIDE=8 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE mesa26 -E '^(test_wgsl_webgpu|test_webgpu_runtime|test_webgpu_browser)$'
 step "the suite under the sanitizers"
 
-# Bounded fuzzing: six targets, 40 s each, from a fixed seed so that a
-# failure replays (scripts/fuzz.sh SECONDS, unseeded, for longer runs).
-OG_FUZZ_SEED=1 scripts/fuzz.sh 40
+# Bounded fuzzing: six targets, 20 s each, from a fixed seed so that a
+# failure replays (scripts/fuzz.sh SECONDS, unseeded, for longer runs; the
+# committed corpora came from runs of minutes and are replayed in steps 1
+# and 4).
+OG_FUZZ_SEED=1 scripts/fuzz.sh 20
 step "fuzzing"
 echo "test.sh: every step passed in $((SECONDS - start)) s"

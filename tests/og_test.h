@@ -11,7 +11,7 @@
 
 /* Every how many cases of their sweeps the heavy tests run:
  * OG_TEST_STRIDE, else 1 (all). scripts/test.sh's validation and sanitizer
- * passes take every 4th, the first always among them: the plain pass has
+ * passes take every 8th, the first always among them: the plain pass has
  * run them all on the same kernels, and those passes look for what does
  * not depend on the case (the Vulkan calls' validity, the host code's
  * memory and undefined behaviour), which is where their time goes. */

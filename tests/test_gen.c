@@ -128,6 +128,31 @@ static og_kernel_key int8_key(const og_params *p, size_t combo)
     return key;
 }
 
+/* Modules of qdecode_cases: the low-bit decode kernel. */
+#define N_QDECODE 12
+
+/* The low-bit weight product's kernel (templates/qgemm_decode.tmpl): every
+ * format, INT4 with each scale type and zero-point kind, rows of A from 1 to
+ * 16, float32, float16 and bfloat16 A, word and 16-byte loads. */
+static size_t qdecode_cases(module_case *cases)
+{
+    static const int formats[N_QDECODE][3] = {{0, 0, 0}, {1, 0, 0}, {2, 0, 0}, {2, 1, 0},
+                                              {2, 0, 1}, {2, 1, 2}, {3, 0, 0}, {0, 0, 0},
+                                              {1, 0, 0}, {2, 0, 2}, {2, 1, 1}, {3, 0, 0}};
+    static const og_dtype types[3] = {OG_F32, OG_F16, OG_BF16};
+    for (size_t i = 0; i < N_QDECODE; i++) {
+        og_params p = og_params_qdecode((int64_t)1 << (i % 5));
+        p.vec = i < 7 ? 4 : 1;
+        cases[i] = (module_case){
+            i,
+            {.kernel = OG_KERNEL_GEMM,
+             .p = p,
+             .dtype = types[i % 3],
+             .qformat = OG_QFORMAT_KEY(formats[i][0], formats[i][1], formats[i][2])}};
+    }
+    return N_QDECODE;
+}
+
 /* Modules of numeric_cases. */
 #define N_NUMERIC (24 + 16 + 8)
 
@@ -197,7 +222,7 @@ ParameterizedTestParameters(gen, module)
                           int8_space(OG_PRESET_STANDARD, 0, &n_int8[1]),
                           int8_space(OG_PRESET_STANDARD, 1, &n_int8[2])};
     module_case *cases = cr_malloc((n + n_rows[0] + n_rows[1] + n_int8[0] + n_int8[1] + n_int8[2] +
-                                    2 * N_COMBOS + 8 + N_NUMERIC) *
+                                    2 * N_COMBOS + 8 + N_NUMERIC + N_QDECODE) *
                                    sizeof *cases);
     /* The standard space starts with the quick one. */
     for (size_t i = 0; i < n; i++)
@@ -224,6 +249,7 @@ ParameterizedTestParameters(gen, module)
         free(int8[t]);
     }
     count += numeric_cases(cases + count);
+    count += qdecode_cases(cases + count);
     /* The split-k reduction, the standalone epilogue kernels and the GEMM
      * with alpha = 0 or K = 0. */
     static const og_kernel passes[] = {OG_KERNEL_REDUCE, OG_KERNEL_BIAS, OG_KERNEL_ACTIVATE,
@@ -478,6 +504,38 @@ Test(gen, params_check_rules)
         else
             expect_check_error(&p, &lim, "is not 16 or 32");
     }
+    /* The low-bit decode kernel: powers of two within their bounds, 32 to
+     * 1024 invocations, word or 16-byte loads; its text form round-trips. */
+    og_params q = og_params_qdecode(5);
+    cr_assert_eq(q.rows, 8, "M = 5 takes 8 rows a workgroup, not %d", q.rows);
+    cr_assert_eq(og_params_check(&q, &lim, why, sizeof why), 0, "the qdecode default fails: %s", why);
+    char text[OG_PARAMS_MAX];
+    og_params_format(&q, text, sizeof text);
+    cr_assert_str_eq(text, "variant=qdecode,rows=8,cols=4,slices=32,vec=4");
+    cr_assert_eq(og_params_parse("variant=qdecode,rows=2,cols=8,slices=16", &p, why, sizeof why), 0,
+                 "%s", why);
+    cr_assert(p.variant == OG_VARIANT_QDECODE && p.rows == 2 && p.cols == 8 && p.slices == 16 &&
+                  p.vec == 1,
+              "parsed qdecode rows=%d cols=%d slices=%d vec=%d", p.rows, p.cols, p.slices, p.vec);
+    static const int bad[][4] = {{32, 4, 32, 4}, {3, 4, 32, 4}, {1, 2, 8, 4}, {1, 64, 32, 4},
+                                 {1, 4, 32, 2}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        p = q;
+        p.rows = bad[i][0];
+        p.cols = bad[i][1];
+        p.slices = bad[i][2];
+        p.vec = bad[i][3];
+        expect_check_error(&p, NULL, "params: qdecode");
+    }
+    /* A weight format belongs to the decode kernel and the decode kernel to one. */
+    og_kernel_key k = {.kernel = OG_KERNEL_GEMM, .p = q, .dtype = OG_F32};
+    cr_assert_neq(og_kernel_check(&k, NULL, why, sizeof why), 0, "qdecode without a format passed");
+    k.qformat = OG_QFORMAT_KEY(0, 0, 0);
+    cr_assert_eq(og_kernel_check(&k, NULL, why, sizeof why), 0, "%s", why);
+    k.dialect = OG_HLSL;
+    cr_assert_neq(og_kernel_check(&k, NULL, why, sizeof why), 0, "qdecode in HLSL passed");
+    k = (og_kernel_key){.kernel = OG_KERNEL_GEMM, .p = def, .qformat = OG_QFORMAT_KEY(0, 0, 0)};
+    cr_assert_neq(og_kernel_check(&k, NULL, why, sizeof why), 0, "the tile with a weight format passed");
 }
 
 Test(gen, params_check_limits)

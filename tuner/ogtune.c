@@ -55,6 +55,8 @@ static const char usage[] =
     "                               --kernel: split-k's planes pass or its reduction, the\n"
     "                               standalone bias and activation, or C = act(beta * C +\n"
     "                               bias) for alpha = 0 or K = 0)\n"
+    "       [--op qgemm --weights F]  the low-bit weight product's decode kernel for format F\n"
+    "                               (as bench --op qgemm takes it; --params variant=qdecode,...)\n"
     "       [--conv nhwc|nchw,krsc|kcrs]  the convolution's kernel of that input layout and\n"
     "                               weight layout (og_conv_*: the tile with A gathered from\n"
     "                               the input, B the weights, so --trans-b; --kernel gemm,\n"
@@ -77,7 +79,7 @@ static const char usage[] =
     "                               scripts) and report.csv (every record) into DIR (default .)\n"
     "common options: --json (machine-readable output), --db FILE (default: the user's cache),\n"
     "  --op gemm|int8gemm|conv|qgemm (tune, select, bench, gen: the float GEMM, Int8Gemm's "
-    "8-bit operands,\n  convolutions, low-bit weights (bench only))\n"
+    "8-bit operands,\n  convolutions, low-bit weights (bench, gen))\n"
     "environment: OG_DEVICE (index or name substring), OG_TUNING_DB (databases to search),\n"
     "  OG_VALIDATION=1 (Vulkan's validation layer, in the workers too; exit status 85 when it\n"
     "  reports errors)\n";

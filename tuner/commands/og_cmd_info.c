@@ -341,6 +341,17 @@ int og_cmd_gen(const og_cli *o)
     }
     if (o->matrix)
         key.p.mat = strcmp(o->matrix, "khr") == 0 ? OG_MATRIX_KHR : OG_MATRIX_NV;
+    if (og_cli_qgemm(o)) { /* the low-bit decode kernel for --weights (default mxfp4) */
+        og_qweights_format f;
+        if (og_parse_qformat(o->weights ? o->weights : "mxfp4", &f) != 0) {
+            og_cli_fail("ogtune gen: --weights takes mxfp4, nvfp4, q8_0 or "
+                        "int4[:gN|:gc][:f16|:bf16][:uint4|:float]\n");
+            return 2;
+        }
+        key.qformat = OG_QFORMAT_KEY((int)f.format, (int)f.scale, (int)f.zero);
+        if (!o->params)
+            key.p = og_params_qdecode(1);
+    }
     int khr = og_params_matrix(&key.p) && key.p.mat == OG_MATRIX_KHR;
     if (khr && msl) {
         og_cli_fail("ogtune gen: cooperative matrices have no MSL form\n");
