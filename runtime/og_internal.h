@@ -1,10 +1,13 @@
-/* The runtime's top layer (not installed): GEMM and Int8Gemm objects,
- * which check, select, plan and record each call through the layers below:
+/* The runtime's top layer (not installed): GEMM, Int8Gemm, convolution and
+ * low-bit weight objects, which check, select, plan and record each call
+ * through the layers below:
  *
- *   og_gemm.c, og_gemm_call.c, og_int8gemm.c    objects and the public calls
+ *   og_gemm.c, og_gemm_call.c, og_int8gemm.c, og_conv.c, og_qgemm.c
+ *             objects and the public calls
  *   record/   a plan into commands
  *   plan/     checks, rules, selection and plans: plain data, no Vulkan
  *   vk/       context, memory, buffers, descriptor sets, pipelines, timing
+ *   formats/  number formats and low-bit weight layouts: pure functions
  *
  * Each layer calls only the layers below it. */
 #ifndef OG_INTERNAL_H

@@ -2,8 +2,10 @@
 # The runtime's data flows one way (DESIGN.md): from the calls of the
 # compiled objects (nm), no file of runtime/ may reach itself again through
 # the files it calls (tsort finds the loops), and no layer may call one above
-# it: vk/ calls neither plan/, record/ nor the objects of runtime/; plan/
-# calls neither record/ nor those objects; record/ does not call them.
+# it: formats/ (the number formats and low-bit weight layouts, pure
+# functions) calls no other layer; vk/ calls neither plan/, record/ nor the
+# objects of runtime/; plan/ calls neither record/ nor those objects;
+# record/ does not call them.
 # Usage: test_layers.sh OBJECT... (the og_objects target's objects; those
 # of runtime/ are checked)
 set -euo pipefail
@@ -24,7 +26,7 @@ for o in "${!name[@]}"; do
 done | sort -u > "$edges"
 [ -s "$edges" ] || { echo "test_layers: no calls between runtime files found" >&2; exit 1; }
 
-layer() { case $1 in vk/*) echo 0 ;; plan/*) echo 1 ;; record/*) echo 2 ;; *) echo 3 ;; esac; }
+layer() { case $1 in formats/*) echo 0 ;; vk/*) echo 1 ;; plan/*) echo 2 ;; record/*) echo 3 ;; *) echo 4 ;; esac; }
 failed=0
 while read -r from to; do
   if [ "$(layer "$from")" -lt "$(layer "$to")" ]; then

@@ -1,4 +1,4 @@
-/* Low-bit weight matrices (onegpu_formats.h, runtime/og_qweights.c) against
+/* Low-bit weight matrices (onegpu_formats.h, runtime/formats/og_qweights.c) against
  * references of the test's own.
  *
  * The reference never reuses the library's code paths:
