@@ -298,7 +298,8 @@ Test(conv, ggml_grid, .timeout = 1800)
                                                  first);
                                     ran++;
                                 }
-    cr_expect_gt(ran, 10);
+    /* A tenth of the 1024 / every sampled shapes at least (some are refused: conv/refusals). */
+    cr_expect_gt(ran, 100 / every, "%d of the grid's shapes ran", ran);
     close_context(ctx);
 }
 
