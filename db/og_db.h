@@ -49,13 +49,19 @@ int og_db_same_driver(const og_device_info *a, const og_device_info *b);
 #define OG_OP_GEMM_RECOVERED "gemm_recovered"
 /* The start of a convolution's op (og_record_key). */
 #define OG_OP_CONV_PREFIX "conv:"
+/* The start of a low-bit weight product's op: "qgemm:" and the weight
+ * format's canonical text (og_qweights_format_name: "qgemm:mxfp4",
+ * "qgemm:int4:g128:f16:uint4"); dtype is A's, trans_b 1 (W is N x K). */
+#define OG_OP_QGEMM_PREFIX "qgemm:"
 
 /* What a record is about: everything selection matches on but the shape. */
 typedef struct og_record_key {
     /* "gemm", OG_OP_GEMM_RECOVERED (dtype OG_F32), "int8gemm" (dtype
      * OG_INT8 for every 8-bit signedness), or a convolution's
      * OG_OP_CONV_PREFIX "RxS:sHxW:dHxW" (og_conv_op: trans_a its layout,
-     * trans_b its weights' layout, m, n, k and batch its implicit GEMM's) */
+     * trans_b its weights' layout, m, n, k and batch its implicit GEMM's),
+     * or a low-bit weight product's OG_OP_QGEMM_PREFIX and format
+     * (og_qgemm_op; dtype A's, trans_b 1) */
     char op[32];
     og_dtype dtype;
     og_mode mode;

@@ -63,13 +63,15 @@ struct og_conv {
 };
 
 /* A low-bit weight product: A's type, the weights' format (and its kernel
- * key, OG_QFORMAT_KEY) and the mode. */
+ * key, OG_QFORMAT_KEY), the mode and its selection cache (shape, params). */
 struct og_qgemm {
     og_context *ctx;
     og_dtype input;
     og_qweights_format format;
     int qformat;
     og_mode mode;
+    og_shape_choice *choices;
+    size_t n_choices, cap_choices;
 };
 
 /* What g fixes for the plan layer. */
@@ -134,9 +136,9 @@ og_status og_conv_encode_params(og_conv *cv, VkCommandBuffer cmd, const og_conv_
 og_status og_conv_time(og_conv *cv, const og_conv_args *args, const og_params *p,
                        const og_timing_plan *plan, og_timing *out);
 
-/* The decode kernel's parameters for a low-bit weight call: the defaults
- * for its M (og_params_qdecode) in both modes. */
-og_params og_qgemm_choose(const og_qgemm *q, const og_qgemm_args *args);
+/* The decode kernel's parameters for a low-bit weight call (selection
+ * cache, then og_select_qgemm), before og_qgemm_run_params. */
+og_status og_qgemm_choose(og_qgemm *q, const og_qgemm_args *args, og_params *p);
 
 /* Records a low-bit weight product with parameters p (the tuner's
  * candidates, the tests' forced shapes). */

@@ -26,8 +26,8 @@ og_status og_qgemm_create(og_context *ctx, og_dtype input, const og_qweights_for
         return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT,
                        "qgemm: input type %d is not float32, float16 or bfloat16", (int)input);
     if (mode != OG_MODE_FAST && mode != OG_MODE_DETERMINISTIC)
-        return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT, "qgemm: mode %d is not Fast or Deterministic",
-                       (int)mode);
+        return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT,
+                       "qgemm: mode %d is not Fast or Deterministic", (int)mode);
     char why[OG_ERROR_MAX];
     int key = format ? qformat_key(format, why, sizeof why) : 0;
     if (!key)
@@ -43,14 +43,44 @@ og_status og_qgemm_create(og_context *ctx, og_dtype input, const og_qweights_for
 
 void og_qgemm_destroy(og_qgemm *q)
 {
-    if (q)
-        og_mem_free(&q->ctx->allocator, q);
+    if (!q)
+        return;
+    og_mem_free(&q->ctx->allocator, q->choices);
+    og_mem_free(&q->ctx->allocator, q);
 }
 
-og_params og_qgemm_choose(const og_qgemm *q, const og_qgemm_args *args)
+og_status og_qgemm_choose(og_qgemm *q, const og_qgemm_args *args, og_params *p)
 {
-    (void)q;
-    return og_params_qdecode(args->m);
+    const int64_t batch = args->batch == 0 ? 1 : args->batch;
+    for (size_t i = 0; i < q->n_choices; i++) {
+        const og_shape_choice *c = &q->choices[i];
+        if (c->m == args->m && c->n == args->n && c->k == args->k && c->batch == batch) {
+            *p = c->params;
+            return OG_OK;
+        }
+    }
+    og_context *ctx = q->ctx;
+    og_choice choice;
+    og_status st = og_select_qgemm(ctx, q->input, &q->format, q->mode, args->m, args->n, args->k,
+                                   batch, &choice);
+    if (st != OG_OK)
+        return st;
+    if (q->n_choices == q->cap_choices) {
+        size_t cap = q->cap_choices ? 2 * q->cap_choices : 8;
+        og_shape_choice *grown = og_mem_realloc(&ctx->allocator, q->choices, cap * sizeof *grown);
+        if (!grown)
+            return og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "qgemm: out of memory");
+        q->choices = grown;
+        q->cap_choices = cap;
+    }
+    q->choices[q->n_choices++] = (og_shape_choice){.trans_b = 1,
+                                                   .m = args->m,
+                                                   .n = args->n,
+                                                   .k = args->k,
+                                                   .batch = batch,
+                                                   .params = choice.params};
+    *p = choice.params;
+    return OG_OK;
 }
 
 static og_status prepare(og_qgemm *q, const og_qgemm_args *args, const og_params *p, og_call *c)
@@ -82,15 +112,18 @@ og_status og_qgemm_encode_params(og_qgemm *q, VkCommandBuffer cmd, const og_qgem
 
 og_status og_qgemm_encode(og_qgemm *q, VkCommandBuffer cmd, const og_qgemm_args *args)
 {
-    og_params p = og_qgemm_choose(q, args);
-    return og_qgemm_encode_params(q, cmd, args, &p);
+    og_params p;
+    og_status st = og_qgemm_choose(q, args, &p);
+    return st != OG_OK ? st : og_qgemm_encode_params(q, cmd, args, &p);
 }
 
 og_status og_qgemm_run(og_qgemm *q, const og_qgemm_args *args)
 {
-    og_params p = og_qgemm_choose(q, args);
+    og_params p;
     og_call c;
-    og_status st = prepare(q, args, &p, &c);
+    og_status st = og_qgemm_choose(q, args, &p);
+    if (st == OG_OK)
+        st = prepare(q, args, &p, &c);
     return st != OG_OK ? st : og_call_run(&c);
 }
 
@@ -105,11 +138,30 @@ og_status og_qgemm_time(og_qgemm *q, const og_qgemm_args *args, const og_params 
 
 og_status og_qgemm_describe(og_qgemm *q, const og_qgemm_args *args, char *buf, size_t len)
 {
-    og_params p = og_qgemm_choose(q, args);
-    char params[OG_PARAMS_MAX];
-    og_params_format(&p, params, sizeof params);
-    static const char *const formats[] = {"mxfp4", "nvfp4", "int4", "q8_0"};
-    snprintf(buf, len, "%s %s (default) for %s weights", og_params_template(&p), params,
-             formats[q->format.format & 3]);
+    og_context *ctx = q->ctx;
+    og_gemm_args shape;
+    og_push push;
+    og_status st =
+        og_qgemm_check(&ctx->limits, ctx->error, q->input, &q->format, args, &shape, &push);
+    if (st != OG_OK)
+        return st;
+    og_choice c;
+    const int64_t batch = args->batch == 0 ? 1 : args->batch;
+    if ((st = og_select_qgemm(ctx, q->input, &q->format, q->mode, args->m, args->n, args->k, batch,
+                              &c)) != OG_OK)
+        return st;
+    og_params run = og_qgemm_run_params(q->input, &push, &c.params);
+    char params[OG_PARAMS_MAX], op[32], source[160];
+    og_params_format(&run, params, sizeof params);
+    og_qgemm_op(&q->format, op, sizeof op);
+    if (c.source == OG_SOURCE_DEFAULT)
+        snprintf(source, sizeof source, "default%s",
+                 q->mode == OG_MODE_DETERMINISTIC ? ", Deterministic mode" : "");
+    else
+        snprintf(source, sizeof source, "db%s %lldx%lldx%lld x %lld",
+                 c.source == OG_SOURCE_DB ? ", record of" : ", nearest tuned shape", (long long)c.m,
+                 (long long)c.n, (long long)c.k, (long long)c.batch);
+    snprintf(buf, len, "%s %s %s (%s)%s", op, og_params_template(&run), params, source,
+             run.vec != c.params.vec ? "; word loads: A or W is not on 16 bytes" : "");
     return OG_OK;
 }

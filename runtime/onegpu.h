@@ -767,7 +767,11 @@ og_status og_qgemm_encode(og_qgemm *q, VkCommandBuffer cmd, const og_qgemm_args 
 /* Records, submits and waits. Same checks and errors as og_qgemm_encode. */
 og_status og_qgemm_run(og_qgemm *q, const og_qgemm_args *args);
 
-/* Describes the kernel og_qgemm_run would use for args in one line. */
+/* Describes the kernel og_qgemm_run would use for args in one line: the
+ * record op ("qgemm:mxfp4"), the template and parameters it runs (word loads
+ * where A or W is not on 16 bytes), and where they came from: the default,
+ * or a tuning record of this shape or of the nearest tuned one (ogtune tune
+ * --op qgemm --weights F). Errors: og_qgemm_encode's checks. */
 og_status og_qgemm_describe(og_qgemm *q, const og_qgemm_args *args, char *buf, size_t len);
 
 #ifdef __cplusplus

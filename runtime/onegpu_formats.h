@@ -359,6 +359,20 @@ int og_qweights_decode(const og_qweights_format *f, int64_t n, int64_t k, const 
 int og_qweights_encode(const og_qweights_format *f, int64_t n, int64_t k, const float *w,
                        float tensor_scale, uint8_t *image, char *why, size_t len);
 
+/* The text form of a format: "mxfp4", "nvfp4", "q8_0", or for INT4
+ * "int4" then, each optional and in any order, ":gN" (group 32, 64 or 128;
+ * default 32) or ":gc" (one group a row), ":f16" (default) or ":bf16" (the
+ * scale's type), ":none" (default), ":uint4" or ":float" (zero points).
+ * og_qweights_format_parse fills *out from text and returns 0, or -1 for
+ * any other text (an option on a format other than INT4, a group the layout
+ * refuses). og_qweights_format_name writes the canonical form (INT4 with
+ * every option: "int4:g128:f16:uint4") into buf (len bytes, terminated):
+ * 0, or -1 for a format outside the enums or a buffer too short. ogtune's
+ * --weights takes these texts; a tuning record's op is "qgemm:" and the
+ * canonical form. */
+int og_qweights_format_parse(const char *text, og_qweights_format *out);
+int og_qweights_format_name(const og_qweights_format *f, char *buf, size_t len);
+
 /* ---- Packers: the orderings models ship in -> og_qweights_layout ----
  * Each writes the whole image (og_qweights_layout_of(f, n, k).bytes bytes,
  * padding zeroed) from the source arrays, which hold the n rows one after

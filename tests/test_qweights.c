@@ -1676,3 +1676,42 @@ Test(shapes, gpt_oss_rows_cross_padding)
         free(img);
     }
 }
+
+/* The text form: every format's canonical name parses back to it, the
+ * options of INT4 in any order name one format, and other texts are
+ * refused. */
+Test(layout, format_names)
+{
+    static const int groups[] = {0, 32, 64, 128};
+    for (int f = 0; f < 4; f++)
+        for (int g = 0; g < 4; g++)
+            for (int s = 0; s < 2; s++)
+                for (int z = 0; z < 3; z++) {
+                    int int4 = f == OG_QFORMAT_INT4;
+                    if (!int4 && (g || s || z))
+                        continue;
+                    og_qweights_format fmt = {(og_qformat)f, int4 ? groups[g] : 0, (og_qscale)s,
+                                              (og_qzero)z},
+                                       back;
+                    char name[64];
+                    cr_assert_eq(og_qweights_format_name(&fmt, name, sizeof name), 0);
+                    cr_assert_eq(og_qweights_format_parse(name, &back), 0, "%s", name);
+                    cr_expect_eq(memcmp(&fmt, &back, sizeof fmt), 0, "%s", name);
+                }
+    og_qweights_format fmt;
+    char name[64];
+    cr_assert_eq(og_qweights_format_parse("int4:uint4:bf16:g128", &fmt), 0);
+    cr_assert_eq(og_qweights_format_name(&fmt, name, sizeof name), 0);
+    cr_expect_str_eq(name, "int4:g128:bf16:uint4");
+    cr_assert_eq(og_qweights_format_parse("int4", &fmt), 0);
+    cr_assert_eq(og_qweights_format_name(&fmt, name, sizeof name), 0);
+    cr_expect_str_eq(name, "int4:g32:f16:none");
+    cr_expect_eq(og_qweights_format_name(&fmt, name, 8), -1, "a short buffer");
+    static const char *const bad[] = {"",         "int4:",         "int4:g100", "int4:g0",
+                                      "int4:f32", "mxfp4:g32",     "int4::g64", "q4_0",
+                                      "MXFP4",    "int4:g64:gc:x", "nvfp4:f16", "int4:g0128"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        cr_expect_eq(og_qweights_format_parse(bad[i], &fmt), -1, "'%s' taken", bad[i]);
+    fmt = (og_qweights_format){.format = (og_qformat)4};
+    cr_expect_eq(og_qweights_format_name(&fmt, name, sizeof name), -1);
+}

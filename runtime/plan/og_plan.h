@@ -325,6 +325,17 @@ og_status og_select_conv(og_context *ctx, og_dtype dtype, og_mode mode, const og
 og_status og_select_recovered(og_context *ctx, og_mode mode, int trans_a, int trans_b, int64_t m,
                               int64_t n, int64_t k, int64_t batch, og_choice *out);
 
+/* Selection for a low-bit weight product of A of type dtype and weights of
+ * format f, M x N x K x batch: the exact record of its op (og_qgemm_op),
+ * dtype and mode, else the nearest tuned shape of them (with the rows of
+ * the default for this M where its M differs and the device allows them),
+ * else the default decode kernel for M (og_params_qdecode). Deterministic mode always takes
+ * the default: its order depends on the slice count. Reads the context's
+ * databases. */
+og_status og_select_qgemm(og_context *ctx, og_dtype dtype, const og_qweights_format *f,
+                          og_mode mode, int64_t m, int64_t n, int64_t k, int64_t batch,
+                          og_choice *out);
+
 /* Selection for Int8Gemm: M <= 16 with B not transposed takes the skinny
  * kernel (its record for op "int8gemm", input type "i8", Fast mode, else
  * its default); other shapes take the matrix tile where a variant
@@ -448,6 +459,15 @@ og_status og_elementwise_plan(const og_limits *lim, char *err, og_dialect dialec
 og_status og_conv_plan(const og_limits *lim, char *err, og_dtype input, const og_conv_args *args,
                        const og_conv_shape *shape, const og_params *p, const og_push *push,
                        uint64_t scratch_bytes, og_plan *out);
+
+/* A low-bit weight product's record op: OG_OP_QGEMM_PREFIX and the
+ * format's canonical text (og_qweights_format_name). */
+void og_qgemm_op(const og_qweights_format *f, char *buf, size_t len);
+
+/* The parameters a checked product runs with p: vec = 4 (16-byte loads)
+ * only where A's offset, lda and stride and W's binding offset keep every
+ * load on 16 bytes, else vec = 1 (word loads). */
+og_params og_qgemm_run_params(og_dtype a_type, const og_push *push, const og_params *p);
 
 /* Plans a checked low-bit weight product (og_qgemm_check's shape and push)
  * with parameters p (variant qdecode) for the weights' key qformat. */

@@ -3,6 +3,7 @@
  * layout is onegpu_formats.h's (og_qweights_layout_of); the push constants
  * are the GEMM's fields as templates/qgemm_decode.tmpl reads them. */
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "og_plan.h"
@@ -13,8 +14,8 @@ static og_status bad(char *err, const char *fmt, int64_t v)
 }
 
 og_status og_qgemm_check(const og_limits *lim, char *err, og_dtype a_type,
-                         const og_qweights_format *f, const og_qgemm_args *q,
-                         og_gemm_args *shape, og_push *push)
+                         const og_qweights_format *f, const og_qgemm_args *q, og_gemm_args *shape,
+                         og_push *push)
 {
     memset(push, 0, sizeof *push);
     const int64_t batch = q->batch == 0 ? 1 : q->batch;
@@ -39,7 +40,8 @@ og_status og_qgemm_check(const og_limits *lim, char *err, og_dtype a_type,
         return bad(err, "qgemm: stride_w (%" PRId64 " bytes) is not a multiple of 16", q->stride_w);
     if (batch > 1 && q->stride_w != 0 && (uint64_t)q->stride_w < lay.bytes)
         return og_failf(err, OG_ERROR_INVALID_ARGUMENT,
-                        "qgemm: stride_w (%" PRId64 " bytes) is less than one weight matrix (%" PRIu64
+                        "qgemm: stride_w (%" PRId64
+                        " bytes) is less than one weight matrix (%" PRIu64
                         " bytes): stacked matrices would overlap",
                         q->stride_w, lay.bytes);
     if (!(q->tensor_scale == q->tensor_scale) || q->tensor_scale < 0 ||
@@ -90,6 +92,23 @@ og_status og_qgemm_check(const og_limits *lim, char *err, og_dtype a_type,
     return OG_OK;
 }
 
+void og_qgemm_op(const og_qweights_format *f, char *buf, size_t len)
+{
+    char name[32] = "?";
+    og_qweights_format_name(f, name, sizeof name);
+    snprintf(buf, len, "%s%s", OG_OP_QGEMM_PREFIX, name);
+}
+
+og_params og_qgemm_run_params(og_dtype a_type, const og_push *push, const og_params *p)
+{
+    og_params run = *p;
+    uint32_t per = a_type == OG_F32 ? 4u : 8u;
+    if (run.vec == 4 &&
+        (push->off_a % per || push->lda % per || push->stride_a % per || push->off_b % 4u))
+        run.vec = 1;
+    return run;
+}
+
 og_status og_qgemm_plan(const og_limits *lim, char *err, og_dtype a_type, int qformat,
                         const og_gemm_args *shape, const og_params *p, const og_push *push,
                         og_plan *out)
@@ -108,13 +127,12 @@ og_status og_qgemm_plan(const og_limits *lim, char *err, og_dtype a_type, int qf
         return st;
     /* 16-byte loads need every row of A (and every piece's and product's
      * first) and W's image on 16-byte boundaries of their bindings. */
-    og_params run = *p;
-    uint32_t per = a_type == OG_F32 ? 4u : 8u;
-    if (run.vec == 4 && (push->off_a % per || push->lda % per || push->stride_a % per ||
-                         push->off_b % 4u))
-        run.vec = 1;
-    out->key = (og_kernel_key){
-        .kernel = OG_KERNEL_GEMM, .p = run, .dtype = a_type, .dialect = OG_GLSL, .qformat = qformat};
+    og_params run = og_qgemm_run_params(a_type, push, p);
+    out->key = (og_kernel_key){.kernel = OG_KERNEL_GEMM,
+                               .p = run,
+                               .dtype = a_type,
+                               .dialect = OG_GLSL,
+                               .qformat = qformat};
     if ((st = og_loops_check(lim, err, "qgemm", &out->key, shape->k, (uint64_t)shape->k)) != OG_OK)
         return st;
     out->gx = (uint32_t)gx;

@@ -294,3 +294,26 @@ og_status og_select_int8(og_context *ctx, int trans_a, int trans_b, int64_t m, i
     search_competing(ctx, &key, 0, m, n, k, batch, matrix, &tile, out);
     return OG_OK;
 }
+
+og_status og_select_qgemm(og_context *ctx, og_dtype dtype, const og_qweights_format *f,
+                          og_mode mode, int64_t m, int64_t n, int64_t k, int64_t batch,
+                          og_choice *out)
+{
+    memset(out, 0, sizeof *out);
+    out->params = og_params_qdecode(m);
+    out->source = OG_SOURCE_DEFAULT;
+    if (mode == OG_MODE_DETERMINISTIC)
+        return OG_OK;
+    og_record_key key = {.dtype = dtype, .mode = mode, .trans_a = 0, .trans_b = 1};
+    og_qgemm_op(f, key.op, sizeof key.op);
+    search_databases(ctx, &key, 0, m, n, k, batch, out);
+    /* A record of another M keeps its columns, slices and loads, but the
+     * rows follow this M: fewer would read W once more per tile of rows. */
+    og_params rows = out->params;
+    rows.rows = og_params_qdecode(m).rows;
+    char why[256];
+    if (out->source == OG_SOURCE_DB_NEAREST && out->m != m &&
+        og_params_check(&rows, &ctx->limits, why, sizeof why) == 0)
+        out->params = rows;
+    return OG_OK;
+}

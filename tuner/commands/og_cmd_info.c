@@ -123,6 +123,15 @@ int og_cmd_select(const og_cli *o)
         }
         return og_cmd_select_conv(o, dtypes[0], mode);
     }
+    if (og_cli_qgemm(o)) {
+        og_mode mode = o->mode && strcmp(o->mode, "deterministic") == 0 ? OG_MODE_DETERMINISTIC
+                                                                         : OG_MODE_FAST;
+        if (og_cli_dtypes(o, dtypes, &nd) != 0 || nd != 1) {
+            og_cli_fail("ogtune select: takes one --dtype\n");
+            return 2;
+        }
+        return og_cmd_select_qgemm(o, dtypes[0], mode);
+    }
     if (!o->shapes || og_parse_shapes(o->shapes, &shapes, &ns) != 0 || ns != 1) {
         og_cli_fail(
             "ogtune select: --shape takes one MxNxK[xBATCH] of numbers below 2^32 (got %s)\n",
@@ -343,7 +352,7 @@ int og_cmd_gen(const og_cli *o)
         key.p.mat = strcmp(o->matrix, "khr") == 0 ? OG_MATRIX_KHR : OG_MATRIX_NV;
     if (og_cli_qgemm(o)) { /* the low-bit decode kernel for --weights (default mxfp4) */
         og_qweights_format f;
-        if (og_parse_qformat(o->weights ? o->weights : "mxfp4", &f) != 0) {
+        if (og_qweights_format_parse(o->weights ? o->weights : "mxfp4", &f) != 0) {
             og_cli_fail("ogtune gen: --weights takes mxfp4, nvfp4, q8_0 or "
                         "int4[:gN|:gc][:f16|:bf16][:uint4|:float]\n");
             return 2;

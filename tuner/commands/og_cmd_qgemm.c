@@ -1,6 +1,8 @@
-/* ogtune bench --op qgemm: low-bit weight products (og_qgemm_*) against the
- * device's copy bandwidth and against the float16 GEMM of the same shape,
- * measured in one run with the load average. */
+/* ogtune tune, select and bench with --op qgemm: low-bit weight products
+ * (og_qgemm_*) of the format --weights names (og_qweights_format_parse).
+ * bench times the default decode kernel and the selected one, the copy of
+ * the weights' bytes and the float16 GEMM of the same shape in one run,
+ * with the load average. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,109 +13,178 @@
  * 14336 x 4096 feed-forward layer for one and eight rows, and a 512-row
  * prefill. */
 static const char default_shapes[] = "1x4096x4096,1x14336x4096,8x4096x4096,512x4096x4096";
+/* What tune measures by default: the decode steps (one and eight rows). */
+static const char default_tune_shapes[] = "1x4096x4096,8x4096x4096";
 
-int og_parse_qformat(const char *text, og_qweights_format *out)
+/* --weights (default mxfp4) into *f, or a message and -1. */
+static int weights_of(const og_cli *o, const char *cmd, og_qweights_format *f)
 {
-    memset(out, 0, sizeof *out);
-    char buf[64];
-    if (!text || strlen(text) >= sizeof buf)
-        return -1;
-    strcpy(buf, text);
-    char *save = NULL, *name = strtok_r(buf, ":", &save);
-    if (!name)
-        return -1;
-    if (strcmp(name, "mxfp4") == 0)
-        out->format = OG_QFORMAT_MXFP4;
-    else if (strcmp(name, "nvfp4") == 0)
-        out->format = OG_QFORMAT_NVFP4;
-    else if (strcmp(name, "q8_0") == 0)
-        out->format = OG_QFORMAT_Q8_0;
-    else if (strcmp(name, "int4") == 0) {
-        out->format = OG_QFORMAT_INT4;
-        out->group = 32;
-    } else
-        return -1;
-    for (char *t = strtok_r(NULL, ":", &save); t; t = strtok_r(NULL, ":", &save)) {
-        if (out->format != OG_QFORMAT_INT4)
-            return -1;
-        if (strcmp(t, "gc") == 0)
-            out->group = 0;
-        else if (t[0] == 'g' && t[1] >= '1' && t[1] <= '9')
-            out->group = atoi(t + 1);
-        else if (strcmp(t, "bf16") == 0)
-            out->scale = OG_QSCALE_BF16;
-        else if (strcmp(t, "f16") == 0)
-            out->scale = OG_QSCALE_F16;
-        else if (strcmp(t, "uint4") == 0)
-            out->zero = OG_QZERO_UINT4;
-        else if (strcmp(t, "float") == 0)
-            out->zero = OG_QZERO_FLOAT;
-        else
-            return -1;
-    }
-    return 0;
+    if (og_qweights_format_parse(o->weights ? o->weights : "mxfp4", f) == 0)
+        return 0;
+    og_cli_fail("ogtune %s: --weights takes mxfp4, nvfp4, q8_0 or "
+                "int4[:g32|:g64|:g128|:gc][:f16|:bf16][:none|:uint4|:float] (got %s)\n",
+                cmd, o->weights);
+    return -1;
 }
 
-/* The buffers of one benchmark shape: A, the weights, C; and the float16
- * GEMM's A, B (N x K, transposed) and C. */
+/* One line (or one JSON object) saying what selection chooses for a shape. */
+static void print_choice(og_context *ctx, const og_cli *o, og_dtype dtype,
+                         const og_qweights_format *f, og_mode mode, const og_shape *s,
+                         const og_choice *c)
+{
+    char params[OG_PARAMS_MAX], op[32];
+    og_params_format(&c->params, params, sizeof params);
+    og_qgemm_op(f, op, sizeof op);
+    const char *source = c->source == OG_SOURCE_DEFAULT ? "default"
+                         : c->source == OG_SOURCE_DB    ? "db"
+                                                        : "db-nearest";
+    const char *why = mode == OG_MODE_DETERMINISTIC ? "Deterministic mode runs the default kernel"
+                      : c->source == OG_SOURCE_DEFAULT
+                          ? "no record of this format and input type: the default for M "
+                            "(ogtune tune --op qgemm --weights F measures this one)"
+                      : c->source == OG_SOURCE_DB ? "the fastest record of this shape"
+                                                  : "the fastest record of the nearest tuned shape";
+    if (!o->json) {
+        printf("%s, A %s, %" PRId64 "x%" PRId64 "x%" PRId64 " x %" PRId64 ": %s %s (%s): %s\n", op,
+               og_dtype_name(dtype), s->m, s->n, s->k, s->batch, og_params_template(&c->params),
+               params, source, why);
+        return;
+    }
+    printf("{\"op\":\"%s\",\"device\":", op);
+    og_json_string(stdout, og_context_device_name(ctx));
+    printf(",\"dtype\":\"%s\",\"mode\":\"%s\",\"shape\":[%" PRId64 ",%" PRId64 ",%" PRId64
+           ",%" PRId64 "],\"variant\":\"%s\",\"params\":\"%s\",\"source\":\"%s\"",
+           og_dtype_name(dtype), mode == OG_MODE_DETERMINISTIC ? "deterministic" : "fast", s->m,
+           s->n, s->k, s->batch, og_params_template(&c->params), params, source);
+    if (c->source != OG_SOURCE_DEFAULT) {
+        printf(",\"match\":\"%s\",\"tuned_shape\":[%lld,%lld,%lld,%lld],\"tuned_gflops\":%.3f,"
+               "\"database\":",
+               c->source == OG_SOURCE_DB ? "exact" : "nearest", (long long)c->m, (long long)c->n,
+               (long long)c->k, (long long)c->batch, c->gflops);
+        og_json_string(stdout, c->db_path);
+    }
+    printf(",\"why\":");
+    og_json_string(stdout, why);
+    printf("}\n");
+}
+
+int og_cmd_tune_qgemm(const og_cli *o, og_tune_opts *t)
+{
+    og_qweights_format f;
+    if (weights_of(o, "tune", &f) != 0)
+        return 2;
+    if (og_parse_shapes(o->shapes ? o->shapes : default_tune_shapes, &t->shapes, &t->n_shapes) !=
+        0) {
+        og_cli_fail("ogtune tune: --shapes takes MxNxK[xBATCH],... (got %s)\n", o->shapes);
+        return 2;
+    }
+    t->qformat = &f;
+    og_cli selection = *o;
+    selection.db = t->db_path;
+    og_context *ctx = og_cli_context(&selection);
+    int rc = 1;
+    if (ctx) {
+        if (!o->json)
+            printf("tuning %s into %s\n", og_context_device_name(ctx), t->db_path);
+        og_status st = og_tune(ctx, t);
+        if (st != OG_OK)
+            og_cli_fail("ogtune tune: %s\n", og_context_last_error(ctx));
+        rc = st == OG_OK ? 0 : 1;
+        /* What selection now chooses, from the database just written. */
+        for (size_t d = 0; d < t->n_dtypes && rc == 0; d++)
+            for (size_t i = 0; i < t->n_shapes && rc == 0; i++) {
+                og_shape *s = &t->shapes[i];
+                og_choice c;
+                if (og_select_qgemm(ctx, t->dtypes[d], &f, t->mode, s->m, s->n, s->k, s->batch,
+                                    &c) != OG_OK)
+                    rc = 1;
+                else
+                    print_choice(ctx, o, t->dtypes[d], &f, t->mode, s, &c);
+            }
+        if (rc == 0 && !o->json)
+            printf("database: %s\n", t->db_path);
+    }
+    og_context_destroy(ctx);
+    free(t->shapes);
+    t->shapes = NULL;
+    return rc;
+}
+
+int og_cmd_select_qgemm(const og_cli *o, og_dtype dtype, og_mode mode)
+{
+    og_qweights_format f;
+    og_shape *shapes = NULL;
+    size_t ns = 0;
+    if (weights_of(o, "select", &f) != 0)
+        return 2;
+    if (!o->shapes || og_parse_shapes(o->shapes, &shapes, &ns) != 0 || ns != 1) {
+        og_cli_fail("ogtune select: --shape takes one MxNxK[xBATCH] (got %s)\n",
+                    o->shapes ? o->shapes : "none");
+        free(shapes);
+        return 2;
+    }
+    og_qweights_layout lay;
+    char why[256];
+    if (og_qweights_layout_of(&f, shapes[0].n, shapes[0].k, &lay, why, sizeof why) != 0) {
+        og_cli_fail("ogtune select: %s\n", why);
+        free(shapes);
+        return 2;
+    }
+    og_context *ctx = og_cli_context(o);
+    og_choice c;
+    int rc = 1;
+    if (ctx && og_select_qgemm(ctx, dtype, &f, mode, shapes[0].m, shapes[0].n, shapes[0].k,
+                               shapes[0].batch, &c) == OG_OK) {
+        print_choice(ctx, o, dtype, &f, mode, &shapes[0], &c);
+        rc = 0;
+    }
+    og_context_destroy(ctx);
+    free(shapes);
+    return rc;
+}
+
+/* The float16 GEMM of a benchmark shape (B N x K, transposed) and a copy
+ * destination for the weights' bytes. */
 typedef struct bench_bufs {
-    og_buffer *a, *w, *c, *copy, *ha, *hb, *hc;
+    og_buffer *copy, *ha, *hb, *hc;
+    og_buffer *w;
     uint64_t w_bytes;
 } bench_bufs;
 
 static void bufs_free(bench_bufs *b)
 {
-    og_buffer *all[] = {b->a, b->w, b->c, b->copy, b->ha, b->hb, b->hc};
+    og_buffer *all[] = {b->copy, b->ha, b->hb, b->hc};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         og_buffer_destroy(all[i]);
 }
 
-/* Random bytes of n bytes (scales included: a benchmark reads, it does not check). */
-static og_status random_buffer(og_context *ctx, uint64_t n, uint32_t seed, int halves,
-                               og_buffer **out)
+/* A buffer of n random float16 values in [-1, 1). */
+static og_status random_halves(og_context *ctx, size_t n, uint64_t seed, og_buffer **out)
 {
-    uint8_t *host = malloc(n + 4);
+    uint16_t *host = malloc(n * 2 + 4);
     if (!host)
         return og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "bench: out of memory");
-    for (uint64_t i = 0; i < n; i++) {
-        seed = seed * 1664525u + 1013904223u;
-        host[i] = (uint8_t)(seed >> 24);
-        /* float16 values in [-2, 2): a sign, exponents up to 15, any fraction. */
-        if (halves && i % 2 == 1)
-            host[i] = (uint8_t)((host[i] & 0x83u) | 0x30u);
-    }
-    og_status st = og_buffer_create(ctx, n, out);
+    og_fill_random(OG_F16, host, n, &seed);
+    og_status st = og_buffer_create(ctx, n * 2, out);
     if (st == OG_OK)
-        st = og_buffer_write(*out, 0, host, n);
+        st = og_buffer_write(*out, 0, host, n * 2);
     free(host);
     return st;
 }
 
-static og_status bufs_make(og_context *ctx, const og_qweights_format *f, int64_t m, int64_t n,
-                           int64_t k, og_dtype dtype, bench_bufs *b)
+static og_status bufs_make(og_context *ctx, const og_qgemm_problem *pr, bench_bufs *b)
 {
     memset(b, 0, sizeof *b);
-    og_qweights_layout lay;
-    char why[256];
-    if (og_qweights_layout_of(f, n, k, &lay, why, sizeof why) != 0)
-        return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT, "bench: %s", why);
-    b->w_bytes = lay.bytes;
-    uint64_t a_bytes = (uint64_t)(m * k) * og_dtype_bytes(dtype);
-    og_status st = random_buffer(ctx, a_bytes, 1, dtype != OG_F32, &b->a);
-    /* Random scale bytes may be NaN or huge: the time of a product does not
-     * depend on its values on any device onegpu knows. */
+    const og_qgemm_args *a = &pr->args;
+    b->w = a->w;
+    b->w_bytes = pr->image_bytes * (uint64_t)a->batch;
+    og_status st = og_buffer_create(ctx, b->w_bytes, &b->copy);
     if (st == OG_OK)
-        st = random_buffer(ctx, lay.bytes, 2, 0, &b->w);
+        st = random_halves(ctx, (size_t)(a->m * a->k * a->batch), 3, &b->ha);
     if (st == OG_OK)
-        st = og_buffer_create(ctx, (uint64_t)(m * n) * 4, &b->c);
+        st = random_halves(ctx, (size_t)(a->n * a->k * a->batch), 4, &b->hb);
     if (st == OG_OK)
-        st = og_buffer_create(ctx, lay.bytes, &b->copy);
-    if (st == OG_OK)
-        st = random_buffer(ctx, (uint64_t)(m * k) * 2, 3, 1, &b->ha);
-    if (st == OG_OK)
-        st = random_buffer(ctx, (uint64_t)(n * k) * 2, 4, 1, &b->hb);
-    if (st == OG_OK)
-        st = og_buffer_create(ctx, (uint64_t)(m * n) * 4, &b->hc);
+        st = og_buffer_create(ctx, (uint64_t)(a->m * a->n * a->batch) * 4, &b->hc);
     return st;
 }
 
@@ -129,49 +200,89 @@ static og_status record_copy(void *user, VkCommandBuffer cmd)
     return OG_OK;
 }
 
-typedef struct gemm_call {
-    og_gemm *g;
-    const og_gemm_args *args;
-    og_params p;
-} gemm_call;
-
-/* Median microseconds of the low-bit product (the selected kernel, or
- * given), the copy of its weights and the float16 GEMM, timed in
+/* Median microseconds of the default decode kernel, the selected (or
+ * given) one, the copy of the weights and the float16 GEMM, timed in
  * alternation (5 rounds) so all see one load. */
-static og_status time_three(og_context *ctx, og_qgemm *q, const og_qgemm_args *qa,
-                            const og_params *given, og_gemm *g, const og_gemm_args *ga,
-                            bench_bufs *b, double us[3])
+static og_status time_four(og_context *ctx, og_qgemm *q, const og_qgemm_args *qa,
+                           const og_params *sel, og_gemm *g, const og_gemm_args *ga, bench_bufs *b,
+                           double us[4])
 {
     enum { rounds = 5 };
-    double t[3][rounds];
+    double t[4][rounds];
     og_timing_plan plan = OG_TIMING_BENCH;
-    og_params qp = given ? *given : og_qgemm_choose(q, qa), gp;
+    og_params def = og_params_qdecode(qa->m), gp;
     og_status st = og_gemm_choose(g, ga, &gp);
     for (int r = 0; r < rounds && st == OG_OK; r++) {
-        og_timing x;
-        st = og_qgemm_time(q, qa, &qp, &plan, &x);
-        t[0][r] = x.median_us;
+        og_timing x[4] = {{0}};
+        st = og_qgemm_time(q, qa, &def, &plan, &x[0]);
         if (st == OG_OK)
-            st = og_time_encoder(ctx, record_copy, b, &plan, &x);
-        t[1][r] = x.median_us;
+            st = og_qgemm_time(q, qa, sel, &plan, &x[1]);
         if (st == OG_OK)
-            st = og_gemm_time(g, ga, &gp, &plan, &x);
-        t[2][r] = x.median_us;
+            st = og_time_encoder(ctx, record_copy, b, &plan, &x[2]);
+        if (st == OG_OK)
+            st = og_gemm_time(g, ga, &gp, &plan, &x[3]);
+        for (int i = 0; i < 4; i++)
+            t[i][r] = x[i].median_us;
     }
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         us[i] = st == OG_OK ? og_cli_median(t[i], rounds) : 0;
+    return st;
+}
+
+/* One benchmark shape: its problem, buffers and line. */
+static og_status bench_shape(og_context *ctx, og_qgemm *q, og_gemm *g, og_dtype dtype,
+                             const og_qweights_format *f, const og_shape *s, const og_params *given)
+{
+    og_qgemm_problem *pr = NULL;
+    bench_bufs b = {0};
+    double us[4] = {0};
+    og_params sel;
+    og_status st = og_qgemm_problem_create(ctx, dtype, f, s->m, s->n, s->k, s->batch, 5, &pr);
+    if (st == OG_OK)
+        st = bufs_make(ctx, pr, &b);
+    if (st == OG_OK && given)
+        sel = *given;
+    else if (st == OG_OK)
+        st = og_qgemm_choose(q, &pr->args, &sel);
+    og_gemm_args ga = {.trans_b = 1,
+                       .m = s->m,
+                       .n = s->n,
+                       .k = s->k,
+                       .batch = s->batch,
+                       .alpha = 1.0f,
+                       .a = b.ha,
+                       .b = b.hb,
+                       .c = b.hc,
+                       .lda = s->k,
+                       .ldb = s->k,
+                       .ldc = s->n,
+                       .stride_a = s->m * s->k,
+                       .stride_b = s->n * s->k,
+                       .stride_c = s->m * s->n};
+    if (st == OG_OK)
+        st = time_four(ctx, q, &pr->args, &sel, g, &ga, &b, us);
+    if (st == OG_OK) {
+        char name[64], params[OG_PARAMS_MAX];
+        snprintf(name, sizeof name, "%" PRId64 "x%" PRId64 "x%" PRId64 "%s", s->m, s->n, s->k,
+                 s->batch > 1 ? "xB" : "");
+        og_params_format(&sel, params, sizeof params);
+        double gbs = og_qgemm_weight_gbs(pr, us[1]), copy = og_qgemm_weight_gbs(pr, us[2]);
+        double gf =
+            2.0 * (double)s->m * (double)s->n * (double)s->k * (double)s->batch / (us[3] * 1e3);
+        printf("%-16s %10.1f %10.1f %7.2fx %11.2f %10.2f %6.0f%% %11.1f %9.2f %7.2fx  %s\n", name,
+               us[0], us[1], us[0] / us[1], gbs, copy, 100.0 * gbs / copy, us[3], gf, us[3] / us[1],
+               params);
+    }
+    bufs_free(&b);
+    og_qgemm_problem_destroy(pr);
     return st;
 }
 
 int og_cmd_bench_qgemm(const og_cli *o, og_dtype dtype)
 {
     og_qweights_format f;
-    if (og_parse_qformat(o->weights ? o->weights : "mxfp4", &f) != 0) {
-        og_cli_fail("ogtune bench: --weights takes mxfp4, nvfp4, q8_0 or "
-                    "int4[:gN|:gc][:f16|:bf16][:uint4|:float] (got %s)\n",
-                    o->weights);
+    if (weights_of(o, "bench", &f) != 0)
         return 2;
-    }
     og_shape *shapes;
     size_t ns;
     og_params given;
@@ -184,45 +295,31 @@ int og_cmd_bench_qgemm(const og_cli *o, og_dtype dtype)
         og_gemm_create(ctx, OG_F16, OG_MODE_FAST, &g) != OG_OK) {
         if (ctx)
             og_cli_fail("ogtune bench: %s\n", og_context_last_error(ctx));
+        og_qgemm_destroy(q);
         og_context_destroy(ctx);
         free(shapes);
         return 1;
     }
-    char load[64];
+    char load[64], op[32];
     og_cli_load_average(load, sizeof load);
-    printf("# %s, %s weights, A %s, load average %s\n", og_context_device_name(ctx),
-           o->weights ? o->weights : "mxfp4", og_dtype_name(dtype), load);
-    printf("# weights GB/s: bytes of codes, scales and zero points read per second; copy GB/s:\n"
-           "# vkCmdCopyBuffer of the same bytes (read once, written once) per second; f16 GEMM:\n"
-           "# the same M x N x K with float16 weights (B transposed), Fast mode's kernel\n");
-    printf("%-16s %11s %11s %11s %7s %12s %11s %8s\n", "M x N x K", "qgemm us", "weights GB/s",
-           "copy GB/s", "of copy", "f16 GEMM us", "f16 GF/s", "speed-up");
+    og_qgemm_op(&f, op, sizeof op);
+    printf("# %s, %s, A %s, load average %s\n", og_context_device_name(ctx), op,
+           og_dtype_name(dtype), load);
+    printf(
+        "# default/selected: the default decode kernel for M and the selected (tuned) one;\n"
+        "# weights GB/s: bytes of codes, scales and zero points the selected kernel reads per\n"
+        "# second; copy GB/s: vkCmdCopyBuffer of the same bytes (read once, written once);\n"
+        "# f16 GEMM: the same M x N x K with float16 weights (B transposed), Fast mode's kernel\n");
+    printf("%-16s %10s %10s %8s %11s %10s %7s %11s %9s %8s  %s\n", "M x N x K", "default us",
+           "selected", "tuned", "weights GB/s", "copy GB/s", "of copy", "f16 GEMM us", "f16 GF/s",
+           "vs f16", "selected kernel");
     int rc = 0;
     for (size_t i = 0; i < ns && rc == 0; i++) {
-        og_shape *s = &shapes[i];
-        bench_bufs b;
-        double us[3] = {0};
-        og_status st = bufs_make(ctx, &f, s->m, s->n, s->k, dtype, &b);
-        og_qgemm_args qa = {.m = s->m, .n = s->n, .k = s->k, .a = b.a, .lda = s->k, .w = b.w,
-                            .tensor_scale = 1.0f, .c = b.c, .ldc = s->n};
-        og_gemm_args ga = {.trans_b = 1, .m = s->m, .n = s->n, .k = s->k, .alpha = 1.0f,
-                           .a = b.ha, .b = b.hb, .c = b.hc, .lda = s->k, .ldb = s->k,
-                           .ldc = s->n};
-        if (st == OG_OK)
-            st = time_three(ctx, q, &qa, o->params ? &given : NULL, g, &ga, &b, us);
-        if (st != OG_OK) {
-            og_cli_fail("ogtune bench: %" PRId64 "x%" PRId64 "x%" PRId64 ": %s\n", s->m, s->n,
-                        s->k, og_context_last_error(ctx));
+        if (bench_shape(ctx, q, g, dtype, &f, &shapes[i], o->params ? &given : NULL) != OG_OK) {
+            og_cli_fail("ogtune bench: %" PRId64 "x%" PRId64 "x%" PRId64 ": %s\n", shapes[i].m,
+                        shapes[i].n, shapes[i].k, og_context_last_error(ctx));
             rc = 1;
-        } else {
-            char name[48];
-            snprintf(name, sizeof name, "%" PRId64 "x%" PRId64 "x%" PRId64, s->m, s->n, s->k);
-            double wgbs = (double)b.w_bytes / (us[0] * 1e3), cgbs = (double)b.w_bytes / (us[1] * 1e3);
-            double gf = 2.0 * (double)s->m * (double)s->n * (double)s->k / (us[2] * 1e3);
-            printf("%-16s %11.1f %11.2f %11.2f %6.0f%% %12.1f %11.2f %7.2fx\n", name, us[0], wgbs,
-                   cgbs, 100.0 * wgbs / cgbs, us[2], gf, us[2] / us[0]);
         }
-        bufs_free(&b);
     }
     og_cli_load_average(load, sizeof load);
     printf("# load average after: %s\n", load);

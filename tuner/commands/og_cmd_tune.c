@@ -60,6 +60,8 @@ int og_cmd_tune(const og_cli *o)
         return 2;
     if (og_cli_conv(o))
         return t.recovered ? 2 : og_cmd_tune_conv(o, &t);
+    if (og_cli_qgemm(o))
+        return t.recovered ? 2 : og_cmd_tune_qgemm(o, &t);
     if (og_parse_shapes(o->shapes ? o->shapes : default_shapes, &t.shapes, &t.n_shapes) != 0) {
         og_cli_fail("ogtune tune: --shapes takes MxNxK[xBATCH],... (got %s)\n", o->shapes);
         return 2;

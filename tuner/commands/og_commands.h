@@ -69,12 +69,12 @@ int og_cli_qgemm(const og_cli *o);
 /* The load average ("0.52 0.61 0.70"), as benchmarks print it beside their ratios. */
 void og_cli_load_average(char *buf, size_t len);
 /* ogtune bench --op qgemm (og_cmd_qgemm.c): low-bit weight products of
- * A of dtype against the copy bandwidth and the float16 GEMM. */
+ * A of dtype, the default kernel against the selected one, the copy
+ * bandwidth and the float16 GEMM. tune --op qgemm (the options filled in
+ * t) and select --op qgemm: the format --weights names. */
 int og_cmd_bench_qgemm(const og_cli *o, og_dtype dtype);
-/* A weight format "mxfp4", "nvfp4", "q8_0" or "int4" with, for int4,
- * ":gN" (group 32, 64 or 128; default 32) or ":gc" (per channel), ":f16" or
- * ":bf16" (the scales), ":uint4" or ":float" (zero points). Returns 0, or -1. */
-int og_parse_qformat(const char *text, og_qweights_format *out);
+int og_cmd_tune_qgemm(const og_cli *o, og_tune_opts *t);
+int og_cmd_select_qgemm(const og_cli *o, og_dtype dtype, og_mode mode);
 /* ogtune bench --op int8gemm, on an open context. */
 int og_cmd_bench_int8(const og_cli *o, og_context *ctx);
 /* ogtune bench --first-call: the latency of a new process's first GEMM,

@@ -241,8 +241,8 @@ static og_status add_matrix(candidates *c, og_params p)
 {
     int sub = c->lim ? og_matrix_subgroup(c->lim) : 0;
     int int8 = p.variant == OG_VARIANT_INT8_COOPMAT;
-    int in = int8 ? OG_COMPONENT_S8 : OG_COMPONENT_F16, acc = int8 ? OG_COMPONENT_S32
-                                                                   : OG_COMPONENT_F32;
+    int in = int8 ? OG_COMPONENT_S8 : OG_COMPONENT_F16,
+        acc = int8 ? OG_COMPONENT_S32 : OG_COMPONENT_F32;
     p.sub = sub ? sub : OG_COOPMAT_SUBGROUP;
     og_status st = OG_OK;
     for (int e = 0; e < 2 && st == OG_OK; e++) {
@@ -297,8 +297,7 @@ static og_status int8_matrix_space(candidates *c, og_preset preset)
 }
 
 /* A cooperative-matrix tile (the extension and subgroup size: add_matrix). */
-static og_params matrix_tile(int bm, int bn, int bk, int sgx, int sgy, int pad, int direct,
-                             int buf)
+static og_params matrix_tile(int bm, int bn, int bk, int sgx, int sgy, int pad, int direct, int buf)
 {
     return (og_params){.variant = OG_VARIANT_COOPMAT,
                        .bm = bm,
@@ -343,8 +342,8 @@ static og_status coopmat_space(candidates *c, og_preset preset)
                     int buf = v < 4 ? 1 : 2;
                     if (buf == 1 || g < 2)
                         st = add_matrix(c, matrix_tile(tiles[t][0], tiles[t][1], k, groups[g][0],
-                                                       groups[g][1], pads[v < 4 ? v / 2 : 0],
-                                                       v % 2, buf));
+                                                       groups[g][1], pads[v < 4 ? v / 2 : 0], v % 2,
+                                                       buf));
                 }
     for (int t = 0; preset == OG_PRESET_STANDARD && t < 3; t++)
         for (int k = 32; k <= 64; k *= 2)
@@ -426,8 +425,7 @@ og_status og_space(const og_limits *lim, og_preset preset, og_dtype dtype, int t
         st = int8_tile_space(&c, preset);
         if (st == OG_OK)
             st = int8_matrix_space(&c, preset);
-    }
-    else if (fewrows)
+    } else if (fewrows)
         st = fewrows_space(&c, trans_b, s, preset);
     else
         st = tile_space(&c, preset, s);
@@ -473,5 +471,35 @@ og_status og_space_conv(const og_limits *lim, og_preset preset, const og_shape *
     for (size_t i = 0; i < all.n && st == OG_OK; i++)
         st = add(&c, og_conv_params(&all.list[i]));
     free(all.list);
+    return space_done(st, &c, out, n);
+}
+
+og_status og_space_qgemm(const og_limits *lim, og_preset preset, const og_shape *s, og_params **out,
+                         size_t *n)
+{
+    static const int cols[] = {1, 2, 4, 8, 16}, slices[] = {8, 16, 32, 64, 128};
+    candidates c = {.lim = lim};
+    *n = 0;
+    og_params def = og_params_qdecode(s->m);
+    og_status st = add(&c, def);
+    /* Fewer rows than M reads W once more per extra tile of rows: only the
+     * standard preset tries half the rows (less register pressure). */
+    int row_counts = preset == OG_PRESET_STANDARD && def.rows > 1 ? 2 : 1;
+    for (int r = 0; r < row_counts; r++)
+        for (int i = 0; i < 5; i++)
+            for (int j = 0; j < 5; j++)
+                for (int vec = 4; vec >= 1 && st == OG_OK; vec -= 3) {
+                    int threads = cols[i] * slices[j];
+                    int keep = preset == OG_PRESET_STANDARD
+                                   ? threads >= 64 && threads <= 512
+                                   : vec == 4 && cols[i] >= 2 && cols[i] <= 8 && slices[j] >= 16 &&
+                                         slices[j] <= 64;
+                    if (keep)
+                        st = add(&c, (og_params){.variant = OG_VARIANT_QDECODE,
+                                                 .rows = def.rows >> r,
+                                                 .cols = cols[i],
+                                                 .slices = slices[j],
+                                                 .vec = vec});
+                }
     return space_done(st, &c, out, n);
 }

@@ -12,7 +12,12 @@ og_status og_subject_create(og_context *ctx, const og_subject_job *job, og_subje
     out->ctx = ctx;
     const og_shape *s = &job->shape;
     og_status st;
-    if (job->conv) {
+    if (job->qgemm) {
+        st = og_qgemm_create(ctx, job->dtype, &job->qformat, job->mode, &out->qg);
+        if (st == OG_OK)
+            st = og_qgemm_problem_create(ctx, job->dtype, &job->qformat, s->m, s->n, s->k, s->batch,
+                                         1234, &out->qpr);
+    } else if (job->conv) {
         st = og_conv_create(ctx, job->dtype, job->mode, &out->cv);
         if (st == OG_OK)
             st = og_conv_problem_create(ctx, job->dtype, &job->geometry, 1234, &out->cpr);
@@ -45,6 +50,8 @@ void og_subject_destroy(og_subject *s)
     og_int8gemm_destroy(s->ig);
     og_conv_problem_destroy(s->cpr);
     og_conv_destroy(s->cv);
+    og_qgemm_problem_destroy(s->qpr);
+    og_qgemm_destroy(s->qg);
     memset(s, 0, sizeof *s);
 }
 
@@ -53,6 +60,8 @@ static og_status subject_time(og_subject *s, const og_params *p, og_timing *t)
     og_timing_plan plan = OG_TIMING_DEFAULT;
     if (s->cv)
         return og_conv_time(s->cv, &s->cpr->args, p, &plan, t);
+    if (s->qg)
+        return og_qgemm_time(s->qg, &s->qpr->args, p, &plan, t);
     if (s->ig)
         return og_int8gemm_time(s->ig, &s->ipr->args, p, &plan, t);
     return og_gemm_time(s->g, &s->pr->args, p, &plan, t);
@@ -63,6 +72,11 @@ static double subject_rate(const og_subject *s, double us)
 {
     if (s->cv)
         return og_conv_gflops(&s->cpr->args, us);
+    if (s->qg) {
+        const og_qgemm_args *a = &s->qpr->args;
+        og_gemm_args shape = {.m = a->m, .n = a->n, .k = a->k, .batch = a->batch};
+        return og_gflops(&shape, us);
+    }
     if (!s->ig)
         return og_gflops(&s->pr->args, us);
     const og_int8gemm_args *a = &s->ipr->args;
@@ -131,7 +145,10 @@ og_status og_subject_measure(og_subject *s, const og_params *p, og_record *r)
     r->samples = 0;
     r->median_us = 0;
     r->gflops = 0;
-    if (s->cv)
+    if (s->qg)
+        st = og_qgemm_candidate_verify(s->qg, s->qpr, p, &r->accepted, &r->max_error, why,
+                                       sizeof why);
+    else if (s->cv)
         st = og_conv_candidate_verify(s->cv, s->cpr, p, &r->accepted, &r->max_error, why,
                                       sizeof why);
     else if (s->ig)

@@ -181,7 +181,8 @@ static og_status tune_shape(og_context *ctx, og_db *db, int64_t device, const og
     og_params *space;
     size_t n;
     og_status st =
-        conv ? og_space_conv(&ctx->limits, o->preset, s, &space, &n)
+        o->qformat ? og_space_qgemm(&ctx->limits, o->preset, s, &space, &n)
+        : conv     ? og_space_conv(&ctx->limits, o->preset, s, &space, &n)
         : o->recovered
             ? og_space_recovered(&ctx->limits, ctx->dialect, o->preset, o->mode, s, &space, &n)
             : og_space(&ctx->limits, o->preset, t, o->trans_a, o->trans_b, s, &space, &n);
@@ -221,6 +222,15 @@ static og_status tune_shape(og_context *ctx, og_db *db, int64_t device, const og
         run.proto.key.trans_a = conv->layout == OG_CONV_NCHW;
         run.proto.key.trans_b = conv->weights == OG_CONV_KCRS;
     }
+    if (o->qformat) {
+        run.job.qgemm = 1;
+        run.job.qformat = *o->qformat;
+        run.job.trans_a = 0;
+        run.job.trans_b = 1;
+        og_qgemm_op(o->qformat, run.proto.key.op, sizeof run.proto.key.op);
+        run.proto.key.trans_a = 0;
+        run.proto.key.trans_b = 1;
+    }
     run.proto.m = s->m;
     run.proto.n = s->n;
     run.proto.k = s->k;
@@ -231,6 +241,10 @@ static og_status tune_shape(og_context *ctx, og_db *db, int64_t device, const og
                 "of %zu\n",
                 og_dtype_name(t), run.proto.key.op, conv->layout == OG_CONV_NCHW ? "NCHW" : "NHWC",
                 conv->weights == OG_CONV_KCRS ? "KCRS" : "KRSC", (long long)s->m, (long long)s->n,
+                (long long)s->k, (long long)s->batch, n, og_strategy_name(o->strategy), run.total);
+    else if (!o->json && o->qformat)
+        fprintf(o->out, "%s, A %s, %lldx%lldx%lld batch %lld: %zu candidates, %s search of %zu\n",
+                run.proto.key.op, og_dtype_name(t), (long long)s->m, (long long)s->n,
                 (long long)s->k, (long long)s->batch, n, og_strategy_name(o->strategy), run.total);
     else if (!o->json)
         fprintf(o->out, "%s %lldx%lldx%lld batch %lld%s%s: %zu candidates, %s search of %zu\n",

@@ -222,6 +222,47 @@ og_status og_conv_candidate_verify(og_conv *cv, og_conv_problem *pr, const og_pa
  * 2 * N * K * P * Q * Cg * R * S operations. */
 double og_conv_gflops(const og_conv_args *args, double us);
 
+/* ---- a low-bit weight product (og_qgemm_measure.c) ---- */
+
+typedef struct og_qgemm_problem {
+    og_dtype dtype;             /* A's */
+    og_qweights_format format;
+    og_qgemm_args args;         /* its buffers; the bias (bias_buf) bound only where a check asks */
+    uint64_t image_bytes;       /* one weight matrix's image */
+    void *a;                    /* host A, batch x M x K */
+    uint8_t *image;             /* the weights' images, one a product (stride_w apart) */
+    float *w;                   /* each decoded (og_qweights_decode), N x K */
+    float *bias, *c0, *c;       /* the bias, C before the call and read back */
+    og_buffer *bias_buf;
+    size_t na, nw, nc;
+} og_qgemm_problem;
+
+/* A product of A of type t (uniform in [-1, 1)) and batch weight matrices
+ * of format f (uniform values in [-1, 1) encoded by og_qweights_encode;
+ * NVFP4 with the tensor scale of amax 1), packed lda, ldc and strides;
+ * buffers on ctx. Errors: OG_ERROR_INVALID_ARGUMENT for a shape the
+ * layout refuses or M, N, batch below 1. */
+og_status og_qgemm_problem_create(og_context *ctx, og_dtype t, const og_qweights_format *f,
+                                  int64_t m, int64_t n, int64_t k, int64_t batch, uint64_t seed,
+                                  og_qgemm_problem **out);
+void og_qgemm_problem_destroy(og_qgemm_problem *pr);
+
+/* Runs the product with parameters p, reads C back and checks it against
+ * float64 sums of the decoded weights with the call's epilogue, within
+ * float32's bound of the design's metric (A and the weights are exact in
+ * float32: only the sums round). */
+og_status og_qgemm_problem_verify(og_qgemm *q, og_qgemm_problem *pr, const og_params *p,
+                                  int *accepted, double *metric, char *why, size_t len);
+
+/* Verifies p on the problem and on two ragged neighbours (rows, columns
+ * and K off the kernel's tile; a bias, beta and ReLU, then GELU). */
+og_status og_qgemm_candidate_verify(og_qgemm *q, og_qgemm_problem *pr, const og_params *p,
+                                    int *accepted, double *metric, char *why, size_t len);
+
+/* Weight bytes (codes, scales, zero points of every matrix) read per
+ * second, in GB/s, by a call of us microseconds. */
+double og_qgemm_weight_gbs(const og_qgemm_problem *pr, double us);
+
 /* ---- the tuning loop (og_tune.c) ---- */
 
 typedef struct og_shape {
@@ -270,6 +311,10 @@ typedef struct og_subject_job {
      * crosses to a worker process as bytes). */
     int conv;
     og_conv_args geometry;
+    /* A low-bit weight product (qgemm non-zero): A of dtype, weights of
+     * qformat, shape M x N x K x batch. */
+    int qgemm;
+    og_qweights_format qformat;
 } og_subject_job;
 
 /* The GEMM object and problem a job is measured on: a float GEMM, or an
@@ -282,6 +327,8 @@ typedef struct og_subject {
     og_int8_problem *ipr;
     og_conv *cv;
     og_conv_problem *cpr;
+    og_qgemm *qg;
+    og_qgemm_problem *qpr;
 } og_subject;
 
 og_status og_subject_create(og_context *ctx, const og_subject_job *job, og_subject *out);
@@ -409,6 +456,9 @@ typedef struct og_tune_opts {
      * buffers NULL; records of their op (og_conv_op). */
     const og_conv_args *convs;
     size_t n_convs;
+    /* Low-bit weight products of this format (not NULL) on the shapes, A of
+     * the dtypes: og_space_qgemm, records of its op (og_qgemm_op). */
+    const og_qweights_format *qformat;
     int trans_a, trans_b;
     og_preset preset;
     og_mode mode; /* Deterministic: the rule's kernel only, recorded under its own key */
@@ -454,6 +504,14 @@ og_status og_space_recovered(const og_limits *lim, og_dialect dialect, og_preset
  * default tile first. *out is malloc'ed. */
 og_status og_space_conv(const og_limits *lim, og_preset preset, const og_shape *s, og_params **out,
                         size_t *n);
+
+/* The candidates of a preset for a low-bit weight product of shape s: the
+ * default decode kernel for M (og_params_qdecode) first, then column and
+ * slice counts around it with 16-byte loads (quick: 2 to 8 columns, 16 to
+ * 64 slices); standard: 64 to 512 invocations, word loads too, and half
+ * the rows. *out is malloc'ed. */
+og_status og_space_qgemm(const og_limits *lim, og_preset preset, const og_shape *s, og_params **out,
+                         size_t *n);
 
 /* The progress line ogtune tune rewrites on a terminal: candidates done of
  * total, the best rate so far and the time left (from the mean time per

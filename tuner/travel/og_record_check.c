@@ -6,6 +6,7 @@
 
 #include "og_gen.h"
 #include "og_travel.h"
+#include "onegpu_formats.h"
 
 int og_record_stale(const og_record *rec)
 {
@@ -43,18 +44,41 @@ static int conv_op(const char *op, size_t size)
                   &v[4], &v[5], &tail) == 6;
 }
 
+/* Whether op is a low-bit weight product's, as og_qgemm_op writes it:
+ * OG_OP_QGEMM_PREFIX and a format's canonical text. */
+static int qgemm_op(const char *op, size_t size)
+{
+    size_t prefix = strlen(OG_OP_QGEMM_PREFIX), len = strnlen(op, size);
+    char text[64], again[64];
+    og_qweights_format f;
+    if (len == size || strncmp(op, OG_OP_QGEMM_PREFIX, prefix) != 0 || len - prefix >= sizeof text)
+        return 0;
+    memcpy(text, op + prefix, len - prefix);
+    text[len - prefix] = '\0';
+    return og_qweights_format_parse(text, &f) == 0 &&
+           og_qweights_format_name(&f, again, sizeof again) == 0 && strcmp(again, text) == 0;
+}
+
 int og_record_check(const og_record *rec, char *why, size_t len)
 {
     const og_record_key *key = &rec->key;
     int op_len = (int)strnlen(key->op, sizeof key->op);
     int recovered = strncmp(key->op, OG_OP_GEMM_RECOVERED, sizeof key->op) == 0;
-    int conv = conv_op(key->op, sizeof key->op);
-    if (strncmp(key->op, "gemm", sizeof key->op) != 0 && !recovered && !conv &&
+    int conv = conv_op(key->op, sizeof key->op), qgemm = qgemm_op(key->op, sizeof key->op);
+    if (strncmp(key->op, "gemm", sizeof key->op) != 0 && !recovered && !conv && !qgemm &&
         strncmp(key->op, "int8gemm", sizeof key->op) != 0) {
         snprintf(why, len,
-                 "op '%.*s' is not gemm, " OG_OP_GEMM_RECOVERED ", int8gemm or a convolution's "
-                 "(" OG_OP_CONV_PREFIX "RxS:sHxW:dHxW)",
+                 "op '%.*s' is not gemm, " OG_OP_GEMM_RECOVERED ", int8gemm, a convolution's "
+                 "(" OG_OP_CONV_PREFIX "RxS:sHxW:dHxW) or a low-bit weight product's "
+                 "(" OG_OP_QGEMM_PREFIX "FORMAT)",
                  op_len, key->op);
+        return -1;
+    }
+    if (qgemm && (og_dtype_is_int8(key->dtype) || key->trans_a != 0 || key->trans_b != 1 ||
+                  strcmp(rec->template_name, "qgemm_decode") != 0)) {
+        snprintf(why, len,
+                 "a low-bit weight product's record takes a float dtype, trans_a 0, trans_b 1 "
+                 "and template qgemm_decode");
         return -1;
     }
     if (conv && (og_dtype_is_int8(key->dtype) || strcmp(rec->template_name, "gemm_tile") != 0)) {
@@ -95,6 +119,12 @@ int og_record_check(const og_record *rec, char *why, size_t len)
         if (conv && (p.variant != OG_VARIANT_TILE || p.vec != 1 || p.src != OG_SRC_STORAGE)) {
             snprintf(why, len, "params '%s' are not a convolution's (vec=1, src=ssbo)",
                      rec->params);
+            return -1;
+        }
+        if ((p.variant == OG_VARIANT_QDECODE) != qgemm) {
+            snprintf(why, len, "params '%s' %s", rec->params,
+                     qgemm ? "are not the decode kernel's (variant=qdecode)"
+                           : "are the low-bit decode kernel's: its op starts " OG_OP_QGEMM_PREFIX);
             return -1;
         }
         if (og_params_matrix(&p) && p.mat == OG_MATRIX_EMU) {
