@@ -306,6 +306,10 @@ og_params og_params_int8_skinny(void);
  * the power of two from M up to 16, 4 columns, 32 k slices, 16-byte loads
  * (vec=4; the runtime reads words where A or W is not aligned for them). */
 og_params og_params_qdecode(int64_t m);
+/* The low-bit weight product's prefill default (M above 16): the portable
+ * tile of og_params_default, unsplit (split=1), each weight decoded as it
+ * is loaded (element loads from storage buffers). */
+og_params og_params_qprefill(void);
 
 /* The reference design's cooperative-matrix tiles: 64x64x16 with 8 subgroups
  * (2x4, each 32x16 of C) or 4 (2x2, each 32x32), staged through padded

@@ -99,30 +99,42 @@ static int conv_check(const og_kernel_key *key, char *why, size_t len)
     return 0;
 }
 
-/* The low-bit decode kernel (og_kernel_key.qformat): GLSL, A float32,
- * float16 or bfloat16 not transposed, a known format; and no other kernel
- * takes a weight format. */
+/* A weight format (og_kernel_key.qformat) goes with the low-bit decode
+ * kernel (variant qdecode; GLSL, A float32, float16 or bfloat16 not
+ * transposed) and with the portable tile's prefill loads (variant tile, B
+ * the weights N x K, element loads from storage buffers, no split-k pass);
+ * no other kernel takes one, and the decode kernel takes nothing else. */
 static int qformat_check(const og_kernel_key *key, char *why, size_t len)
 {
-    int variant = og_kernel_has_params(key) && key->p.variant == OG_VARIANT_QDECODE;
-    if (!variant && !key->qformat)
+    int params = og_kernel_has_params(key);
+    int decode = params && key->p.variant == OG_VARIANT_QDECODE;
+    if (!decode && !key->qformat)
         return 0;
     int q = key->qformat, format = OG_QFORMAT_KEY_FORMAT(q);
     int int4 = format == 2; /* OG_QFORMAT_INT4 */
-    if (!variant || key->kernel != OG_KERNEL_GEMM || q < 1 || OG_QFORMAT_KEY_ZERO(q) > 2 ||
+    int tile = params && key->p.variant == OG_VARIANT_TILE && !og_params_matrix(&key->p);
+    if ((!decode && !tile) || key->kernel != OG_KERNEL_GEMM || q < 1 ||
+        OG_QFORMAT_KEY_ZERO(q) > 2 ||
         (!int4 && (OG_QFORMAT_KEY_SCALE(q) || OG_QFORMAT_KEY_ZERO(q)))) {
         snprintf(why, len,
-                 "gen: the low-bit decode kernel (variant=qdecode) takes a weight format "
-                 "(qformat %d), and only it",
+                 "gen: a weight format (qformat %d) goes with the low-bit decode kernel "
+                 "(variant=qdecode) and the portable tile's gemm pass, and the decode kernel "
+                 "takes one",
                  q);
         return -1;
     }
-    if (key->dialect != OG_GLSL || key->trans_a || key->trans_b || key->recover || key->scaled ||
-        key->conv || key->dtype_b != 0 ||
+    if (key->dialect != OG_GLSL || key->trans_a || key->trans_b != !decode || key->recover ||
+        key->scaled || key->conv || key->dtype_b != 0 ||
         (key->dtype != OG_F32 && key->dtype != OG_F16 && key->dtype != OG_BF16)) {
         snprintf(why, len,
-                 "gen: the low-bit decode kernel is GLSL, with float32, float16 or bfloat16 A "
-                 "not transposed");
+                 "gen: the low-bit weight kernels are GLSL, with float32, float16 or bfloat16 A "
+                 "not transposed (and the tile's B, the weights, transposed)");
+        return -1;
+    }
+    if (tile && (key->p.vec != 1 || key->p.src != OG_SRC_STORAGE)) {
+        snprintf(why, len,
+                 "gen: the tile decodes low-bit weights one element at a time from storage "
+                 "buffers (vec=1, src=ssbo)");
         return -1;
     }
     return 0;

@@ -62,6 +62,13 @@ og_params og_params_qdecode(int64_t m)
     return p;
 }
 
+og_params og_params_qprefill(void)
+{
+    og_params p = og_params_default();
+    p.split = 1;
+    return p;
+}
+
 og_params og_params_coopmat(int subgroups)
 {
     og_params p = {.variant = OG_VARIANT_COOPMAT,

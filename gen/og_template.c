@@ -26,11 +26,13 @@ extern const char og_embed_float_loads[];
 extern const char og_embed_recover[];
 extern const char og_embed_conv_gather[];
 extern const char og_embed_qgemm_decode[];
+extern const char og_embed_qweights_element[];
 
 /* Templates by name, and the parts they include: "common" (every kernel),
  * "int8_common" (the Int8Gemm kernels), "float_loads" (the float kernels'
  * element loads and the FP8 decoders), "recover" (recovered float32) and
- * "conv_gather" (the convolution's loads of A). */
+ * "conv_gather" (the convolution's loads of A), "qweights_element" (a
+ * low-bit weight decoded, for the tile's prefill loads of B). */
 static const struct {
     const char *name;
     const char *text;
@@ -48,7 +50,8 @@ static const struct {
              {"int8_common", og_embed_int8_common},
              {"float_loads", og_embed_float_loads},
              {"recover", og_embed_recover},
-             {"conv_gather", og_embed_conv_gather}};
+             {"conv_gather", og_embed_conv_gather},
+             {"qweights_element", og_embed_qweights_element}};
 
 static const char *builtin_text(const char *name)
 {
@@ -210,6 +213,8 @@ static void push_params(lua_State *L, const og_kernel_key *key)
         set_str(L, "CONV_IN", OG_CONV_KEY_LAYOUT(key->conv) ? "nchw" : "nhwc");
         set_str(L, "CONV_W", OG_CONV_KEY_WEIGHTS(key->conv) ? "kcrs" : "krsc");
     }
+    lua_pushboolean(L, key->qformat != 0);
+    lua_setfield(L, -2, "QWEIGHTS");
     if (key->qformat) {
         static const char *const formats[] = {"mxfp4", "nvfp4", "int4", "q8_0"};
         static const char *const zeros[] = {"none", "uint4", "float"};

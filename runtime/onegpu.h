@@ -721,13 +721,14 @@ og_status og_conv_describe(og_conv *cv, const og_conv_args *args, char *buf, siz
  * increasing k, then multiplies the unit's sum by its block's scale
  * (NVFP4: the E4M3 scale times tensor_scale, rounded once) in float32
  * (docs/accumulation-order.md, "Low-bit weights", gives the whole order).
- * Deterministic mode runs the default kernel, whose order depends only on
- * K; Fast mode may run tuned ones. There is no alpha (a zeroed argument
- * struct must not zero C); beta = 0 never reads C.
+ * Deterministic mode runs the default kernel for M, whose order depends
+ * only on K (and M > 16 or not); Fast mode may run tuned ones. There is no
+ * alpha (a zeroed argument struct must not zero C); beta = 0 never reads C.
  *
- * The kernel (templates/qgemm_decode.tmpl) streams W once per 16 rows of A:
- * it is made for decoding (M = 1..16); larger M runs the same kernel over
- * tiles of rows. */
+ * Up to 16 rows the decode kernel (templates/qgemm_decode.tmpl) streams W
+ * once. Larger M (prefill) runs the portable tile with each weight decoded
+ * to float32 as it is loaded: the sums of the float32 GEMM over
+ * og_qweights_decode's matrix, bit for bit. */
 typedef struct og_qgemm og_qgemm;
 
 typedef struct og_qgemm_args {

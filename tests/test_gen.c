@@ -128,27 +128,38 @@ static og_kernel_key int8_key(const og_params *p, size_t combo)
     return key;
 }
 
-/* Modules of qdecode_cases: the low-bit decode kernel. */
-#define N_QDECODE 12
+/* Modules of qdecode_cases: the low-bit decode kernel and the prefill tile. */
+#define N_QDECODE (12 + 6)
 
-/* The low-bit weight product's kernel (templates/qgemm_decode.tmpl): every
- * format, INT4 with each scale type and zero-point kind, rows of A from 1 to
- * 16, float32, float16 and bfloat16 A, word and 16-byte loads. */
+/* The low-bit weight product's kernels: the decode kernel
+ * (templates/qgemm_decode.tmpl) in every format, INT4 with each scale type
+ * and zero-point kind, rows of A from 1 to 16, float32, float16 and
+ * bfloat16 A, word and 16-byte loads; then the prefill tile (gemm_tile with
+ * qweights_element.tmpl), staged and direct, in every format. */
 static size_t qdecode_cases(module_case *cases)
 {
-    static const int formats[N_QDECODE][3] = {{0, 0, 0}, {1, 0, 0}, {2, 0, 0}, {2, 1, 0},
+    static const int formats[12][3] = {{0, 0, 0}, {1, 0, 0}, {2, 0, 0}, {2, 1, 0},
                                               {2, 0, 1}, {2, 1, 2}, {3, 0, 0}, {0, 0, 0},
                                               {1, 0, 0}, {2, 0, 2}, {2, 1, 1}, {3, 0, 0}};
     static const og_dtype types[3] = {OG_F32, OG_F16, OG_BF16};
     for (size_t i = 0; i < N_QDECODE; i++) {
         og_params p = og_params_qdecode((int64_t)1 << (i % 5));
         p.vec = i < 7 ? 4 : 1;
+        if (i >= 12) {
+            p = og_params_qprefill();
+            if (i % 2) {
+                p.load = OG_LOAD_DIRECT;
+                p.pad = 0;
+            }
+        }
         cases[i] = (module_case){
             i,
             {.kernel = OG_KERNEL_GEMM,
              .p = p,
              .dtype = types[i % 3],
-             .qformat = OG_QFORMAT_KEY(formats[i][0], formats[i][1], formats[i][2])}};
+             .trans_b = i >= 12,
+             .qformat = OG_QFORMAT_KEY(formats[i % 12][0], formats[i % 12][1],
+                                       formats[i % 12][2])}};
     }
     return N_QDECODE;
 }
@@ -534,8 +545,21 @@ Test(gen, params_check_rules)
     cr_assert_eq(og_kernel_check(&k, NULL, why, sizeof why), 0, "%s", why);
     k.dialect = OG_HLSL;
     cr_assert_neq(og_kernel_check(&k, NULL, why, sizeof why), 0, "qdecode in HLSL passed");
-    k = (og_kernel_key){.kernel = OG_KERNEL_GEMM, .p = def, .qformat = OG_QFORMAT_KEY(0, 0, 0)};
-    cr_assert_neq(og_kernel_check(&k, NULL, why, sizeof why), 0, "the tile with a weight format passed");
+    /* The tile takes one for its prefill loads: B (the weights) transposed,
+     * element loads from storage buffers, the gemm pass. */
+    k = (og_kernel_key){.kernel = OG_KERNEL_GEMM,
+                        .p = og_params_qprefill(),
+                        .trans_b = 1,
+                        .qformat = OG_QFORMAT_KEY(0, 0, 0)};
+    cr_assert_eq(og_kernel_check(&k, NULL, why, sizeof why), 0, "the prefill tile: %s", why);
+    k.trans_b = 0;
+    cr_assert_neq(og_kernel_check(&k, NULL, why, sizeof why), 0, "W not transposed passed");
+    k.trans_b = 1;
+    k.p.vec = 4;
+    cr_assert_neq(og_kernel_check(&k, NULL, why, sizeof why), 0, "the prefill with vec=4 passed");
+    k.p.vec = 1;
+    k.kernel = OG_KERNEL_PLANES;
+    cr_assert_neq(og_kernel_check(&k, NULL, why, sizeof why), 0, "the prefill's planes passed");
 }
 
 Test(gen, params_check_limits)

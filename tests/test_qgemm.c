@@ -29,7 +29,9 @@ static double half_value(unsigned h, int bf16)
         return f;
     }
     unsigned e = (h >> 10) & 31, m = h & 1023;
-    double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(1024 + m, (int)e - 25);
+    double v = e == 0    ? ldexp(m, -24)
+               : e == 31 ? (m ? NAN : INFINITY)
+                         : ldexp(1024 + m, (int)e - 25);
     return (h & 0x8000) ? -v : v;
 }
 
@@ -57,9 +59,9 @@ static layout layout_for(const og_qweights_format *f, int64_t n, int64_t k)
 {
     layout l = {0};
     l.bits = f->format == OG_QFORMAT_Q8_0 ? 8 : 4;
-    l.block = f->format == OG_QFORMAT_NVFP4 ? 16
+    l.block = f->format == OG_QFORMAT_NVFP4  ? 16
               : f->format == OG_QFORMAT_INT4 ? (f->group ? f->group : k)
-                                              : 32;
+                                             : 32;
     l.scale_bytes = f->format == OG_QFORMAT_INT4 || f->format == OG_QFORMAT_Q8_0 ? 2 : 1;
     int64_t blocks = k / l.block;
     l.code_row = up16((uint64_t)(k * l.bits / 8));
@@ -129,10 +131,10 @@ static uint8_t *random_image(const og_qweights_format *f, const layout *l, int64
         for (int64_t b = 0; b < k / l->block; b++) {
             if (l->scale_bytes == 1) {
                 scales[b] = (uint8_t)(f->format == OG_QFORMAT_MXFP4 ? 120 + rnd() % 12
-                                                                      : 0x20 + rnd() % 0x40);
+                                                                    : 0x20 + rnd() % 0x40);
             } else {
                 unsigned h = f->format == OG_QFORMAT_INT4 && f->scale == OG_QSCALE_BF16
-                                 ? 0x3c00u + rnd() % 0x200u /* bf16 around 2^-7 */
+                                 ? 0x3c00u + rnd() % 0x200u  /* bf16 around 2^-7 */
                                  : 0x2000u + rnd() % 0x800u; /* float16 around 2^-7 */
                 scales[2 * b] = (uint8_t)h;
                 scales[2 * b + 1] = (uint8_t)(h >> 8);
@@ -183,7 +185,7 @@ typedef struct qcase {
     og_dtype a_type;
     int64_t m, n, k, batch;
     int64_t lda_pad, ldc_pad, a_off, c_off, w_off; /* w_off in 16-byte units */
-    int shared_w;                                    /* stride_w 0 */
+    int shared_w;                                  /* stride_w 0 */
     float beta, tensor_scale;
     int bias;
     og_activation act;
@@ -213,7 +215,8 @@ static size_t case_mismatches(og_context *ctx, const qcase *c, og_mode mode, cha
     og_qweights_layout lib;
     char why[256];
     cr_assert_eq(og_qweights_layout_of(f, c->n, c->k, &lib, why, sizeof why), 0, "%s", why);
-    cr_assert_eq(lib.bytes, l.bytes, "the library's layout (%" PRIu64 " bytes) is not the spec's (%" PRIu64 ")",
+    cr_assert_eq(lib.bytes, l.bytes,
+                 "the library's layout (%" PRIu64 " bytes) is not the spec's (%" PRIu64 ")",
                  lib.bytes, l.bytes);
     int64_t batch = c->batch ? c->batch : 1, lda = c->k + c->lda_pad, ldc = c->n + c->ldc_pad;
     int64_t experts = c->shared_w ? 1 : batch;
@@ -227,7 +230,8 @@ static size_t case_mismatches(og_context *ctx, const qcase *c, og_mode mode, cha
         memcpy(wimg + 16 * c->w_off + (uint64_t)e * stride_w, mats[e], l.bytes);
     }
     int64_t stride_a = c->m * lda, stride_c = c->m * ldc;
-    size_t a_count = (size_t)(c->a_off + batch * stride_a), c_count = (size_t)(c->c_off + batch * stride_c);
+    size_t a_count = (size_t)(c->a_off + batch * stride_a),
+           c_count = (size_t)(c->c_off + batch * stride_c);
     float *av = malloc(a_count * 4), *cv = malloc(c_count * 4), *bias = malloc((size_t)c->n * 4);
     cr_assert(av && cv && bias);
     for (size_t i = 0; i < a_count; i++)
@@ -242,13 +246,27 @@ static size_t case_mismatches(og_context *ctx, const qcase *c, og_mode mode, cha
               *C = make_buffer(ctx, cv, c_count * 4),
               *B = c->bias ? make_buffer(ctx, bias, (size_t)c->n * 4) : NULL;
     og_qgemm *q = NULL;
-    cr_assert_eq(og_qgemm_create(ctx, c->a_type, f, mode, &q), OG_OK, "%s", og_context_last_error(ctx));
-    og_qgemm_args args = {.m = c->m, .n = c->n, .k = c->k, .batch = c->batch,
-                          .a = A, .lda = lda, .a_offset = c->a_off, .stride_a = stride_a,
-                          .w = W, .w_offset = 16 * c->w_off, .stride_w = (int64_t)stride_w,
+    cr_assert_eq(og_qgemm_create(ctx, c->a_type, f, mode, &q), OG_OK, "%s",
+                 og_context_last_error(ctx));
+    og_qgemm_args args = {.m = c->m,
+                          .n = c->n,
+                          .k = c->k,
+                          .batch = c->batch,
+                          .a = A,
+                          .lda = lda,
+                          .a_offset = c->a_off,
+                          .stride_a = stride_a,
+                          .w = W,
+                          .w_offset = 16 * c->w_off,
+                          .stride_w = (int64_t)stride_w,
                           .tensor_scale = c->tensor_scale,
-                          .c = C, .ldc = ldc, .c_offset = c->c_off, .stride_c = stride_c,
-                          .beta = c->beta, .bias = B, .activation = c->act};
+                          .c = C,
+                          .ldc = ldc,
+                          .c_offset = c->c_off,
+                          .stride_c = stride_c,
+                          .beta = c->beta,
+                          .bias = B,
+                          .activation = c->act};
     og_status st = og_qgemm_run(q, &args);
     cr_assert_eq(st, OG_OK, "og_qgemm_run: %s", og_context_last_error(ctx));
     float *out = malloc(c_count * 4);
@@ -270,16 +288,22 @@ static size_t case_mismatches(og_context *ctx, const qcase *c, og_mode mode, cha
                     mag += fabs((double)arow[kk] * wrow[kk]);
                 }
                 size_t ci = (size_t)(c->c_off + b * stride_c + i * ldc + j);
-                double r = sum + (c->beta != 0 ? (double)c->beta * cv[ci] : 0) + (c->bias ? bias[j] : 0);
-                double tol = ldexp(mag + fabs((double)c->beta * cv[ci]) + (c->bias ? fabs(bias[j]) : 0), -17) + 1e-30;
+                double r =
+                    sum + (c->beta != 0 ? (double)c->beta * cv[ci] : 0) + (c->bias ? bias[j] : 0);
+                double tol =
+                    ldexp(mag + fabs((double)c->beta * cv[ci]) + (c->bias ? fabs(bias[j]) : 0),
+                          -17) +
+                    1e-30;
                 r = act_ref(c->act, r);
                 if (isnan(r) ? isnan(out[ci]) : fabs(out[ci] - r) <= tol)
                     continue;
                 if (wrong++ == 0)
-                    snprintf(first, len, "format %d (group %d, scale %d, zero %d), A %s, %" PRId64 "x%" PRId64 "x%" PRId64
-                          ": C(%" PRId64 ", %" PRId64 ") of product %" PRId64 " is %.9g, the reference %.9g (tolerance %.3g)",
-                          (int)f->format, f->group, (int)f->scale, (int)f->zero, og_dtype_name(c->a_type), c->m,
-                             c->n, c->k, i, j, b, out[ci], r, tol);
+                    snprintf(first, len,
+                             "format %d (group %d, scale %d, zero %d), A %s, %" PRId64 "x%" PRId64
+                             "x%" PRId64 ": C(%" PRId64 ", %" PRId64 ") of product %" PRId64
+                             " is %.9g, the reference %.9g (tolerance %.3g)",
+                             (int)f->format, f->group, (int)f->scale, (int)f->zero,
+                             og_dtype_name(c->a_type), c->m, c->n, c->k, i, j, b, out[ci], r, tol);
             }
         }
     /* Nothing outside the M x N blocks of C changed. */
@@ -318,6 +342,17 @@ static void run_case(og_context *ctx, const qcase *c, og_mode mode)
     cr_assert_eq(wrong, 0, "%zu elements of C wrong; the first: %s", wrong, first);
 }
 
+/* Runs a low-bit weight product with parameters p (not the selected ones) and waits. */
+static og_status run_qparams(og_qgemm *q, og_context *ctx, const og_qgemm_args *args,
+                             const og_params *p)
+{
+    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    cr_assert_eq(ctx->vk.vkBeginCommandBuffer(ctx->cmd, &begin), VK_SUCCESS);
+    og_status st = og_qgemm_encode_params(q, ctx->cmd, args, p);
+    cr_assert_eq(ctx->vk.vkEndCommandBuffer(ctx->cmd), VK_SUCCESS);
+    return st != OG_OK ? st : og_submit_wait(ctx, ctx->cmd);
+}
+
 static const og_qweights_format formats[] = {
     {OG_QFORMAT_MXFP4, 0, 0, 0},
     {OG_QFORMAT_NVFP4, 0, 0, 0},
@@ -329,8 +364,8 @@ static const og_qweights_format formats[] = {
 };
 #define N_FORMATS (sizeof formats / sizeof formats[0])
 
-/* Every format with float32 A, M = 1 and 17 (rows 1, and 16 in two row
- * tiles), K of one block and gpt-oss's 2880 (2944 for groups of 128), N not
+/* Every format with float32 A, M = 1 (the decode kernel) and 17 (the
+ * prefill tile), K of one block and gpt-oss's 2880 (2944 for groups of 128), N not
  * a multiple of the 4 columns a workgroup takes; Fast and Deterministic. */
 Test(qgemm, every_format)
 {
@@ -342,7 +377,11 @@ Test(qgemm, every_format)
                 continue;
             const og_qweights_format *f = &formats[fi];
             int64_t k = big ? (f->group == 128 ? 2944 : 2880) : f->group > 32 ? f->group : 32;
-            qcase c = {.f = *f, .a_type = OG_F32, .m = big ? 17 : 1, .n = big ? 37 : 6, .k = k,
+            qcase c = {.f = *f,
+                       .a_type = OG_F32,
+                       .m = big ? 17 : 1,
+                       .n = big ? 37 : 6,
+                       .k = k,
                        .tensor_scale = 0.75f};
             run_case(ctx, &c, big ? OG_MODE_FAST : OG_MODE_DETERMINISTIC);
         }
@@ -360,8 +399,12 @@ Test(qgemm, types_and_rows)
     } cases[] = {{0, OG_F16, 3}, {4, OG_BF16, 3}, {2, OG_BF16, 2}, {6, OG_F16, 5},
                  {0, OG_F32, 8}, {1, OG_F32, 13}, {3, OG_F32, 16}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i += (size_t)og_test_stride()) {
-        qcase c = {.f = formats[cases[i].format], .a_type = cases[i].type, .m = cases[i].m,
-                   .n = 21, .k = 256, .tensor_scale = 2.5f};
+        qcase c = {.f = formats[cases[i].format],
+                   .a_type = cases[i].type,
+                   .m = cases[i].m,
+                   .n = 21,
+                   .k = 256,
+                   .tensor_scale = 2.5f};
         run_case(ctx, &c, OG_MODE_FAST);
     }
     close_context(ctx);
@@ -374,16 +417,77 @@ Test(qgemm, epilogue_experts_and_offsets)
 {
     og_context *ctx = open_context();
     qcase cases[] = {
-        {.f = formats[0], .a_type = OG_F32, .m = 2, .n = 9, .k = 96, .batch = 3, .lda_pad = 3,
-         .ldc_pad = 5, .a_off = 7, .c_off = 11, .w_off = 3, .beta = 0.5f, .bias = 1,
+        {.f = formats[0],
+         .a_type = OG_F32,
+         .m = 2,
+         .n = 9,
+         .k = 96,
+         .batch = 3,
+         .lda_pad = 3,
+         .ldc_pad = 5,
+         .a_off = 7,
+         .c_off = 11,
+         .w_off = 3,
+         .beta = 0.5f,
+         .bias = 1,
          .act = OG_ACTIVATION_GELU_ERF},
-        {.f = formats[3], .a_type = OG_F16, .m = 4, .n = 7, .k = 128, .batch = 2, .shared_w = 1,
-         .lda_pad = 1, .ldc_pad = 1, .a_off = 1, .c_off = 3, .w_off = 1, .beta = -1.0f,
+        {.f = formats[3],
+         .a_type = OG_F16,
+         .m = 4,
+         .n = 7,
+         .k = 128,
+         .batch = 2,
+         .shared_w = 1,
+         .lda_pad = 1,
+         .ldc_pad = 1,
+         .a_off = 1,
+         .c_off = 3,
+         .w_off = 1,
+         .beta = -1.0f,
          .act = OG_ACTIVATION_RELU},
-        {.f = formats[6], .a_type = OG_F32, .m = 1, .n = 130, .k = 64, .batch = 4, .bias = 1,
+        {.f = formats[6],
+         .a_type = OG_F32,
+         .m = 1,
+         .n = 130,
+         .k = 64,
+         .batch = 4,
+         .bias = 1,
          .tensor_scale = 0},
-        {.f = formats[1], .a_type = OG_BF16, .m = 3, .n = 5, .k = 64, .batch = 2, .w_off = 5,
-         .beta = 2.0f, .bias = 1, .tensor_scale = 3.0f},
+        {.f = formats[1],
+         .a_type = OG_BF16,
+         .m = 3,
+         .n = 5,
+         .k = 64,
+         .batch = 2,
+         .w_off = 5,
+         .beta = 2.0f,
+         .bias = 1,
+         .tensor_scale = 3.0f},
+        /* The prefill tile (M > 16) with the same offsets, strides and epilogue. */
+        {.f = formats[4],
+         .a_type = OG_F16,
+         .m = 33,
+         .n = 70,
+         .k = 256,
+         .batch = 2,
+         .lda_pad = 3,
+         .ldc_pad = 2,
+         .a_off = 5,
+         .c_off = 7,
+         .w_off = 2,
+         .beta = 0.5f,
+         .bias = 1,
+         .act = OG_ACTIVATION_GELU_ERF},
+        {.f = formats[1],
+         .a_type = OG_F32,
+         .m = 65,
+         .n = 9,
+         .k = 64,
+         .batch = 3,
+         .shared_w = 1,
+         .beta = -1.0f,
+         .act = OG_ACTIVATION_RELU,
+         .tensor_scale = 0.375f},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         run_case(ctx, &cases[i], OG_MODE_FAST);
@@ -419,8 +523,8 @@ Test(qgemm, integers_bit_for_bit)
         cr_assert_not_null(a);
         for (int64_t i = 0; i < m * k; i++)
             a[i] = (float)((int)(rnd() % 15) - 7);
-        og_buffer *A = make_buffer(ctx, a, (size_t)(m * k) * 4), *W = make_buffer(ctx, img, l.bytes),
-                  *C = NULL;
+        og_buffer *A = make_buffer(ctx, a, (size_t)(m * k) * 4),
+                  *W = make_buffer(ctx, img, l.bytes), *C = NULL;
         cr_assert_eq(og_buffer_create(ctx, (uint64_t)(m * n) * 4, &C), OG_OK);
         og_qgemm *q = NULL;
         cr_assert_eq(og_qgemm_create(ctx, OG_F32, f, OG_MODE_FAST, &q), OG_OK);
@@ -453,7 +557,8 @@ Test(qgemm, integers_bit_for_bit)
  * back +0: the sum starts at +0, and +0 + -0 = +0 in IEEE 754). Scales
  * include the edges: E8M0 0, 1 (subnormal scales), 254; UE4M3 0x01 and
  * 0x7E with a power-of-two tensor scale; float16 and bfloat16 extremes;
- * zero points 0 and 15; codes of every value, negative zeros among them. */
+ * zero points 0 and 15; codes of every value, negative zeros among them.
+ * Both kernels: the decode kernel and the prefill tile. */
 Test(qgemm, decodes_as_the_host_library)
 {
     og_context *ctx = open_context();
@@ -500,24 +605,39 @@ Test(qgemm, decodes_as_the_host_library)
         char why[256];
         float ts = f->format == OG_QFORMAT_NVFP4 ? 0.25f : 1.0f;
         cr_assert_eq(og_qweights_decode(f, n, k, img, ts, want, why, sizeof why), 0, "%s", why);
-        og_buffer *A = make_buffer(ctx, eye, (size_t)(k * k) * 4), *W = make_buffer(ctx, img, l.bytes),
-                  *C = NULL;
+        og_buffer *A = make_buffer(ctx, eye, (size_t)(k * k) * 4),
+                  *W = make_buffer(ctx, img, l.bytes), *C = NULL;
         cr_assert_eq(og_buffer_create(ctx, (uint64_t)(k * n) * 4, &C), OG_OK);
         og_qgemm *q = NULL;
         cr_assert_eq(og_qgemm_create(ctx, OG_F32, f, OG_MODE_DETERMINISTIC, &q), OG_OK);
-        og_qgemm_args args = {.m = k, .n = n, .k = k, .a = A, .lda = k, .w = W, .c = C, .ldc = n,
-                              .tensor_scale = ts};
-        cr_assert_eq(og_qgemm_run(q, &args), OG_OK, "%s", og_context_last_error(ctx));
+        og_qgemm_args args = {
+            .m = k, .n = n, .k = k, .a = A, .lda = k, .w = W, .c = C, .ldc = n, .tensor_scale = ts};
         float *out = malloc((size_t)(k * n) * 4);
         cr_assert_not_null(out);
-        cr_assert_eq(og_buffer_read(C, 0, out, (size_t)(k * n) * 4), OG_OK);
-        for (int64_t j = 0; j < n; j++)
-            for (int64_t i = 0; i < k; i++) {
-                float got = out[i * n + j], w = want[j * k + i];
-                int same = memcmp(&got, &w, 4) == 0 || (got == 0 && w == 0);
-                cr_assert(same, "format %d: W(%" PRId64 ", %" PRId64 ") decoded as %a, the host's %a",
-                          (int)f->format, j, i, got, w);
+        /* The decode kernel, then the prefill tile. The tile multiplies A
+         * by the decoded weights, so a row holding an infinite weight (a
+         * code of 6 under E8M0 254) gives 0 * Inf = NaN off the diagonal,
+         * as IEEE 754 says; the decode kernel scales each unit's sum of the
+         * small codes and keeps such a row finite. */
+        const og_params kernels[2] = {og_params_qdecode(16), og_params_qprefill()};
+        for (int t = 0; t < 2; t++) {
+            cr_assert_eq(run_qparams(q, ctx, &args, &kernels[t]), OG_OK, "%s",
+                         og_context_last_error(ctx));
+            cr_assert_eq(og_buffer_read(C, 0, out, (size_t)(k * n) * 4), OG_OK);
+            for (int64_t j = 0; j < n; j++) {
+                int infinite = 0;
+                for (int64_t i = 0; i < k; i++)
+                    infinite |= isinf(want[j * k + i]);
+                for (int64_t i = 0; i < k && !(t == 1 && infinite); i++) {
+                    float got = out[i * n + j], w = want[j * k + i];
+                    int same = memcmp(&got, &w, 4) == 0 || (got == 0 && w == 0);
+                    cr_assert(same,
+                              "format %d, the %s: W(%" PRId64 ", %" PRId64
+                              ") decoded as %a, the host's %a",
+                              (int)f->format, t ? "prefill tile" : "decode kernel", j, i, got, w);
+                }
             }
+        }
         og_qgemm_destroy(q);
         og_buffer_destroy(A);
         og_buffer_destroy(W);
@@ -550,24 +670,50 @@ Test(qgemm, refusals)
     static const struct {
         const char *what, *message;
     } want[] = {
-        {"K 48", "not a multiple of 32"},     {"lda 32", "lda"},
-        {"w_offset 8", "w_offset"},           {"stride_w 16", "stride_w"},
-        {"W short", "W needs"},               {"C short", "C needs"},
-        {"M negative", "M (-1) is negative"}, {"tensor_scale NaN", "tensor_scale"},
+        {"K 48", "not a multiple of 32"},
+        {"lda 32", "lda"},
+        {"w_offset 8", "w_offset"},
+        {"stride_w 16", "stride_w"},
+        {"W short", "W needs"},
+        {"C short", "C needs"},
+        {"M negative", "M (-1) is negative"},
+        {"tensor_scale NaN", "tensor_scale"},
         {"ldc 4", "ldc"},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         og_qgemm_args args = good;
         switch (i) {
-        case 0: args.k = 48; args.lda = 48; break;
-        case 1: args.lda = 32; break;
-        case 2: args.w_offset = 8; break;
-        case 3: args.batch = 2; args.stride_w = 16; args.stride_a = 0; args.stride_c = m * n; break;
-        case 4: args.w_offset = 16; break;
-        case 5: args.m = 17; break;
-        case 6: args.m = -1; break;
-        case 7: args.tensor_scale = NAN; break;
-        default: args.ldc = 4; break;
+        case 0:
+            args.k = 48;
+            args.lda = 48;
+            break;
+        case 1:
+            args.lda = 32;
+            break;
+        case 2:
+            args.w_offset = 8;
+            break;
+        case 3:
+            args.batch = 2;
+            args.stride_w = 16;
+            args.stride_a = 0;
+            args.stride_c = m * n;
+            break;
+        case 4:
+            args.w_offset = 16;
+            break;
+        case 5:
+            args.m = 17;
+            break;
+        case 6:
+            args.m = -1;
+            break;
+        case 7:
+            args.tensor_scale = NAN;
+            break;
+        default:
+            args.ldc = 4;
+            break;
         }
         og_status st = og_qgemm_run(q, &args);
         cr_assert_eq(st, OG_ERROR_INVALID_ARGUMENT, "%s: status %d (%s)", want[i].what, st,
@@ -602,6 +748,100 @@ Test(qgemm, refusals)
     close_context(ctx);
 }
 
+/* The prefill tile decodes each weight exactly as og_qweights_decode does
+ * (one rounding of the exact product), so its C is, bit for bit, the
+ * float32 GEMM's with the same tile over the decoded matrix (B transposed,
+ * float32 B and A as float32): every format, float32 and bfloat16 A,
+ * staged and direct tiles, ragged M, N and K, beta, a bias and GELU. */
+Test(qgemm, prefill_is_the_gemm_on_decoded_weights, .timeout = 900)
+{
+    og_context *ctx = open_context();
+    og_params tiles[2] = {og_params_qprefill(), og_params_qprefill()};
+    tiles[1].bm = 32, tiles[1].bn = 64, tiles[1].bk = 32, tiles[1].tm = 2, tiles[1].tn = 4;
+    tiles[1].load = OG_LOAD_DIRECT, tiles[1].pad = 0;
+    int stride = og_test_stride();
+    for (size_t fi = 0; fi < N_FORMATS; fi++)
+        for (int v = 0; v < 2; v++) {
+            if ((int)(2 * fi + (size_t)v) % stride)
+                continue;
+            const og_qweights_format *f = &formats[fi];
+            og_dtype at = v ? OG_BF16 : OG_F32;
+            const og_params *p = &tiles[(fi + (size_t)v) % 2];
+            int64_t m = 37 + (int64_t)fi, n = 70, k = f->group > 32 ? 2 * f->group : 160;
+            layout l = layout_for(f, n, k);
+            uint8_t *img = random_image(f, &l, n, k);
+            float *w = malloc((size_t)(n * k) * 4), *a = malloc((size_t)(m * k) * 4);
+            float *c0 = malloc((size_t)(m * n) * 4), *bias = malloc((size_t)n * 4);
+            float *got = malloc((size_t)(m * n) * 4), *want = malloc((size_t)(m * n) * 4);
+            cr_assert(w && a && c0 && bias && got && want);
+            char why[256];
+            cr_assert_eq(og_qweights_decode(f, n, k, img, 1.25f, w, why, sizeof why), 0, "%s", why);
+            for (int64_t i = 0; i < m * k; i++)
+                a[i] = a_value(at, (float)((int)(rnd() % 2001) - 1000) / 256.0f);
+            for (int64_t i = 0; i < m * n; i++)
+                c0[i] = (float)((int)(rnd() % 201) - 100) / 16.0f;
+            for (int64_t j = 0; j < n; j++)
+                bias[j] = (float)((int)(rnd() % 201) - 100) / 32.0f;
+            size_t a_bytes;
+            void *a_stored = store_a(at, a, (size_t)(m * k), &a_bytes);
+            og_buffer *A = make_buffer(ctx, a_stored, a_bytes),
+                      *A32 = make_buffer(ctx, a, (size_t)(m * k) * 4),
+                      *W = make_buffer(ctx, img, l.bytes),
+                      *B = make_buffer(ctx, w, (size_t)(n * k) * 4),
+                      *C = make_buffer(ctx, c0, (size_t)(m * n) * 4),
+                      *Bias = make_buffer(ctx, bias, (size_t)n * 4);
+            og_qgemm *q;
+            og_gemm *g;
+            cr_assert_eq(og_qgemm_create(ctx, at, f, OG_MODE_FAST, &q), OG_OK);
+            cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &g), OG_OK);
+            og_qgemm_args qa = {.m = m,
+                                .n = n,
+                                .k = k,
+                                .a = A,
+                                .lda = k,
+                                .w = W,
+                                .tensor_scale = 1.25f,
+                                .c = C,
+                                .ldc = n,
+                                .beta = 0.5f,
+                                .bias = Bias,
+                                .activation = OG_ACTIVATION_GELU_ERF};
+            cr_assert_eq(run_qparams(q, ctx, &qa, p), OG_OK, "%s", og_context_last_error(ctx));
+            cr_assert_eq(og_buffer_read(C, 0, got, (size_t)(m * n) * 4), OG_OK);
+            cr_assert_eq(og_buffer_write(C, 0, c0, (size_t)(m * n) * 4), OG_OK);
+            og_gemm_args ga = {.trans_b = 1,
+                               .m = m,
+                               .n = n,
+                               .k = k,
+                               .alpha = 1.0f,
+                               .beta = 0.5f,
+                               .a = A32,
+                               .b = B,
+                               .c = C,
+                               .lda = k,
+                               .ldb = k,
+                               .ldc = n,
+                               .bias = Bias,
+                               .activation = OG_ACTIVATION_GELU_ERF};
+            cr_assert_eq(run_params(g, ctx, &ga, p), OG_OK, "%s", og_context_last_error(ctx));
+            cr_assert_eq(og_buffer_read(C, 0, want, (size_t)(m * n) * 4), OG_OK);
+            size_t first = 0, differ = bits_differ(got, want, (size_t)(m * n), &first);
+            cr_expect_eq(differ, 0,
+                         "format %zu, A %s, %s tile: %zu elements differ from the GEMM on the "
+                         "decoded weights; C[%zu] = %.9g, the GEMM's %.9g",
+                         fi, og_dtype_name(at), p->load == OG_LOAD_DIRECT ? "direct" : "staged",
+                         differ, first, (double)got[first], (double)want[first]);
+            og_qgemm_destroy(q);
+            og_gemm_destroy(g);
+            og_buffer *bufs[] = {A, A32, W, B, C, Bias};
+            for (size_t i = 0; i < 6; i++)
+                og_buffer_destroy(bufs[i]);
+            free(img), free(w), free(a), free(c0), free(bias), free(got), free(want),
+                free(a_stored);
+        }
+    close_context(ctx);
+}
+
 /* Rows and products past the device's workgroup counts run as pieces (y
  * and z limited here to one tile and two products a dispatch) with the
  * same bits as one dispatch. */
@@ -621,8 +861,17 @@ Test(qgemm, pieces_give_the_same_bits)
     cr_assert_eq(og_buffer_create(ctx, c_count * 4, &C), OG_OK);
     og_qgemm *q = NULL;
     cr_assert_eq(og_qgemm_create(ctx, OG_F32, f, OG_MODE_FAST, &q), OG_OK);
-    og_qgemm_args args = {.m = m, .n = n, .k = k, .batch = batch, .a = A, .lda = k,
-                          .stride_a = m * k, .w = W, .c = C, .ldc = n, .stride_c = m * n};
+    og_qgemm_args args = {.m = m,
+                          .n = n,
+                          .k = k,
+                          .batch = batch,
+                          .a = A,
+                          .lda = k,
+                          .stride_a = m * k,
+                          .w = W,
+                          .c = C,
+                          .ldc = n,
+                          .stride_c = m * n};
     cr_assert_eq(og_qgemm_run(q, &args), OG_OK, "%s", og_context_last_error(ctx));
     cr_assert_eq(og_buffer_read(C, 0, one, c_count * 4), OG_OK);
     uint32_t saved[3];
@@ -655,8 +904,10 @@ Test(qgemm, planted_faults_are_caught, .timeout = 900)
         size_t format;
     } faults[] = {
         {"swapped nibbles", "nibbles and 4 * (e % 8)", "nibbles and 4 * ((e ~ 1) % 8)", 0},
-        {"next block's scale", "og_byte(scales, scale_row + u))", "og_byte(scales, scale_row + u + 1u))", 0},
-        {"zero point ignored", "float z = float((og_byte(zeros, zero_row + b / 2u) >> ((b & 1u) * 4u)) & 15u);",
+        {"next block's scale", "og_byte(scales, scale_row + u))",
+         "og_byte(scales, scale_row + u + 1u))", 0},
+        {"zero point ignored",
+         "float z = float((og_byte(zeros, zero_row + b / 2u) >> ((b & 1u) * 4u)) & 15u);",
          "float z = 8.0;", 3},
         {"a slice left out", "partial[${r * COLS * SLICES}u + t + h]; partial",
          "partial[${r * COLS * SLICES}u + t + h] * 0.0; partial", 6},

@@ -121,6 +121,69 @@ Test(qgemm_tune, tune_store_select, .timeout = 900)
     close_context(ctx);
 }
 
+/* Above 16 rows the candidates are the prefill's tiles (unsplit, element
+ * loads): their records select, describe and run like the decode kernel's. */
+Test(qgemm_tune, prefill_records, .timeout = 900)
+{
+    char db[512];
+    tmp_path(db, sizeof db, "prefill.db");
+    og_context *ctx;
+    cr_assert_eq(og_context_create(&(og_context_desc){.tuning_db = db}, &ctx), OG_OK);
+    FILE *out = fopen("/dev/null", "w");
+    cr_assert_not_null(out);
+    const og_qweights_format mx = {.format = OG_QFORMAT_MXFP4};
+    og_shape shape = {40, 70, 128, 1};
+    og_tune_opts opts = {.db_path = db,
+                         .dtypes = {OG_F32},
+                         .n_dtypes = 1,
+                         .shapes = &shape,
+                         .n_shapes = 1,
+                         .qformat = &mx,
+                         .preset = OG_PRESET_QUICK,
+                         .budget_candidates = 3,
+                         .out = out};
+    og_status st = og_tune(ctx, &opts);
+    fclose(out);
+    cr_assert_eq(st, OG_OK, "og_tune: %s", og_context_last_error(ctx));
+    records rs = read_records(db);
+    cr_assert_eq(rs.n, 3, "%zu records", rs.n);
+    const og_record *best = NULL;
+    for (size_t i = 0; i < rs.n; i++) {
+        const og_record *r = &rs.r[i];
+        cr_expect_str_eq(r->template_name, "gemm_tile");
+        cr_expect(strstr(r->params, "vec=1") && strstr(r->params, "src=ssbo") &&
+                      strstr(r->params, "split=1"),
+                  "%s", r->params);
+        cr_expect(r->accepted && r->max_error < 1e-5, "%s: %s", r->params, r->reason);
+        if (!best || r->gflops > best->gflops)
+            best = r;
+    }
+    og_qgemm *q;
+    og_qgemm_problem *pr;
+    cr_assert_eq(og_qgemm_create(ctx, OG_F32, &mx, OG_MODE_FAST, &q), OG_OK);
+    cr_assert_eq(og_qgemm_problem_create(ctx, OG_F32, &mx, 40, 70, 128, 1, 3, &pr), OG_OK);
+    char desc[512];
+    cr_assert_eq(og_qgemm_describe(q, &pr->args, desc, sizeof desc), OG_OK);
+    cr_expect(strstr(desc, "gemm_tile") && strstr(desc, best->params) && strstr(desc, "(db,"),
+              "%s", desc);
+    /* M = 16 stays with the decode kernel's default: no record of its kind. */
+    og_choice c;
+    cr_assert_eq(og_select_qgemm(ctx, OG_F32, &mx, OG_MODE_FAST, 16, 70, 128, 1, &c), OG_OK);
+    cr_expect(c.source == OG_SOURCE_DEFAULT && c.params.variant == OG_VARIANT_QDECODE);
+    og_params chosen;
+    int accepted;
+    double metric;
+    char why[256] = "";
+    cr_assert_eq(og_qgemm_choose(q, &pr->args, &chosen), OG_OK);
+    cr_assert_eq(og_qgemm_problem_verify(q, pr, &chosen, &accepted, &metric, why, sizeof why),
+                 OG_OK);
+    cr_expect(accepted, "%s", why);
+    og_qgemm_problem_destroy(pr);
+    og_qgemm_destroy(q);
+    free(rs.r);
+    close_context(ctx);
+}
+
 /* The command line: tune, select --json, bench, refusals, and the records
  * through export and import. */
 Test(qgemm_tune, command_line, .timeout = 900)

@@ -464,6 +464,12 @@ og_status og_conv_plan(const og_limits *lim, char *err, og_dtype input, const og
  * format's canonical text (og_qweights_format_name). */
 void og_qgemm_op(const og_qweights_format *f, char *buf, size_t len);
 
+/* A low-bit weight product's default kernel for M rows: the decode kernel
+ * (og_params_qdecode) up to 16 rows, where it streams W once; beyond, the
+ * prefill tile (og_params_qprefill), which reuses each decoded weight for
+ * BM rows. */
+og_params og_qgemm_default(int64_t m);
+
 /* The parameters a checked product runs with p: vec = 4 (16-byte loads)
  * only where A's offset, lda and stride and W's binding offset keep every
  * load on 16 bytes, else vec = 1 (word loads). */

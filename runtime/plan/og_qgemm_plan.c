@@ -99,6 +99,11 @@ void og_qgemm_op(const og_qweights_format *f, char *buf, size_t len)
     snprintf(buf, len, "%s%s", OG_OP_QGEMM_PREFIX, name);
 }
 
+og_params og_qgemm_default(int64_t m)
+{
+    return m > 16 ? og_params_qprefill() : og_params_qdecode(m);
+}
+
 og_params og_qgemm_run_params(og_dtype a_type, const og_push *push, const og_params *p)
 {
     og_params run = *p;
@@ -117,27 +122,45 @@ og_status og_qgemm_plan(const og_limits *lim, char *err, og_dtype a_type, int qf
     og_binding_starts(lim, shape, og_dtype_bytes(a_type), 4, NULL, 0, out->start);
     if (shape->m == 0 || shape->n == 0)
         return OG_OK;
-    if (p->variant != OG_VARIANT_QDECODE)
+    int tile = p->variant == OG_VARIANT_TILE;
+    if (!tile && p->variant != OG_VARIANT_QDECODE)
         return og_failf(err, OG_ERROR_INVALID_ARGUMENT,
-                        "qgemm: parameters of variant %d are not the decode kernel's",
+                        "qgemm: parameters of variant %d are neither the decode kernel's nor the "
+                        "portable tile's",
                         (int)p->variant);
-    uint64_t gx = og_ceil_div((uint64_t)shape->n, (uint64_t)p->cols);
+    if (tile && (p->split != 1 || p->vec != 1 || p->src != OG_SRC_STORAGE || og_params_matrix(p)))
+        return og_failf(err, OG_ERROR_INVALID_ARGUMENT,
+                        "qgemm: the prefill tile decodes each weight as it loads it: element "
+                        "loads from storage buffers, unsplit (vec=1, src=ssbo, split=1)");
+    uint64_t gx = og_ceil_div((uint64_t)shape->n, (uint64_t)(tile ? p->bn : p->cols));
     og_status st = og_grid_x_check(lim, err, "qgemm", shape->n, gx);
     if (st != OG_OK)
         return st;
     /* 16-byte loads need every row of A (and every piece's and product's
      * first) and W's image on 16-byte boundaries of their bindings. */
-    og_params run = og_qgemm_run_params(a_type, push, p);
+    og_params run = tile ? *p : og_qgemm_run_params(a_type, push, p);
     out->key = (og_kernel_key){.kernel = OG_KERNEL_GEMM,
                                .p = run,
                                .dtype = a_type,
                                .dialect = OG_GLSL,
+                               .trans_b = tile,
                                .qformat = qformat};
+    char why[256];
+    if (tile && og_kernel_check(&out->key, lim, why, sizeof why) != 0)
+        return og_failf(err, OG_ERROR_UNSUPPORTED, "qgemm: %s", why);
     if ((st = og_loops_check(lim, err, "qgemm", &out->key, shape->k, (uint64_t)shape->k)) != OG_OK)
         return st;
+    if (tile) {
+        /* The tile multiplies its sums by alpha: 1 here, the weights carry
+         * NVFP4's tensor scale (qweights_element.tmpl reads it from
+         * addr_b_lo), so the sums are the decoded matrix's. */
+        float one = 1.0f, scale = push->alpha;
+        memcpy(&out->push.addr_b[0], &scale, sizeof scale);
+        out->push.alpha = one;
+    }
     out->gx = (uint32_t)gx;
-    out->tile_rows = (uint32_t)p->rows;
-    out->rows_per = (uint64_t)lim->max_count[1] * (uint64_t)p->rows;
+    out->tile_rows = (uint32_t)(tile ? p->bm : p->rows);
+    out->rows_per = (uint64_t)lim->max_count[1] * (uint64_t)out->tile_rows;
     out->batch_per = lim->max_count[2];
     out->a_row = (uint64_t)shape->lda;
     og_plan_count_pieces(out);

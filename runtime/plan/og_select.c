@@ -300,19 +300,27 @@ og_status og_select_qgemm(og_context *ctx, og_dtype dtype, const og_qweights_for
                           og_choice *out)
 {
     memset(out, 0, sizeof *out);
-    out->params = og_params_qdecode(m);
+    out->params = og_qgemm_default(m);
     out->source = OG_SOURCE_DEFAULT;
     if (mode == OG_MODE_DETERMINISTIC)
         return OG_OK;
     og_record_key key = {.dtype = dtype, .mode = mode, .trans_a = 0, .trans_b = 1};
     og_qgemm_op(f, key.op, sizeof key.op);
     search_databases(ctx, &key, 0, m, n, k, batch, out);
+    /* The prefill decodes one weight at a time: a tile record (say, one
+     * edited by hand) runs with element loads from storage, unsplit. */
+    if (out->params.variant == OG_VARIANT_TILE) {
+        out->params.vec = 1;
+        out->params.src = OG_SRC_STORAGE;
+        out->params.split = 1;
+    }
     /* A record of another M keeps its columns, slices and loads, but the
      * rows follow this M: fewer would read W once more per tile of rows. */
     og_params rows = out->params;
     rows.rows = og_params_qdecode(m).rows;
     char why[256];
-    if (out->source == OG_SOURCE_DB_NEAREST && out->m != m &&
+    if (out->params.variant == OG_VARIANT_QDECODE && out->source == OG_SOURCE_DB_NEAREST &&
+        out->m != m &&
         og_params_check(&rows, &ctx->limits, why, sizeof why) == 0)
         out->params = rows;
     return OG_OK;

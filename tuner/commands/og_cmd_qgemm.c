@@ -210,7 +210,7 @@ static og_status time_four(og_context *ctx, og_qgemm *q, const og_qgemm_args *qa
     enum { rounds = 5 };
     double t[4][rounds];
     og_timing_plan plan = OG_TIMING_BENCH;
-    og_params def = og_params_qdecode(qa->m), gp;
+    og_params def = og_qgemm_default(qa->m), gp;
     og_status st = og_gemm_choose(g, ga, &gp);
     for (int r = 0; r < rounds && st == OG_OK; r++) {
         og_timing x[4] = {{0}};

@@ -189,15 +189,22 @@ og_status og_qgemm_candidate_verify(og_qgemm *q, og_qgemm_problem *pr, const og_
 {
     og_status st = og_qgemm_problem_verify(q, pr, p, accepted, metric, why, len);
     /* Ragged neighbours (DESIGN.md invariant 3), small so verifying stays
-     * cheap: rows off the workgroup's ROWS (a second tile of rows), columns
-     * off its COLS, K one block past a whole round of the slices' units,
-     * then fewer units than slices (a per-channel INT4 group is all of K);
+     * cheap: for the decode kernel rows off the workgroup's ROWS (a second
+     * tile of rows), columns off its COLS, K one block past a whole round of
+     * the slices' units, then fewer units than slices (a per-channel INT4
+     * group is all of K); for the tile, rows, columns and K off its tile;
      * the first batched with a bias, beta = 1 and ReLU, the second GELU. */
     const int64_t step = k_step(&pr->format, pr->args.k);
     const int64_t units = (int64_t)p->slices * 32;
-    const int64_t shapes[2][4] = {
+    int64_t shapes[2][4] = {
         {p->rows + 1, 2 * p->cols + 1, (units / step + 1) * step, 2},
         {p->rows > 1 ? p->rows - 1 : 3, 3 * p->cols - 1, step * (units > step ? 1 : 2), 1}};
+    if (p->variant == OG_VARIANT_TILE) {
+        /* The prefill tile: rows and columns off BM and BN, K off BK. */
+        const int64_t tile[2][4] = {{p->bm + 1, p->bn + 3, (p->bk / step + 2) * step, 2},
+                                    {2 * p->bm - 1, p->bn - 1, step, 1}};
+        memcpy(shapes, tile, sizeof shapes);
+    }
     for (int i = 0; i < 2 && st == OG_OK && *accepted; i++) {
         og_qgemm_problem *small;
         double m2;

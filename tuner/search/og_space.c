@@ -480,8 +480,23 @@ og_status og_space_qgemm(const og_limits *lim, og_preset preset, const og_shape 
     static const int cols[] = {1, 2, 4, 8, 16}, slices[] = {8, 16, 32, 64, 128};
     candidates c = {.lim = lim};
     *n = 0;
-    og_params def = og_params_qdecode(s->m);
+    og_params def = og_qgemm_default(s->m);
     og_status st = add(&c, def);
+    if (def.variant == OG_VARIANT_TILE) {
+        /* The prefill: og_space's tiles, each unsplit with element loads
+         * from storage buffers (the weights are decoded one at a time). */
+        candidates all = {.lim = lim};
+        st = tile_space(&all, preset, s);
+        for (size_t i = 0; i < all.n && st == OG_OK; i++) {
+            og_params p = all.list[i];
+            p.vec = 1;
+            p.src = OG_SRC_STORAGE;
+            p.split = 1;
+            st = add(&c, p);
+        }
+        free(all.list);
+        return space_done(st, &c, out, n);
+    }
     /* Fewer rows than M reads W once more per extra tile of rows: only the
      * standard preset tries half the rows (less register pressure). */
     int row_counts = preset == OG_PRESET_STANDARD && def.rows > 1 ? 2 : 1;

@@ -505,11 +505,12 @@ og_status og_space_recovered(const og_limits *lim, og_dialect dialect, og_preset
 og_status og_space_conv(const og_limits *lim, og_preset preset, const og_shape *s, og_params **out,
                         size_t *n);
 
-/* The candidates of a preset for a low-bit weight product of shape s: the
- * default decode kernel for M (og_params_qdecode) first, then column and
- * slice counts around it with 16-byte loads (quick: 2 to 8 columns, 16 to
- * 64 slices); standard: 64 to 512 invocations, word loads too, and half
- * the rows. *out is malloc'ed. */
+/* The candidates of a preset for a low-bit weight product of shape s, the
+ * default for M (og_qgemm_default) first. M <= 16: the decode kernel's
+ * column and slice counts around it with 16-byte loads (quick: 2 to 8
+ * columns, 16 to 64 slices; standard: 64 to 512 invocations, word loads
+ * too, and half the rows). M > 16: og_space's tiles, each unsplit with
+ * element loads from storage buffers. *out is malloc'ed. */
 og_status og_space_qgemm(const og_limits *lim, og_preset preset, const og_shape *s, og_params **out,
                          size_t *n);
 

@@ -75,10 +75,11 @@ int og_record_check(const og_record *rec, char *why, size_t len)
         return -1;
     }
     if (qgemm && (og_dtype_is_int8(key->dtype) || key->trans_a != 0 || key->trans_b != 1 ||
-                  strcmp(rec->template_name, "qgemm_decode") != 0)) {
+                  (strcmp(rec->template_name, "qgemm_decode") != 0 &&
+                   strcmp(rec->template_name, "gemm_tile") != 0))) {
         snprintf(why, len,
                  "a low-bit weight product's record takes a float dtype, trans_a 0, trans_b 1 "
-                 "and template qgemm_decode");
+                 "and template qgemm_decode or gemm_tile (the prefill)");
         return -1;
     }
     if (conv && (og_dtype_is_int8(key->dtype) || strcmp(rec->template_name, "gemm_tile") != 0)) {
@@ -121,9 +122,13 @@ int og_record_check(const og_record *rec, char *why, size_t len)
                      rec->params);
             return -1;
         }
-        if ((p.variant == OG_VARIANT_QDECODE) != qgemm) {
+        int prefill = p.variant == OG_VARIANT_TILE && p.vec == 1 && p.src == OG_SRC_STORAGE &&
+                      p.split == 1;
+        if (qgemm ? p.variant != OG_VARIANT_QDECODE && !prefill
+                  : p.variant == OG_VARIANT_QDECODE) {
             snprintf(why, len, "params '%s' %s", rec->params,
-                     qgemm ? "are not the decode kernel's (variant=qdecode)"
+                     qgemm ? "are neither the decode kernel's (variant=qdecode) nor the prefill "
+                             "tile's (vec=1, src=ssbo, split=1)"
                            : "are the low-bit decode kernel's: its op starts " OG_OP_QGEMM_PREFIX);
             return -1;
         }
