@@ -38,6 +38,14 @@ step "set-up"
 
 scripts/build.sh -DOG_WERROR=ON
 step "build"
+# Most of this pass is compiling kernels cold (shaderc's optimizer, then
+# lavapipe's LLVM; both caches live in .test-cache and serve the later
+# passes), so the heavy tests build samples of the tuning spaces that keep
+# every template path and parameter value but not every large tile:
+# test_gen every 40th standard tile (and the first of each parameter value)
+# and every 8th standard Int8Gemm tile, test_order every 122nd standard
+# tile, test_int8_matrix one emulated module per type pair and layout
+# (2026-12-05: about 250 s of this pass's 1680 on a 2-core machine).
 ctest --test-dir build --output-on-failure -j"$jobs" -LE mesa26
 step "the suite"
 
