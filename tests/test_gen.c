@@ -10,7 +10,8 @@
  * (dtype, op(A), op(B), dialect) combination that rotates with its index,
  * and the default parameters are built with every combination. The suite
  * builds every candidate of the quick space (which also opens the standard
- * one) and every SAMPLE_STRIDE-th of the standard space; OG_TEST_FULL_SPACE=1
+ * one), every SAMPLE_STRIDE-th of the standard space and the first candidate
+ * with each value of each parameter not built yet; OG_TEST_FULL_SPACE=1
  * builds every candidate (about 10 minutes), and OG_TEST_GEN_MODULES=N keeps
  * N modules spread evenly over that list (the sanitizer run, where shaderc is
  * several times slower). The space comes from og_space(), so parameters
@@ -107,7 +108,48 @@ static og_kernel_key combo_key(const og_params *p, size_t combo)
     return key;
 }
 
-#define SAMPLE_STRIDE 20
+/* The standard space past the quick one adds tile and workgroup sizes to
+ * the same template paths (load, acc, vec, src, pad, split), and those
+ * candidates are the slowest to compile (up to 20 s for a direct-load 128x32
+ * tile of 8x16 registers; 7 s on average, against 0.4 s for the default):
+ * every 20th, 59 modules, took half of the module test's time. Every 40th,
+ * with the first of every parameter value (new_value) and every (dtype,
+ * op(A), op(B), dialect) combination among them, keeps each path and each
+ * size (every split too, which every 20th missed) in 41 modules, most of
+ * them cheap (test_gen: 444 CPU seconds cold before, 341 after). */
+#define SAMPLE_STRIDE 40
+
+/* Int8Gemm's standard tiles: every INT8_STRIDE-th past the quick ones (which
+ * lead the standard space and are built from it), their combinations
+ * rotating with their order in the sample. Every 4th with the combination
+ * of the index built only uint8 x int8 (index + 1 = 1 mod 4) in 207 modules;
+ * every 8th rotates through every type pair in 104. */
+#define INT8_STRIDE 8
+
+/* Whether p, a candidate of the float tile, has a value of some parameter
+ * that none of cases[0..count) has: the sample then builds it, so that no
+ * tile size, workgroup shape or option of the space goes unbuilt whatever
+ * the stride. */
+static int new_value(const og_params *p, const module_case *cases, size_t count)
+{
+#define OG_FIELDS(q)                                                                              \
+    {(q)->bm, (q)->bn, (q)->bk, (q)->tm, (q)->tn, (q)->wgx, (q)->wgy, (q)->pad, (int)(q)->load,     \
+     (int)(q)->acc, (q)->vec, (int)(q)->src, (q)->split}
+    const int mine[] = OG_FIELDS(p);
+    enum { N_FIELDS = sizeof mine / sizeof mine[0] };
+    for (size_t f = 0; f < N_FIELDS; f++) {
+        size_t i = 0;
+        for (; i < count; i++) {
+            const int theirs[N_FIELDS] = OG_FIELDS(&cases[i].key.p);
+            if (theirs[f] == mine[f])
+                break;
+        }
+        if (i == count)
+            return 1;
+    }
+    return 0;
+#undef OG_FIELDS
+}
 
 /* Int8Gemm's operand types, op(A), op(B) and dialect rotate with the index;
  * packed dot products and the matrix tile (on devices listing int8
@@ -235,10 +277,14 @@ ParameterizedTestParameters(gen, module)
     module_case *cases = cr_malloc((n + n_rows[0] + n_rows[1] + n_int8[0] + n_int8[1] + n_int8[2] +
                                     2 * N_COMBOS + 8 + N_NUMERIC + N_QDECODE) *
                                    sizeof *cases);
-    /* The standard space starts with the quick one. */
+    /* The standard space starts with the quick one; the combination rotates
+     * with the order in the sample (with the index, every 40th would take
+     * only 3 of the 24). */
     for (size_t i = 0; i < n; i++)
-        if (i < n_quick || i % stride == 0)
-            cases[count++] = (module_case){i, combo_key(&space[i], i % N_COMBOS)};
+        if (i < n_quick || i % stride == 0 || new_value(&space[i], cases, count)) {
+            cases[count] = (module_case){i, combo_key(&space[i], count % N_COMBOS)};
+            count++;
+        }
     for (size_t c = 0; c < N_COMBOS; c++) {
         cases[count++] = (module_case){(size_t)-1, combo_key(&def, c)};
         /* The split-k pass of the same tile. */
@@ -251,12 +297,15 @@ ParameterizedTestParameters(gen, module)
             cases[count++] = (module_case){
                 i,
                 {.p = rows[t][i], .dtype = OG_F32, .trans_b = t, .dialect = (og_dialect)(i % 2)}};
-    /* Int8Gemm: every quick tile and skinny shape, every 4th standard tile
-     * (the whole space with OG_TEST_FULL_SPACE=1). */
+    /* Int8Gemm: every quick tile and skinny shape, every INT8_STRIDE-th
+     * standard tile (the whole space with OG_TEST_FULL_SPACE=1). */
+    size_t sampled = 0;
     for (int t = 0; t < 3; t++) {
         for (size_t i = 0; i < n_int8[t]; i++)
-            if (t != 1 || i % (stride == 1 ? 1 : 4) == 0)
+            if (t != 1 || stride == 1)
                 cases[count++] = (module_case){i, int8_key(&int8[t][i], i + (size_t)t)};
+            else if (i >= n_int8[0] && i % INT8_STRIDE == 0)
+                cases[count++] = (module_case){i, int8_key(&int8[t][i], sampled++)};
         free(int8[t]);
     }
     count += numeric_cases(cases + count);
