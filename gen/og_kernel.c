@@ -49,8 +49,8 @@ const char *og_kernel_template(const og_kernel_key *key)
     switch (key->kernel) {
     case OG_KERNEL_GEMM:
         return og_params_template(&key->p);
-    case OG_KERNEL_PLANES:
-        return OG_TEMPLATE_TILE;
+    case OG_KERNEL_PLANES: /* the tile's split-k pass, or the low-bit decode kernel's */
+        return key->p.variant == OG_VARIANT_QDECODE ? OG_TEMPLATE_QDECODE : OG_TEMPLATE_TILE;
     case OG_KERNEL_REDUCE:
         return OG_TEMPLATE_REDUCE;
     case OG_KERNEL_EXPONENTS:

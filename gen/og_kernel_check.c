@@ -108,18 +108,19 @@ static int qformat_check(const og_kernel_key *key, char *why, size_t len)
 {
     int params = og_kernel_has_params(key);
     int decode = params && key->p.variant == OG_VARIANT_QDECODE;
+    /* The tile's prefill is unsplit; the decode kernel has a split-k pass. */
+    int kernel_ok = key->kernel == OG_KERNEL_GEMM || (decode && key->kernel == OG_KERNEL_PLANES);
     if (!decode && !key->qformat)
         return 0;
     int q = key->qformat, format = OG_QFORMAT_KEY_FORMAT(q);
     int int4 = format == 2; /* OG_QFORMAT_INT4 */
     int tile = params && key->p.variant == OG_VARIANT_TILE && !og_params_matrix(&key->p);
-    if ((!decode && !tile) || key->kernel != OG_KERNEL_GEMM || q < 1 ||
-        OG_QFORMAT_KEY_ZERO(q) > 2 ||
+    if ((!decode && !tile) || !kernel_ok || q < 1 || OG_QFORMAT_KEY_ZERO(q) > 2 ||
         (!int4 && (OG_QFORMAT_KEY_SCALE(q) || OG_QFORMAT_KEY_ZERO(q)))) {
         snprintf(why, len,
                  "gen: a weight format (qformat %d) goes with the low-bit decode kernel "
-                 "(variant=qdecode) and the portable tile's gemm pass, and the decode kernel "
-                 "takes one",
+                 "(variant=qdecode, and its split-k pass) and the portable tile's gemm pass, "
+                 "and the decode kernel takes one",
                  q);
         return -1;
     }
@@ -160,8 +161,10 @@ int og_kernel_check(const og_kernel_key *key, const og_limits *lim, char *why, s
         snprintf(why, len, "gen: src=addr (buffer device addresses) is GLSL only");
         return -1;
     }
-    if (key->kernel == OG_KERNEL_PLANES && key->p.variant != OG_VARIANT_TILE) {
-        snprintf(why, len, "gen: split-k planes exist for the tile variant only");
+    if (key->kernel == OG_KERNEL_PLANES && key->p.variant != OG_VARIANT_TILE &&
+        key->p.variant != OG_VARIANT_QDECODE) {
+        snprintf(why, len,
+                 "gen: split-k planes exist for the tile and the low-bit decode kernel only");
         return -1;
     }
     int integer_variant = key->p.variant == OG_VARIANT_INT8_TILE ||

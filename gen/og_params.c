@@ -156,11 +156,10 @@ void og_params_format(const og_params *p, char *buf, size_t len)
         /* NV matrices in subgroups of 32 with one buffer keep the text they
          * had before KHR matrices and double buffering existed, so the
          * records measured then keep their keys. */
-        int used =
-            snprintf(buf, len, "variant=%s,bm=%d,bn=%d,bk=%d,sgx=%d,sgy=%d,pad=%d,load=%s",
-                     p->variant == OG_VARIANT_COOPMAT ? "coopmat" : "int8coopmat", p->bm, p->bn,
-                     p->bk, p->sgx, p->sgy, p->pad,
-                     p->load == OG_LOAD_DIRECT ? "direct" : "staged");
+        int used = snprintf(buf, len, "variant=%s,bm=%d,bn=%d,bk=%d,sgx=%d,sgy=%d,pad=%d,load=%s",
+                            p->variant == OG_VARIANT_COOPMAT ? "coopmat" : "int8coopmat", p->bm,
+                            p->bn, p->bk, p->sgx, p->sgy, p->pad,
+                            p->load == OG_LOAD_DIRECT ? "direct" : "staged");
         if (p->mat != OG_MATRIX_NV && used >= 0 && (size_t)used < len)
             used += snprintf(buf + used, len - (size_t)used, ",mat=%s",
                              p->mat == OG_MATRIX_KHR ? "khr" : "emu");
@@ -173,8 +172,11 @@ void og_params_format(const og_params *p, char *buf, size_t len)
         return;
     }
     if (p->variant == OG_VARIANT_QDECODE) {
-        snprintf(buf, len, "variant=qdecode,rows=%d,cols=%d,slices=%d,vec=%d", p->rows, p->cols,
-                 p->slices, p->vec);
+        int used = snprintf(buf, len, "variant=qdecode,rows=%d,cols=%d,slices=%d,vec=%d", p->rows,
+                            p->cols, p->slices, p->vec);
+        /* Split-k (k ranges) only where asked: unsplit texts stay as they were. */
+        if (p->split != OG_SPLIT_RULE && used >= 0 && (size_t)used < len)
+            snprintf(buf + used, len - (size_t)used, ",split=%d", p->split);
         return;
     }
     if (p->variant == OG_VARIANT_INT8_SKINNY) {
@@ -197,8 +199,7 @@ void og_params_format(const og_params *p, char *buf, size_t len)
              "split=%s",
              p->bm, p->bn, p->bk, p->tm, p->tn, p->wgx, p->wgy, p->pad,
              p->load == OG_LOAD_DIRECT ? "direct" : "staged",
-             p->acc == OG_ACC_CHAIN ? "chain" : "blocked", p->vec,
-             src_names[p->src], split);
+             p->acc == OG_ACC_CHAIN ? "chain" : "blocked", p->vec, src_names[p->src], split);
 }
 
 /* The integer field named key, and its position in the table (for the
@@ -229,13 +230,11 @@ static int *int_field(og_params *p, const char *key, unsigned *position)
 
 static int variant_named(const char *name, og_variant *out)
 {
-    static const char *const names[] = {[OG_VARIANT_TILE] = "tile",
-                                        [OG_VARIANT_FEWROWS] = "fewrows",
-                                        [OG_VARIANT_INT8_TILE] = "int8tile",
-                                        [OG_VARIANT_INT8_SKINNY] = "int8skinny",
-                                        [OG_VARIANT_COOPMAT] = "coopmat",
-                                        [OG_VARIANT_INT8_COOPMAT] = "int8coopmat",
-                                        [OG_VARIANT_QDECODE] = "qdecode"};
+    static const char *const names[] = {
+        [OG_VARIANT_TILE] = "tile",          [OG_VARIANT_FEWROWS] = "fewrows",
+        [OG_VARIANT_INT8_TILE] = "int8tile", [OG_VARIANT_INT8_SKINNY] = "int8skinny",
+        [OG_VARIANT_COOPMAT] = "coopmat",    [OG_VARIANT_INT8_COOPMAT] = "int8coopmat",
+        [OG_VARIANT_QDECODE] = "qdecode"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(name, names[i]) == 0) {
             *out = (og_variant)i;
@@ -333,20 +332,20 @@ int og_params_parse(const char *text, og_params *out, char *why, size_t len)
         [OG_VARIANT_INT8_SKINNY] = {0x7800u,
                                     "rows, cols, slices and dot (and vec) for variant=int8skinny"},
         [OG_VARIANT_COOPMAT] = {0x1821du, "bm,bn,bk,sgx,sgy,pad,load for variant=coopmat"},
-        [OG_VARIANT_INT8_COOPMAT] = {0x1821du,
-                                     "bm,bn,bk,sgx,sgy,pad,load for variant=int8coopmat"},
-        [OG_VARIANT_QDECODE] = {0x3800u, "rows, cols and slices (and vec) for variant=qdecode"},
+        [OG_VARIANT_INT8_COOPMAT] = {0x1821du, "bm,bn,bk,sgx,sgy,pad,load for variant=int8coopmat"},
+        [OG_VARIANT_QDECODE] = {0x3800u,
+                                "rows, cols and slices (and vec, split) for variant=qdecode"},
     };
     /* Few rows read one element at a time unless vec says otherwise. */
     if ((p.variant == OG_VARIANT_FEWROWS || p.variant == OG_VARIANT_QDECODE) && !(seen & 0x400u))
         p.vec = 1;
-    int unsplit = p.variant != OG_VARIANT_TILE;
+    int unsplit = p.variant != OG_VARIANT_TILE && p.variant != OG_VARIANT_QDECODE;
     /* The Int8Gemm tile may name its loads and their width (both or none),
      * the skinny kernel and few rows their loads' width; apart from those,
      * the Int8Gemm kernels and few rows may name their source (src). */
     unsigned extra = p.variant == OG_VARIANT_INT8_TILE ? 0x401u
                      : p.variant == OG_VARIANT_INT8_SKINNY || p.variant == OG_VARIANT_FEWROWS ||
-                               p.variant == OG_VARIANT_QDECODE
+                             p.variant == OG_VARIANT_QDECODE
                          ? 0x400u
                          : 0u;
     unsigned optional = (seen & extra) == extra ? extra : 0u;
@@ -483,8 +482,9 @@ static int src_check(const og_params *p, const og_limits *lim, char *why, size_t
 {
     if (p->src == OG_SRC_ADDR) {
         if (lim && !lim->buffer_address) {
-            snprintf(why, len, "limits: src=addr needs bufferDeviceAddress, not enabled on this "
-                               "device");
+            snprintf(why, len,
+                     "limits: src=addr needs bufferDeviceAddress, not enabled on this "
+                     "device");
             return -1;
         }
         return 0;
@@ -541,12 +541,12 @@ static int qdecode_check(const og_params *p, const og_limits *lim, char *why, si
     int threads = p->cols * p->slices;
     if (!one_of(p->rows, pow2, 5) || !one_of(p->cols, pow2, 7) || !one_of(p->slices, pow2, 8) ||
         threads < 32 || threads > 1024 || p->src != OG_SRC_STORAGE ||
-        (p->vec != 1 && p->vec != 4)) {
+        (p->vec != 1 && p->vec != 4) || p->split < 0 || p->split > 16) {
         snprintf(why, len,
                  "params: qdecode rows=%d, cols=%d, slices=%d must be powers of two (rows up to "
                  "16, cols up to 64, slices up to 128) with 32..1024 invocations, vec=%d 1 or 4, "
-                 "from storage buffers",
-                 p->rows, p->cols, p->slices, p->vec);
+                 "split=%d the rule (none) or 1..16 k ranges, from storage buffers",
+                 p->rows, p->cols, p->slices, p->vec, p->split);
         return -1;
     }
     return lim ? limits_check(p, lim, (uint32_t)threads, 1, why, len) : 0;
@@ -573,8 +573,8 @@ static int shape_types(const og_matrix_shape *s, int a, int b, int acc)
     return s->subgroup && s->a == a && s->b == b && s->c == acc && s->result == acc;
 }
 
-int og_matrix_fragment(const og_matrix_caps *m, og_matrix_ext mat, int a, int b, int acc,
-                       int *fm, int *fn, int *fk)
+int og_matrix_fragment(const og_matrix_caps *m, og_matrix_ext mat, int a, int b, int acc, int *fm,
+                       int *fn, int *fk)
 {
     uint32_t n;
     const og_matrix_shape *shapes = listed(m, mat, &n), *best = NULL;
@@ -613,11 +613,11 @@ int og_matrix_subgroup(const og_limits *lim)
  * Int8Gemm tile) int8 A and B and int32 accumulators. */
 static int matrix_ext_check(const og_params *p, const og_matrix_caps *m, char *why, size_t len)
 {
-    const char *ext = p->mat == OG_MATRIX_KHR ? "VK_KHR_cooperative_matrix"
-                                              : "VK_NV_cooperative_matrix";
+    const char *ext =
+        p->mat == OG_MATRIX_KHR ? "VK_KHR_cooperative_matrix" : "VK_NV_cooperative_matrix";
     int int8 = p->variant == OG_VARIANT_INT8_COOPMAT;
-    int in = int8 ? OG_COMPONENT_S8 : OG_COMPONENT_F16, acc = int8 ? OG_COMPONENT_S32
-                                                                   : OG_COMPONENT_F32;
+    int in = int8 ? OG_COMPONENT_S8 : OG_COMPONENT_F16,
+        acc = int8 ? OG_COMPONENT_S32 : OG_COMPONENT_F32;
     uint32_t n;
     const og_matrix_shape *shapes = listed(m, p->mat, &n);
     int found = 0;
@@ -625,10 +625,11 @@ static int matrix_ext_check(const og_params *p, const og_matrix_caps *m, char *w
         found = shapes[i].m == (uint32_t)p->fm && shapes[i].n == (uint32_t)p->fn &&
                 shapes[i].k == (uint32_t)p->fk && shape_types(&shapes[i], in, in, acc);
     if (!found) {
-        snprintf(why, len, "the device lists no %dx%dx%d %s combination for %s%s", p->fm,
-                 p->fn, p->fk, int8 ? "int8 x int8 -> int32" : "float16", ext,
-                 n ? "" : p->mat == OG_MATRIX_KHR ? " (it lists no KHR shapes)"
-                                                  : " (it lists no NV shapes)");
+        snprintf(why, len, "the device lists no %dx%dx%d %s combination for %s%s", p->fm, p->fn,
+                 p->fk, int8 ? "int8 x int8 -> int32" : "float16", ext,
+                 n                         ? ""
+                 : p->mat == OG_MATRIX_KHR ? " (it lists no KHR shapes)"
+                                           : " (it lists no NV shapes)");
         return -1;
     }
     if (p->mat == OG_MATRIX_KHR && !m->khr_compute) {
@@ -736,12 +737,12 @@ static int coopmat_check(const og_params *p, const og_limits *lim, char *why, si
     if (matrix_ext_check(p, m, why, len) != 0)
         return -1;
     uint32_t s = (uint32_t)p->sub;
-    int can = m->size_control ? m->subgroup_min <= s && s <= m->subgroup_max
-                              : lim->subgroup_size == s;
+    int can =
+        m->size_control ? m->subgroup_min <= s && s <= m->subgroup_max : lim->subgroup_size == s;
     if (!can) {
         if (m->size_control && m->subgroup_min != m->subgroup_max)
-            snprintf(why, len, "the device runs subgroups of %u to %u, none of %u",
-                     m->subgroup_min, m->subgroup_max, s);
+            snprintf(why, len, "the device runs subgroups of %u to %u, none of %u", m->subgroup_min,
+                     m->subgroup_max, s);
         else
             snprintf(why, len, "the device runs subgroups of %u only, the kernel needs %u",
                      m->size_control ? m->subgroup_min : lim->subgroup_size, s);

@@ -63,7 +63,8 @@ struct og_conv {
 };
 
 /* A low-bit weight product: A's type, the weights' format (and its kernel
- * key, OG_QFORMAT_KEY), the mode and its selection cache (shape, params). */
+ * key, OG_QFORMAT_KEY), the mode, its selection cache (shape, params) and
+ * split-k's scratch. */
 struct og_qgemm {
     og_context *ctx;
     og_dtype input;
@@ -72,6 +73,7 @@ struct og_qgemm {
     og_mode mode;
     og_shape_choice *choices;
     size_t n_choices, cap_choices;
+    og_buffer *scratch; /* split-k planes, made on first use */
 };
 
 /* What g fixes for the plan layer. */

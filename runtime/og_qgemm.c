@@ -45,6 +45,7 @@ void og_qgemm_destroy(og_qgemm *q)
 {
     if (!q)
         return;
+    og_buffer_destroy(q->scratch);
     og_mem_free(&q->ctx->allocator, q->choices);
     og_mem_free(&q->ctx->allocator, q);
 }
@@ -93,11 +94,16 @@ static og_status prepare(og_qgemm *q, const og_qgemm_args *args, const og_params
     if (st == OG_OK)
         st = og_qgemm_plan(&ctx->limits, ctx->error, q->input, q->qformat, &shape, p, &push,
                            &c->plan);
+    /* Split-k's planes, made on first use (zero-filled on the context's
+     * copy command buffer, so this may happen while the caller records). */
+    if (st == OG_OK && c->plan.scratch_bytes && !q->scratch)
+        st = og_buffer_create(ctx, c->plan.scratch_bytes, &q->scratch);
     c->ctx = ctx;
     og_buffer *ops[OG_OPERANDS] = {[OG_OPERAND_A] = args->a,
                                    [OG_OPERAND_B] = args->w,
                                    [OG_OPERAND_C] = args->c,
-                                   [OG_OPERAND_BIAS] = args->bias};
+                                   [OG_OPERAND_BIAS] = args->bias,
+                                   [OG_OPERAND_SCRATCH] = q->scratch};
     memcpy(c->operands, ops, sizeof ops);
     return st;
 }

@@ -842,6 +842,123 @@ Test(qgemm, prefill_is_the_gemm_on_decoded_weights, .timeout = 900)
     close_context(ctx);
 }
 
+/* Split-k (the decode kernel with split > 1): range r's plane is exactly
+ * the one-pass kernel's sum over that range of k (the same units in the
+ * same order), and the planes are added in range order before the
+ * epilogue. The ranges here hold whole blocks, so each range's weights
+ * are the matrix encoded over that range alone (blocks are encoded apart).
+ * MXFP4 with K = 2880 in 4 ranges (23, 23, 23 and 21 units), INT4 groups of
+ * 128 with uint4 zero points and float16 A in 4 ranges of 1024. */
+Test(qgemm, split_k_adds_the_ranges_in_order, .timeout = 900)
+{
+    og_context *ctx = open_context();
+    static const struct {
+        size_t format;
+        og_dtype type;
+        int64_t m, n, k, range;
+        int split;
+    } cases[] = {{0, OG_F32, 2, 9, 2880, 736, 4}, {3, OG_F16, 5, 6, 4096, 1024, 4}};
+    for (size_t ci = 0; ci < 2; ci++) {
+        const og_qweights_format *f = &formats[cases[ci].format == 3 ? 3 : 0];
+        og_qweights_format g128 = {OG_QFORMAT_INT4, 128, OG_QSCALE_F16, OG_QZERO_UINT4};
+        if (ci == 1)
+            f = &g128;
+        int64_t m = cases[ci].m, n = cases[ci].n, k = cases[ci].k, len = cases[ci].range;
+        int64_t ranges = (k + len - 1) / len;
+        og_dtype at = cases[ci].type;
+        float *w = malloc((size_t)(n * k) * 4), *a = malloc((size_t)(m * k) * 4);
+        float *c0 = malloc((size_t)(m * n) * 4), *bias = malloc((size_t)n * 4);
+        float *got = malloc((size_t)(m * n) * 4), *sum = calloc((size_t)(m * n), 4);
+        float *plane = malloc((size_t)(m * n) * 4), *wr = malloc((size_t)(n * len) * 4);
+        float *ar = malloc((size_t)(m * len) * 4);
+        cr_assert(w && a && c0 && bias && got && sum && plane && wr && ar);
+        for (int64_t i = 0; i < n * k; i++)
+            w[i] = (float)((int)(rnd() % 2001) - 1000) / 1000.0f;
+        for (int64_t i = 0; i < m * k; i++)
+            a[i] = a_value(at, (float)((int)(rnd() % 2001) - 1000) / 256.0f);
+        for (int64_t i = 0; i < m * n; i++)
+            c0[i] = (float)((int)(rnd() % 201) - 100) / 16.0f;
+        for (int64_t j = 0; j < n; j++)
+            bias[j] = (float)((int)(rnd() % 201) - 100) / 32.0f;
+        og_qweights_layout lay;
+        char why[256];
+        cr_assert_eq(og_qweights_layout_of(f, n, k, &lay, why, sizeof why), 0, "%s", why);
+        uint8_t *img = malloc(lay.bytes);
+        cr_assert_not_null(img);
+        cr_assert_eq(og_qweights_encode(f, n, k, w, 1.0f, img, why, sizeof why), 0, "%s", why);
+        size_t a_bytes;
+        void *a_stored = store_a(at, a, (size_t)(m * k), &a_bytes);
+        og_buffer *A = make_buffer(ctx, a_stored, a_bytes), *W = make_buffer(ctx, img, lay.bytes),
+                  *C = make_buffer(ctx, c0, (size_t)(m * n) * 4),
+                  *Bias = make_buffer(ctx, bias, (size_t)n * 4);
+        og_qgemm *q;
+        cr_assert_eq(og_qgemm_create(ctx, at, f, OG_MODE_FAST, &q), OG_OK);
+        og_params split = og_params_qdecode(m);
+        split.split = cases[ci].split;
+        og_qgemm_args args = {.m = m, .n = n, .k = k, .a = A, .lda = k, .w = W, .c = C,
+                              .ldc = n, .beta = 0.5f, .bias = Bias};
+        cr_assert_eq(run_qparams(q, ctx, &args, &split), OG_OK, "%s", og_context_last_error(ctx));
+        cr_assert_eq(og_buffer_read(C, 0, got, (size_t)(m * n) * 4), OG_OK);
+        char desc[256];
+        og_params_format(&split, desc, sizeof desc);
+        cr_expect(strstr(desc, ",split=4") != NULL, "%s", desc);
+        /* Each range alone, unsplit, with no epilogue: its plane. */
+        for (int64_t r = 0; r < ranges; r++) {
+            int64_t kr = r + 1 < ranges ? len : k - r * len;
+            for (int64_t j = 0; j < n; j++)
+                memcpy(wr + j * kr, w + j * k + r * len, (size_t)kr * 4);
+            for (int64_t i = 0; i < m; i++)
+                memcpy(ar + i * kr, a + i * k + r * len, (size_t)kr * 4);
+            og_qweights_layout lr;
+            cr_assert_eq(og_qweights_layout_of(f, n, kr, &lr, why, sizeof why), 0, "%s", why);
+            uint8_t *ir = malloc(lr.bytes);
+            cr_assert_not_null(ir);
+            cr_assert_eq(og_qweights_encode(f, n, kr, wr, 1.0f, ir, why, sizeof why), 0, "%s", why);
+            size_t ar_bytes;
+            void *ar_stored = store_a(at, ar, (size_t)(m * kr), &ar_bytes);
+            og_buffer *Ar = make_buffer(ctx, ar_stored, ar_bytes), *Wr = make_buffer(ctx, ir, lr.bytes),
+                      *Cr = NULL;
+            cr_assert_eq(og_buffer_create(ctx, (uint64_t)(m * n) * 4, &Cr), OG_OK);
+            og_qgemm_args ra = {.m = m, .n = n, .k = kr, .a = Ar, .lda = kr, .w = Wr, .c = Cr,
+                                .ldc = n};
+            og_params one = og_params_qdecode(m);
+            cr_assert_eq(run_qparams(q, ctx, &ra, &one), OG_OK, "%s", og_context_last_error(ctx));
+            cr_assert_eq(og_buffer_read(Cr, 0, plane, (size_t)(m * n) * 4), OG_OK);
+            for (int64_t e = 0; e < m * n; e++) {
+                volatile float s = r == 0 ? plane[e] : sum[e] + plane[e];
+                sum[e] = s;
+            }
+            og_buffer_destroy(Ar);
+            og_buffer_destroy(Wr);
+            og_buffer_destroy(Cr);
+            free(ir);
+            free(ar_stored);
+        }
+        /* The epilogue as the kernels apply it: + beta * C, then + bias. */
+        size_t wrong = 0, first = 0;
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                volatile float old = 0.5f * c0[i * n + j];
+                volatile float v = sum[i * n + j] + old;
+                volatile float want = v + bias[j];
+                float g = got[i * n + j];
+                if (memcmp(&g, (const void *)&want, 4) != 0 && wrong++ == 0)
+                    first = (size_t)(i * n + j);
+            }
+        cr_expect_eq(wrong, 0,
+                     "case %zu: %zu elements differ from the planes added in range order; C[%zu] "
+                     "= %.9g",
+                     ci, wrong, first, (double)got[first]);
+        og_qgemm_destroy(q);
+        og_buffer *bufs[] = {A, W, C, Bias};
+        for (size_t i = 0; i < 4; i++)
+            og_buffer_destroy(bufs[i]);
+        free(w), free(a), free(c0), free(bias), free(got), free(sum), free(plane), free(wr);
+        free(ar), free(img), free(a_stored);
+    }
+    close_context(ctx);
+}
+
 /* Rows and products past the device's workgroup counts run as pieces (y
  * and z limited here to one tile and two products a dispatch) with the
  * same bits as one dispatch. */

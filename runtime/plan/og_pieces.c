@@ -67,9 +67,9 @@ static void gemm_piece(const og_plan *pl, const og_push *q, og_piece *out)
                                  .dialect = pl->dialect};
             og_push e = *q;
             e.step_z = min_u32(q->batch, count[2]);
-            og_step *s = add_step(out, &key, &e, OG_SRC_STORAGE,
-                                  (uint32_t)og_ceil_div((uint64_t)q->m + q->n, OG_ELEMENTWISE_THREADS),
-                                  1, e.step_z);
+            og_step *s = add_step(
+                out, &key, &e, OG_SRC_STORAGE,
+                (uint32_t)og_ceil_div((uint64_t)q->m + q->n, OG_ELEMENTWISE_THREADS), 1, e.step_z);
             bind(s, a, b, OG_OPERAND_C, OG_OPERAND_EXPONENTS, OG_OPERAND_NONE);
         }
         og_step *s = add_step(out, &pl->key, q, p->src, pl->gx, gy, q->batch);
@@ -124,12 +124,13 @@ void og_plan_piece(const og_plan *pl, uint64_t i, og_piece *out)
     q.off_a += (uint32_t)(r0 * pl->a_row + b0 * push->stride_a);
     q.off_b += (uint32_t)(b0 * push->stride_b);
     q.off_c += (uint32_t)(r0 * push->ldc + b0 * push->stride_c);
-    if (pl->kind == OG_PLAN_GEMM) {
+    /* The low-bit decode kernel's split-k runs as the float GEMM's. */
+    if (pl->kind == OG_PLAN_GEMM || pl->kind == OG_PLAN_QGEMM) {
         gemm_piece(pl, &q, out);
         return;
     }
     og_step *s;
-    if (pl->kind == OG_PLAN_INT8GEMM || pl->kind == OG_PLAN_QGEMM) {
+    if (pl->kind == OG_PLAN_INT8GEMM) {
         s = add_step(out, &pl->key, &q, pl->key.p.src, pl->gx,
                      (uint32_t)og_ceil_div(q.m, pl->tile_rows), q.batch);
         bind(s, pl->k_zero ? OG_OPERAND_NONE : OG_OPERAND_A,

@@ -84,11 +84,16 @@ og_status og_qgemm_check(const og_limits *lim, char *err, og_dtype a_type,
     push->stride_b = (uint32_t)(q->stride_w / 4);
     push->ldb = (uint32_t)(lay.code_row_bytes / 4);
     push->scale_off = (uint32_t)(lay.scales_at / 4);
-    push->ranges = (uint32_t)lay.scale_row_bytes;
-    push->plane_stride = (uint32_t)(lay.zeros_at / 4);
+    /* The GEMM's words for device addresses (never used here) carry the
+     * planes' geometry, so that ranges, range_len and plane_stride stay
+     * split-k's; alpha is 1 and the tensor scale goes with the weights. */
+    push->addr_a[0] = (uint32_t)lay.scale_row_bytes;
+    push->addr_a[1] = (uint32_t)(lay.zeros_at / 4);
     push->zero_a = (int32_t)lay.zero_row_bytes;
     push->zero_b = (int32_t)lay.block;
-    push->alpha = q->tensor_scale == 0.0f ? 1.0f : q->tensor_scale;
+    float scale = q->tensor_scale == 0.0f ? 1.0f : q->tensor_scale;
+    memcpy(&push->addr_b[0], &scale, sizeof scale);
+    push->alpha = 1.0f;
     return OG_OK;
 }
 
@@ -139,7 +144,30 @@ og_status og_qgemm_plan(const og_limits *lim, char *err, og_dtype a_type, int qf
     /* 16-byte loads need every row of A (and every piece's and product's
      * first) and W's image on 16-byte boundaries of their bindings. */
     og_params run = tile ? *p : og_qgemm_run_params(a_type, push, p);
-    out->key = (og_kernel_key){.kernel = OG_KERNEL_GEMM,
+    /* Split-k (the decode kernel's split > 1): ranges of whole units of 32
+     * weights, as many as asked, as K has units and as the scratch holds
+     * planes of the whole call; one range runs the one-pass kernel. */
+    uint64_t units = (uint64_t)shape->k / 32,
+             cells = (uint64_t)shape->m * (uint64_t)shape->n * (uint64_t)push->batch;
+    uint64_t ranges = !tile && p->split > 1 ? (uint64_t)p->split : 1;
+    if (ranges > units)
+        ranges = units;
+    if (ranges > 1 && ranges * cells > OG_SCRATCH_BYTES / 4)
+        ranges = OG_SCRATCH_BYTES / 4 / cells;
+    if (ranges > 1 && ranges * push->batch > lim->max_count[2])
+        ranges = lim->max_count[2] / (uint64_t)push->batch;
+    if (ranges < 1)
+        ranges = 1;
+    uint64_t range_units = ranges > 1 ? og_ceil_div(units, ranges) : units;
+    if (ranges > 1) {
+        ranges = og_ceil_div(units, range_units);
+        out->ranges = (uint32_t)ranges;
+        out->range_len = (uint32_t)(range_units * 32);
+        out->scratch_bytes = OG_SCRATCH_BYTES;
+    }
+    /* The ranges are push constants: one pipeline serves every count. */
+    run.split = OG_SPLIT_RULE;
+    out->key = (og_kernel_key){.kernel = ranges > 1 ? OG_KERNEL_PLANES : OG_KERNEL_GEMM,
                                .p = run,
                                .dtype = a_type,
                                .dialect = OG_GLSL,
@@ -148,20 +176,13 @@ og_status og_qgemm_plan(const og_limits *lim, char *err, og_dtype a_type, int qf
     char why[256];
     if (tile && og_kernel_check(&out->key, lim, why, sizeof why) != 0)
         return og_failf(err, OG_ERROR_UNSUPPORTED, "qgemm: %s", why);
-    if ((st = og_loops_check(lim, err, "qgemm", &out->key, shape->k, (uint64_t)shape->k)) != OG_OK)
+    if ((st = og_loops_check(lim, err, "qgemm", &out->key, shape->k,
+                             ranges > 1 ? range_units * 32 : (uint64_t)shape->k)) != OG_OK)
         return st;
-    if (tile) {
-        /* The tile multiplies its sums by alpha: 1 here, the weights carry
-         * NVFP4's tensor scale (qweights_element.tmpl reads it from
-         * addr_b_lo), so the sums are the decoded matrix's. */
-        float one = 1.0f, scale = push->alpha;
-        memcpy(&out->push.addr_b[0], &scale, sizeof scale);
-        out->push.alpha = one;
-    }
     out->gx = (uint32_t)gx;
     out->tile_rows = (uint32_t)(tile ? p->bm : p->rows);
     out->rows_per = (uint64_t)lim->max_count[1] * (uint64_t)out->tile_rows;
-    out->batch_per = lim->max_count[2];
+    out->batch_per = lim->max_count[2] / (uint32_t)ranges;
     out->a_row = (uint64_t)shape->lda;
     og_plan_count_pieces(out);
     return OG_OK;

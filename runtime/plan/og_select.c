@@ -320,8 +320,7 @@ og_status og_select_qgemm(og_context *ctx, og_dtype dtype, const og_qweights_for
     rows.rows = og_params_qdecode(m).rows;
     char why[256];
     if (out->params.variant == OG_VARIANT_QDECODE && out->source == OG_SOURCE_DB_NEAREST &&
-        out->m != m &&
-        og_params_check(&rows, &ctx->limits, why, sizeof why) == 0)
+        out->m != m && og_params_check(&rows, &ctx->limits, why, sizeof why) == 0)
         out->params = rows;
     return OG_OK;
 }

@@ -516,5 +516,16 @@ og_status og_space_qgemm(const og_limits *lim, og_preset preset, const og_shape 
                                                  .slices = slices[j],
                                                  .vec = vec});
                 }
+    /* Small N: fewer column workgroups than a large GPU has compute units
+     * (an H100 has 132, a 7900 XTX 96 with two SIMDs each): the default
+     * kernel also with k split in 2, 4 and 8 ranges, added in range order
+     * by a second pass. */
+    int64_t groups = (s->n + def.cols - 1) / def.cols * s->batch;
+    for (int split = 2; split <= 8 && groups < 256 && st == OG_OK; split *= 2)
+        if (s->k / 32 >= 2 * split) {
+            og_params p = def;
+            p.split = split;
+            st = add(&c, p);
+        }
     return space_done(st, &c, out, n);
 }

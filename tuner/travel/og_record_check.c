@@ -122,10 +122,9 @@ int og_record_check(const og_record *rec, char *why, size_t len)
                      rec->params);
             return -1;
         }
-        int prefill = p.variant == OG_VARIANT_TILE && p.vec == 1 && p.src == OG_SRC_STORAGE &&
-                      p.split == 1;
-        if (qgemm ? p.variant != OG_VARIANT_QDECODE && !prefill
-                  : p.variant == OG_VARIANT_QDECODE) {
+        int prefill =
+            p.variant == OG_VARIANT_TILE && p.vec == 1 && p.src == OG_SRC_STORAGE && p.split == 1;
+        if (qgemm ? p.variant != OG_VARIANT_QDECODE && !prefill : p.variant == OG_VARIANT_QDECODE) {
             snprintf(why, len, "params '%s' %s", rec->params,
                      qgemm ? "are neither the decode kernel's (variant=qdecode) nor the prefill "
                              "tile's (vec=1, src=ssbo, split=1)"
