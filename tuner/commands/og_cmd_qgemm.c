@@ -306,12 +306,13 @@ int og_cmd_bench_qgemm(const og_cli *o, og_dtype dtype)
     printf("# %s, %s, A %s, load average %s\n", og_context_device_name(ctx), op,
            og_dtype_name(dtype), load);
     printf(
-        "# default/selected: the default decode kernel for M and the selected (tuned) one;\n"
+        "# default/selected: the default kernel for M and the selected (tuned, or --params) one,\n"
+        "# def/sel the ratio of their times;\n"
         "# weights GB/s: bytes of codes, scales and zero points the selected kernel reads per\n"
         "# second; copy GB/s: vkCmdCopyBuffer of the same bytes (read once, written once);\n"
         "# f16 GEMM: the same M x N x K with float16 weights (B transposed), Fast mode's kernel\n");
     printf("%-16s %10s %10s %8s %11s %10s %7s %11s %9s %8s  %s\n", "M x N x K", "default us",
-           "selected", "tuned", "weights GB/s", "copy GB/s", "of copy", "f16 GEMM us", "f16 GF/s",
+           "selected", "def/sel", "weights GB/s", "copy GB/s", "of copy", "f16 GEMM us", "f16 GF/s",
            "vs f16", "selected kernel");
     int rc = 0;
     for (size_t i = 0; i < ns && rc == 0; i++) {
