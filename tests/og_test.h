@@ -76,6 +76,17 @@ static inline og_status run_int8_params(og_int8gemm *g, og_context *ctx,
     return st != OG_OK ? st : og_submit_wait(ctx, ctx->cmd);
 }
 
+/* Runs a low-bit weight product with parameters p (not the selected ones) and waits. */
+static inline og_status run_qparams(og_qgemm *q, og_context *ctx, const og_qgemm_args *args,
+                             const og_params *p)
+{
+    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    cr_assert_eq(ctx->vk.vkBeginCommandBuffer(ctx->cmd, &begin), VK_SUCCESS);
+    og_status st = og_qgemm_encode_params(q, ctx->cmd, args, p);
+    cr_assert_eq(ctx->vk.vkEndCommandBuffer(ctx->cmd), VK_SUCCESS);
+    return st != OG_OK ? st : og_submit_wait(ctx, ctx->cmd);
+}
+
 /* C = A * B for A 1 x k and B k x 1 (float32), in its own GEMM object. */
 static inline float run_dot(og_context *ctx, og_mode mode, const float *a, const float *b, int k)
 {

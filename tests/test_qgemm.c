@@ -342,17 +342,6 @@ static void run_case(og_context *ctx, const qcase *c, og_mode mode)
     cr_assert_eq(wrong, 0, "%zu elements of C wrong; the first: %s", wrong, first);
 }
 
-/* Runs a low-bit weight product with parameters p (not the selected ones) and waits. */
-static og_status run_qparams(og_qgemm *q, og_context *ctx, const og_qgemm_args *args,
-                             const og_params *p)
-{
-    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    cr_assert_eq(ctx->vk.vkBeginCommandBuffer(ctx->cmd, &begin), VK_SUCCESS);
-    og_status st = og_qgemm_encode_params(q, ctx->cmd, args, p);
-    cr_assert_eq(ctx->vk.vkEndCommandBuffer(ctx->cmd), VK_SUCCESS);
-    return st != OG_OK ? st : og_submit_wait(ctx, ctx->cmd);
-}
-
 static const og_qweights_format formats[] = {
     {OG_QFORMAT_MXFP4, 0, 0, 0},
     {OG_QFORMAT_NVFP4, 0, 0, 0},

@@ -17,27 +17,35 @@ TestSuite(qgemm_tune, .init = make_tmpdir, .fini = remove_tmpdir);
 static const og_qweights_format int4 = {
     .format = OG_QFORMAT_INT4, .group = 64, .scale = OG_QSCALE_BF16, .zero = OG_QZERO_UINT4};
 
-Test(qgemm_tune, tune_store_select, .timeout = 900)
+/* Tunes three candidates of the quick preset for one shape into db (in
+ * this process) and returns a context that selects from it. */
+static og_context *tune_into(const char *db, og_dtype t, const og_qweights_format *f,
+                             og_shape shape)
 {
-    char db[512];
-    tmp_path(db, sizeof db, "qgemm.db");
     og_context *ctx;
     cr_assert_eq(og_context_create(&(og_context_desc){.tuning_db = db}, &ctx), OG_OK);
     FILE *out = fopen("/dev/null", "w");
     cr_assert_not_null(out);
-    og_shape shape = {3, 96, 256, 2};
     og_tune_opts opts = {.db_path = db,
-                         .dtypes = {OG_F16},
+                         .dtypes = {t},
                          .n_dtypes = 1,
                          .shapes = &shape,
                          .n_shapes = 1,
-                         .qformat = &int4,
+                         .qformat = f,
                          .preset = OG_PRESET_QUICK,
                          .budget_candidates = 3,
                          .out = out};
     og_status st = og_tune(ctx, &opts);
     fclose(out);
     cr_assert_eq(st, OG_OK, "og_tune: %s", og_context_last_error(ctx));
+    return ctx;
+}
+
+Test(qgemm_tune, tune_store_select, .timeout = 900)
+{
+    char db[512];
+    tmp_path(db, sizeof db, "qgemm.db");
+    og_context *ctx = tune_into(db, OG_F16, &int4, (og_shape){3, 96, 256, 2});
 
     records rs = read_records(db);
     cr_assert_eq(rs.n, 3, "%zu records", rs.n);
@@ -127,24 +135,8 @@ Test(qgemm_tune, prefill_records, .timeout = 900)
 {
     char db[512];
     tmp_path(db, sizeof db, "prefill.db");
-    og_context *ctx;
-    cr_assert_eq(og_context_create(&(og_context_desc){.tuning_db = db}, &ctx), OG_OK);
-    FILE *out = fopen("/dev/null", "w");
-    cr_assert_not_null(out);
     const og_qweights_format mx = {.format = OG_QFORMAT_MXFP4};
-    og_shape shape = {40, 70, 128, 1};
-    og_tune_opts opts = {.db_path = db,
-                         .dtypes = {OG_F32},
-                         .n_dtypes = 1,
-                         .shapes = &shape,
-                         .n_shapes = 1,
-                         .qformat = &mx,
-                         .preset = OG_PRESET_QUICK,
-                         .budget_candidates = 3,
-                         .out = out};
-    og_status st = og_tune(ctx, &opts);
-    fclose(out);
-    cr_assert_eq(st, OG_OK, "og_tune: %s", og_context_last_error(ctx));
+    og_context *ctx = tune_into(db, OG_F32, &mx, (og_shape){40, 70, 128, 1});
     records rs = read_records(db);
     cr_assert_eq(rs.n, 3, "%zu records", rs.n);
     const og_record *best = NULL;

@@ -147,6 +147,19 @@ void og_conv_problem_destroy(og_conv_problem *pr)
     free(pr);
 }
 
+/* A convolution with a given tile, for og_run_recorded. */
+typedef struct forced_call {
+    og_conv *cv;
+    const og_conv_args *args;
+    const og_params *p;
+} forced_call;
+
+static og_status encode_forced(void *user, VkCommandBuffer cmd)
+{
+    const forced_call *f = user;
+    return og_conv_encode_params(f->cv, cmd, f->args, f->p);
+}
+
 og_status og_conv_problem_verify(og_conv *cv, og_conv_problem *pr, const og_params *p,
                                  int *accepted, double *metric, char *why, size_t len)
 {
@@ -156,16 +169,8 @@ og_status og_conv_problem_verify(og_conv *cv, og_conv_problem *pr, const og_para
     og_status st = og_buffer_write(pr->args.y, 0, pr->y0, pr->ny * sizeof(float));
     if (st != OG_OK)
         return st;
-    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                      .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-    VkResult r = ctx->vk.vkBeginCommandBuffer(ctx->cmd, &begin);
-    if (r != VK_SUCCESS)
-        return og_vk_fail(ctx, r, "verify: vkBeginCommandBuffer");
-    st = og_conv_encode_params(cv, ctx->cmd, &pr->args, p);
-    ctx->vk.vkEndCommandBuffer(ctx->cmd);
-    if (st == OG_OK)
-        st = og_submit_wait(ctx, ctx->cmd);
-    if (st != OG_OK) {
+    forced_call call = {cv, &pr->args, p};
+    if ((st = og_run_recorded(ctx, encode_forced, &call)) != OG_OK) {
         snprintf(why, len, "%s", ctx->error);
         return st;
     }

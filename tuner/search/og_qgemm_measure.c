@@ -133,6 +133,19 @@ static double reference(const og_qgemm_problem *pr, int64_t b, int64_t i, int64_
     return sum;
 }
 
+/* A product with given parameters, for og_run_recorded. */
+typedef struct forced_call {
+    og_qgemm *q;
+    const og_qgemm_args *args;
+    const og_params *p;
+} forced_call;
+
+static og_status encode_forced(void *user, VkCommandBuffer cmd)
+{
+    const forced_call *f = user;
+    return og_qgemm_encode_params(f->q, cmd, f->args, f->p);
+}
+
 og_status og_qgemm_problem_verify(og_qgemm *q, og_qgemm_problem *pr, const og_params *p,
                                   int *accepted, double *metric, char *why, size_t len)
 {
@@ -142,16 +155,8 @@ og_status og_qgemm_problem_verify(og_qgemm *q, og_qgemm_problem *pr, const og_pa
     og_status st = og_buffer_write(pr->args.c, 0, pr->c0, pr->nc * sizeof(float));
     if (st != OG_OK)
         return st;
-    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                      .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-    VkResult r = ctx->vk.vkBeginCommandBuffer(ctx->cmd, &begin);
-    if (r != VK_SUCCESS)
-        return og_vk_fail(ctx, r, "verify: vkBeginCommandBuffer");
-    st = og_qgemm_encode_params(q, ctx->cmd, &pr->args, p);
-    ctx->vk.vkEndCommandBuffer(ctx->cmd);
-    if (st == OG_OK)
-        st = og_submit_wait(ctx, ctx->cmd);
-    if (st != OG_OK) {
+    forced_call call = {q, &pr->args, p};
+    if ((st = og_run_recorded(ctx, encode_forced, &call)) != OG_OK) {
         snprintf(why, len, "%s", ctx->error);
         return st;
     }
