@@ -95,7 +95,13 @@ step "the sanitizer build"
 # the number-format test visits every 97th of the 2^32 float32 inputs, and
 # the matrix module and KHR rewrite tests build every 8th matrix kernel of
 # the standard space (all of them in the plain run), as the sweeps take
-# every 8th case (OG_TEST_STRIDE).
+# every 8th case (OG_TEST_STRIDE). The samples of the paragraph before the
+# validation pass, measured here (2026-12-05, each test alone with the
+# caches warm, CPU seconds, at loads of 3 to 9 on 2 cores):
+# tune_store_select 24 to 5 (8 candidates of 54; 271 when other processes
+# had rewritten the pipeline cache, as at -j2 they do), test_large 166 to
+# 120 (the rest is lavapipe's work: as much in the plain build), test_conv
+# 131 to 18 (its past_the_limits 114 to 1).
 # test_wgsl_webgpu and the WebGPU runtime's tests are left out: they run node,
 # Dawn and Chromium, none of onegpu's code but ogtune gen (and show, import,
 # export), which test_wgsl and test_travel cover here under the sanitizers.
