@@ -49,7 +49,8 @@ step "build"
 # 341, test_order 385 to 235, test_int8_matrix's sweep 221 to 128; about
 # 170 s of this pass's 1680 on a 2-core machine). The largest single item
 # left is test_int8gemm's tune_store_select (ogtune tune over Int8Gemm's
-# quick spaces, every candidate compiled cold in its own worker).
+# quick spaces, every candidate compiled cold in its own worker; the later
+# passes tune a sample of it, see below).
 ctest --test-dir build --output-on-failure -j"$jobs" -LE mesa26
 step "the suite"
 
@@ -69,7 +70,13 @@ step "the Mesa 26 lane"
 # memory path with the most Vulkan calls (the mapped path only differs by
 # copies into a mapping, which the layer does not see). This pass and the two after it
 # run every 8th case of the heavy tests' sweeps (OG_TEST_STRIDE, tests/og_test.h):
-# the plain pass ran them all.
+# the plain pass ran them all. Under OG_TEST_STRIDE the tests also spend
+# less on what is the device's or the host reference's work rather than
+# onegpu's host code: test_int8gemm's tune_store_select tunes a seeded random
+# sample of about an 8th of each shape's quick space (the plain pass tunes all
+# 54 candidates), test_large checks every 8th column of its sampled rows
+# against the float64 reference, and test_conv's past_the_limits runs its
+# split-k case only (the 2049 x 2049 grid's pieces are conv/pieces' too).
 OG_TEST_STRIDE=8 OG_VALIDATION=1 ctest --test-dir build --output-on-failure -j"$jobs" -LE 'mesa26|staging' \
   -E '^(test_gen|test_formats|test_search|test_install|test_build_tree|test_wgsl|test_wgsl_webgpu|test_webgpu_runtime|test_webgpu_browser|fuzz_replay_.*)$'
 step "the suite under the validation layer"
@@ -88,7 +95,13 @@ step "the sanitizer build"
 # the number-format test visits every 97th of the 2^32 float32 inputs, and
 # the matrix module and KHR rewrite tests build every 8th matrix kernel of
 # the standard space (all of them in the plain run), as the sweeps take
-# every 8th case (OG_TEST_STRIDE).
+# every 8th case (OG_TEST_STRIDE). The samples of the paragraph before the
+# validation pass, measured here (2026-12-05, each test alone with the
+# caches warm, CPU seconds, at loads of 3 to 9 on 2 cores):
+# tune_store_select 24 to 5 (8 candidates of 54; 271 when other processes
+# had rewritten the pipeline cache, as at -j2 they do), test_large 166 to
+# 120 (the rest is lavapipe's work: as much in the plain build), test_conv
+# 131 to 18 (its past_the_limits 114 to 1).
 # test_wgsl_webgpu and the WebGPU runtime's tests are left out: they run node,
 # Dawn and Chromium, none of onegpu's code but ogtune gen (and show, import,
 # export), which test_wgsl and test_travel cover here under the sanitizers.

@@ -40,7 +40,7 @@ static inline og_matrix_shape f16_shape(uint32_t m, uint32_t n, uint32_t k)
 /* Every how many matrix kernels of the standard space the module and
  * rewrite tests build: og_test_stride's OG_TEST_STRIDE (scripts/test.sh's
  * sanitizer pass, where shaderc runs several times slower, takes every
- * 4th), else all. */
+ * 8th), else all. */
 static inline size_t matrix_space_stride(void)
 {
     const char *env = getenv("OG_TEST_STRIDE");

@@ -756,8 +756,16 @@ Test(conv, past_the_limits, .timeout = 900)
         {OG_CONV_NHWC, OG_CONV_KCRS, OG_F32, 1, 64, 6, 6, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, OG_ACTIVATION_GELU_ERF, 0.0f},
     };
     // clang-format on
+    /* The later passes (OG_TEST_STRIDE > 1) run the split-k case only. The
+     * first two are the device's work, not the host's: under the sanitizers
+     * the 2049 x 2049 convolution took 114 CPU seconds, 52 of them in the
+     * kernel (lavapipe's memory, allocated through ASan's allocator, faulted
+     * in and unmapped while the kernel runs; 16 s in the plain build), and
+     * the host code it reaches, cutting the grid into pieces along y, runs
+     * there in conv/pieces with the counts lowered. The plain pass runs all
+     * three at the device's own limits. */
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (i % (size_t)og_test_stride() == 0 || i == 2)
+        if (og_test_stride() == 1 || i == 2)
             run_case(ctx, OG_MODE_DETERMINISTIC, &cases[i], (uint32_t)i + 500);
     close_context(ctx);
 }

@@ -667,13 +667,50 @@ Test(int8gemm, dot_products_match_plain_products)
 
 TestSuite(int8gemm_tuning, .init = make_tmpdir, .fini = remove_tmpdir);
 
+/* The candidates ogtune tune measures of each shape in tune_store_select:
+ * "" (the whole quick space) in the plain pass, where this is the one test
+ * that runs every quick Int8Gemm candidate on the device (about 490 s of
+ * that pass, each candidate compiled cold and verified in a worker). The
+ * later passes (OG_TEST_STRIDE > 1) look for what does not depend on the
+ * candidate (the Vulkan calls' validity, the host code's memory and
+ * undefined behaviour in ogtune and its workers), and the sanitizer pass
+ * spent 290 CPU seconds on the whole space: there a seeded random sample of
+ * about 1 / OG_TEST_STRIDE of the larger space (--budget Nc --strategy
+ * random: the default first, then a spread that also meets the packed dot
+ * products and the word loads), never under 2, so that selection still
+ * picks the best of several records of each shape. */
+static void tune_sample(char *out, size_t len)
+{
+    int stride = og_test_stride();
+    out[0] = '\0';
+    if (stride == 1)
+        return;
+    og_context *ctx = open_context();
+    static const og_shape shapes[2] = {{2, 40, 96, 1}, {40, 48, 64, 1}};
+    size_t most = 0;
+    for (int i = 0; i < 2; i++) {
+        og_params *space = NULL;
+        size_t n = 0;
+        cr_assert_eq(og_space(&ctx->limits, OG_PRESET_QUICK, OG_INT8, 0, 0, &shapes[i], &space, &n),
+                     OG_OK);
+        free(space);
+        most = n > most ? n : most;
+    }
+    close_context(ctx);
+    size_t budget = (most + (size_t)stride - 1) / (size_t)stride;
+    snprintf(out, len, " --budget %zuc --strategy random", budget < 2 ? 2 : budget);
+}
+
 Test(int8gemm_tuning, tune_store_select)
 {
-    char db[512], args[1400], *out;
+    char db[512], args[1400], sample[64], *out;
     tmp_path(db, sizeof db, "int8.db");
-    /* A skinny shape and a tile shape, the quick space of each. */
+    /* A skinny shape and a tile shape, the quick space of each (a sample
+     * in the later passes: tune_sample). */
+    tune_sample(sample, sizeof sample);
     snprintf(args, sizeof args,
-             "tune --op int8gemm --shapes 2x40x96,40x48x64 --preset quick --json --db '%s'", db);
+             "tune --op int8gemm --shapes 2x40x96,40x48x64 --preset quick%s --json --db '%s'",
+             sample, db);
     cr_assert_eq(ogtune(args, &out), 0, "ogtune tune failed:\n%s", out);
     cr_expect_not_null(strstr(out, "\"op\":\"int8gemm\",\"dtype\":\"i8\""), "%s", out);
     cr_expect_null(strstr(out, "\"accepted\":false"), "a candidate was rejected:\n%s", out);
