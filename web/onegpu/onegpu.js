@@ -12,7 +12,7 @@
 import table from './kernels.generated.js';
 import { checkConv, checkElementwise, checkGemm, checkQGemm, limitsOf, refuse } from './check.js';
 import { EPI_BIAS, kernelUnfit, planConv, planElementwise, planGemm, planQGemm, pushOf } from './plan.js';
-import { layoutOf, parseQFormat, qformatKey } from './qweights.js';
+import { layoutOf, parseQFormat, qformatKey, qformatName } from './qweights.js';
 import { record } from './encode.js';
 import { SCRATCH_BYTES, fewRowsEligible } from './rules.js';
 import { chooseKernel, parseParams } from './select.js';
@@ -386,14 +386,17 @@ class QGemm {
   }
 
   /**
-   * The kernel run would use for args, in one line, in the manner of
-   * og_qgemm_describe: "qgemm:mxfp4 qgemm_decode variant=qdecode,rows=1,cols=4,slices=32,vec=1 (default)".
+   * The kernel run would use for args, in one line, as og_qgemm_describe
+   * (the record op, template, parameters and source): "qgemm:mxfp4
+   * qgemm_decode variant=qdecode,rows=1,cols=4,slices=32,vec=1 (default)",
+   * then the tiles of 16 rows above 16 and the pieces of a large grid.
    */
   describe(args) {
     const { call, text, steps } = this.prepare(args);
     if (call.empty) return 'nothing to compute (M or N is 0)';
+    const source = this.gemm.mode === 'deterministic' ? 'default, Deterministic mode' : 'default';
     const tiles = call.m > 16 ? `; ${Math.ceil(call.m / 16)} tiles of 16 rows` : '';
-    return `qgemm:${this.format} qgemm_decode ${text} (default)${tiles}${steps.length > 1 ? `; ${steps.length} pieces` : ''}`;
+    return `qgemm:${qformatName(this.f)} qgemm_decode ${text} (${source})${tiles}${steps.length > 1 ? `; ${steps.length} pieces` : ''}`;
   }
 
   /** Nothing to free: the decode kernel needs no scratch (kept for the objects' common shape). */

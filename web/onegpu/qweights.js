@@ -35,6 +35,11 @@ export function parseQFormat(text) {
   return f.group === 0 || f.group === 32 || f.group === 64 || f.group === 128 ? f : null;
 }
 
+/** The canonical text of a format (og_qweights_format_name): INT4 with every option, "int4:g128:f16:uint4". */
+export function qformatName(f) {
+  return f.format === 'int4' ? `int4:${f.group ? `g${f.group}` : 'gc'}:${f.scale}:${f.zero}` : f.format;
+}
+
 /** The kernel table's name of a format: what changes the decode kernel (INT4's group does not). */
 export function qformatKey(f) {
   return f.format === 'int4' ? `int4:${f.scale}:${f.zero}` : f.format;

@@ -149,6 +149,11 @@ test('every refused call throws og_qgemm_check\'s message and writes nothing', a
   await q.run({ ...base, m: 0, w: null });
   assert.equal(q.describe({ ...base, n: 0, w: null }), 'nothing to compute (M or N is 0)');
   assert.equal(q.describe(base), 'qgemm:nvfp4 qgemm_decode variant=qdecode,rows=4,cols=4,slices=32,vec=1 (default)');
-  assert.equal(q.describe({ ...base, m: 3, lda: 64, batch: 0 }), 'qgemm:nvfp4 qgemm_decode variant=qdecode,rows=4,cols=4,slices=32,vec=1 (default)');
+  const int4 = createQGemm(device, { format: 'int4:uint4', mode: 'deterministic' });
+  const lay4 = qweightsLayout('int4:uint4', 8, 64), w4 = buffer(device, new Uint32Array(lay4.bytes / 4));
+  const a40 = buffer(device, new Float32Array(40 * 64)), c40 = buffer(device, new Float32Array(40 * 8));
+  assert.equal(int4.describe({ ...base, a: a40, w: w4, c: c40, m: 40 }),
+    'qgemm:int4:g32:f16:uint4 qgemm_decode variant=qdecode,rows=16,cols=4,slices=32,vec=1 (default, Deterministic mode); 3 tiles of 16 rows');
+  for (const b of [w4, a40, c40]) b.destroy();
   for (const b of [a, w, c, bias]) b.destroy();
 });
