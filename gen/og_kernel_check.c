@@ -103,7 +103,9 @@ static int conv_check(const og_kernel_key *key, char *why, size_t len)
  * kernel (variant qdecode; GLSL, A float32, float16 or bfloat16 not
  * transposed) and with the portable tile's prefill loads (variant tile, B
  * the weights N x K, element loads from storage buffers, no split-k pass);
- * no other kernel takes one, and the decode kernel takes nothing else. */
+ * no other kernel takes one, and the decode kernel takes nothing else.
+ * WGSL passes here and og_wgsl_check admits the decode kernel's one pass
+ * with word loads alone (vec=1, unsplit). */
 static int qformat_check(const og_kernel_key *key, char *why, size_t len)
 {
     int params = og_kernel_has_params(key);
@@ -124,12 +126,13 @@ static int qformat_check(const og_kernel_key *key, char *why, size_t len)
                  q);
         return -1;
     }
-    if (key->dialect != OG_GLSL || key->trans_a || key->trans_b != !decode || key->recover ||
+    if ((key->dialect != OG_GLSL && key->dialect != OG_WGSL) || key->trans_a || key->trans_b != !decode || key->recover ||
         key->scaled || key->conv || key->dtype_b != 0 ||
         (key->dtype != OG_F32 && key->dtype != OG_F16 && key->dtype != OG_BF16)) {
         snprintf(why, len,
-                 "gen: the low-bit weight kernels are GLSL, with float32, float16 or bfloat16 A "
-                 "not transposed (and the tile's B, the weights, transposed)");
+                 "gen: the low-bit weight kernels are GLSL (the decode kernel WGSL too), with "
+                 "float32, float16 or bfloat16 A not transposed (and the tile's B, the weights, "
+                 "transposed)");
         return -1;
     }
     if (tile && (key->p.vec != 1 || key->p.src != OG_SRC_STORAGE)) {

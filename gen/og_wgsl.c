@@ -6,6 +6,42 @@
 
 static const char *const src_names[] = {"ssbo", "texel", "addr"};
 
+/* The low-bit weight kernels (a weight format): the decode kernel's one pass
+ * with word loads. Its split-k pass and the prefill tile (the portable tile
+ * decoding each weight as it loads it) are GLSL only: WebGPU runs the decode
+ * kernel over tiles of rows at every M. */
+static int qweights_check(const og_kernel_key *key, char *why, size_t len)
+{
+    const og_params *p = &key->p;
+    if (p->variant != OG_VARIANT_QDECODE) {
+        snprintf(why, len,
+                 "wgsl: the low-bit prefill tile (the portable tile with a weight format) is GLSL "
+                 "only; WebGPU runs the decode kernel (variant=qdecode) over tiles of rows");
+        return -1;
+    }
+    if (key->kernel == OG_KERNEL_PLANES) {
+        snprintf(why, len,
+                 "wgsl: the decode kernel's split-k pass (--kernel planes) is GLSL only; the WGSL "
+                 "decode kernel runs unsplit");
+        return -1;
+    }
+    if (p->split > 1) {
+        snprintf(why, len,
+                 "wgsl: split=%d: the decode kernel's split-k ranges are GLSL only; the WGSL "
+                 "decode kernel runs unsplit (split=1 or the rule)",
+                 p->split);
+        return -1;
+    }
+    if (p->vec != 1) {
+        snprintf(why, len,
+                 "wgsl: vec=%d: the WGSL decode kernel reads A and the weights as 32-bit words "
+                 "(vec=1)",
+                 p->vec);
+        return -1;
+    }
+    return 0;
+}
+
 int og_wgsl_check(const og_kernel_key *key, char *why, size_t len)
 {
     /* The split-k reduction and the elementwise kernels read only C and the bias. */
@@ -18,12 +54,16 @@ int og_wgsl_check(const og_kernel_key *key, char *why, size_t len)
                  "WGSL");
         return -1;
     }
+    if (key->qformat && qweights_check(key, why, len) != 0)
+        return -1;
     const og_params *p = &key->p;
     int fewrows = p->variant == OG_VARIANT_FEWROWS && key->kernel == OG_KERNEL_GEMM;
-    if (p->variant != OG_VARIANT_TILE && !fewrows) {
+    int decode = p->variant == OG_VARIANT_QDECODE && key->qformat;
+    if (p->variant != OG_VARIANT_TILE && !fewrows && !decode) {
         snprintf(why, len,
                  "wgsl: the %s kernel is not written in WGSL; WebGPU runs the portable tile "
-                 "(variant=tile) and few rows (variant=fewrows)",
+                 "(variant=tile), few rows (variant=fewrows) and the low-bit decode kernel "
+                 "(variant=qdecode)",
                  og_params_template(p));
         return -1;
     }

@@ -63,8 +63,8 @@ step "the Mesa 26 lane"
 # fuzz_replay_ tests replay the fuzz corpora: no Vulkan calls to validate.
 # test_install's and test_build_tree's examples do not count the layer's
 # reports; they run in steps 1 and 4. test_wgsl, test_wgsl_webgpu and the
-# WebGPU runtime's tests (test_webgpu_runtime, test_webgpu_browser) generate
-# WGSL and run it on Dawn, never on Vulkan. The kernel tests (label
+# WebGPU runtime's tests (test_webgpu_runtime, test_webgpu_qgemm,
+# test_webgpu_browser) generate WGSL and run it on Dawn, never on Vulkan. The kernel tests (label
 # "staging") run once under the layer, in the staging pass below: with
 # synchronisation validation, which adds to the layer's other checks, on the
 # memory path with the most Vulkan calls (the mapped path only differs by
@@ -78,7 +78,7 @@ step "the Mesa 26 lane"
 # against the float64 reference, and test_conv's past_the_limits runs its
 # split-k case only (the 2049 x 2049 grid's pieces are conv/pieces' too).
 OG_TEST_STRIDE=8 OG_VALIDATION=1 ctest --test-dir build --output-on-failure -j"$jobs" -LE 'mesa26|staging' \
-  -E '^(test_gen|test_formats|test_search|test_install|test_build_tree|test_wgsl|test_wgsl_webgpu|test_webgpu_runtime|test_webgpu_browser|fuzz_replay_.*)$'
+  -E '^(test_gen|test_formats|test_search|test_install|test_build_tree|test_wgsl|test_wgsl_webgpu|test_webgpu_runtime|test_webgpu_qgemm|test_webgpu_browser|fuzz_replay_.*)$'
 step "the suite under the validation layer"
 
 # The kernel tests again with uploads and downloads through the staging
@@ -107,7 +107,7 @@ step "the sanitizer build"
 # export), which test_wgsl and test_travel cover here under the sanitizers.
 OG_TEST_GEN_MODULES=40 OG_TEST_FORMATS_STRIDE=97 OG_TEST_STRIDE=8 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE mesa26 -E '^(test_wgsl_webgpu|test_webgpu_runtime|test_webgpu_browser)$'
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE mesa26 -E '^(test_wgsl_webgpu|test_webgpu_runtime|test_webgpu_qgemm|test_webgpu_browser)$'
 step "the suite under the sanitizers"
 
 # Bounded fuzzing: six targets, 20 s each, from a fixed seed so that a

@@ -1013,8 +1013,8 @@ Test(qgemm, planted_faults_are_caught, .timeout = 900)
         {"next block's scale", "og_byte(scales, scale_row + u))",
          "og_byte(scales, scale_row + u + 1u))", 0},
         {"zero point ignored",
-         "float z = float((og_byte(zeros, zero_row + b / 2u) >> ((b & 1u) * 4u)) & 15u);",
-         "float z = 8.0;", 3},
+         "${F}z = ${f32}((og_byte(zeros, zero_row + b / 2u) >> ((b & 1u) * 4u)) & 15u);",
+         "${F}z = 8.0;", 3},
         {"a slice left out", "partial[${r * COLS * SLICES}u + t + h]; partial",
          "partial[${r * COLS * SLICES}u + t + h] * 0.0; partial", 6},
     };

@@ -211,6 +211,40 @@ Test(wgsl, conv)
     }
 }
 
+/* The low-bit decode kernel (qgemm_decode.tmpl, docs/wgsl.md): every weight
+ * format kind (the group changes no kernel) x A's type x the rows of
+ * og_params_qdecode, with word loads and unsplit; the decodes' functions
+ * once each and Q8_0's arithmetic shift of a signed word. */
+Test(wgsl, qdecode)
+{
+    const int formats[] = {OG_QFORMAT_KEY(0, 0, 0), OG_QFORMAT_KEY(1, 0, 0), OG_QFORMAT_KEY(3, 0, 0),
+                           OG_QFORMAT_KEY(2, 0, 0), OG_QFORMAT_KEY(2, 1, 0), OG_QFORMAT_KEY(2, 0, 1),
+                           OG_QFORMAT_KEY(2, 1, 1), OG_QFORMAT_KEY(2, 0, 2), OG_QFORMAT_KEY(2, 1, 2)};
+    const og_dtype dtypes[] = {OG_F32, OG_F16, OG_BF16};
+    for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
+        for (int d = 0; d < 3; d++) {
+            for (int rows = 1; rows <= 16; rows *= 2) {
+                og_params p = og_params_qdecode(rows);
+                p.vec = 1;
+                og_kernel_key key = {.dtype = dtypes[d], .dialect = OG_WGSL, .p = p,
+                                     .qformat = formats[f]};
+                char why[512], *src = NULL;
+                cr_assert_eq(og_kernel_check(&key, NULL, why, sizeof why), 0, "%s", why);
+                check_structure(&key);
+                cr_assert_eq(og_gen_source(&key, &src, why, sizeof why), OG_OK, "%s", why);
+                int format = OG_QFORMAT_KEY_FORMAT(formats[f]);
+                cr_expect_eq(count(src, "fn og_e2m1x2(c: u32) -> f32 {"), format < 2, "%d", f);
+                cr_expect_eq(count(src, "fn og_block_scale(s: u32) -> f32 {"), format < 2);
+                cr_expect_eq(count(src, "var w31 = "), 1);
+                cr_expect_eq(count(src, "var acc"), rows);
+                if (format == 3)
+                    cr_expect_eq(count(src, "var w0 = f32(U2I(q0 << 24u) >> 24u);"), 1);
+                free(src);
+            }
+        }
+    }
+}
+
 /* Refused kernels, each with the words that name why. */
 Test(wgsl, refusals)
 {
@@ -231,7 +265,17 @@ Test(wgsl, refusals)
         {{.p = tile}, "src=addr"},
         {{.p = tile}, "1024 invocations per workgroup exceed WebGPU's default"},
         {{.p = tile}, "32768 bytes of workgroup memory exceed WebGPU's default"},
+        {{.p = og_params_qdecode(1), .qformat = OG_QFORMAT_KEY(0, 0, 0)},
+         "vec=4: the WGSL decode kernel reads A and the weights as 32-bit words"},
+        {{.p = og_params_qdecode(1), .qformat = OG_QFORMAT_KEY(1, 0, 0)},
+         "split=4: the decode kernel's split-k ranges are GLSL only"},
+        {{.kernel = OG_KERNEL_PLANES, .p = og_params_qdecode(1), .qformat = OG_QFORMAT_KEY(3, 0, 0)},
+         "split-k pass (--kernel planes) is GLSL only"},
+        {{.p = og_params_qprefill(), .qformat = OG_QFORMAT_KEY(2, 0, 1), .trans_b = 1},
+         "low-bit prefill tile (the portable tile with a weight format) is GLSL only"},
     };
+    cases[11].key.p.vec = 1, cases[11].key.p.split = 4;
+    cases[12].key.p.vec = 1;
     og_params *vec4 = &cases[5].key.p, *large = &cases[9].key.p;
     vec4->load = OG_LOAD_DIRECT, vec4->pad = 0, vec4->vec = 4;
     cases[6].key.p.src = OG_SRC_TEXEL;

@@ -358,8 +358,12 @@ int og_cmd_gen(const og_cli *o)
             return 2;
         }
         key.qformat = OG_QFORMAT_KEY((int)f.format, (int)f.scale, (int)f.zero);
-        if (!o->params)
+        /* WGSL's decode kernel reads words (og_wgsl_check). */
+        if (!o->params) {
             key.p = og_params_qdecode(1);
+            if (wgsl)
+                key.p.vec = 1;
+        }
     }
     int khr = og_params_matrix(&key.p) && key.p.mat == OG_MATRIX_KHR;
     if (khr && msl) {

@@ -1,12 +1,15 @@
 // The page's cases: float32 split-k, float16 as pairs in u32 words (odd
-// offsets), few rows, a float16 convolution, and Deterministic mode's bits
+// offsets), few rows, a float16 convolution, an NVFP4 low-bit weight
+// product (float16 A, experts; small integers bit for bit), and Deterministic mode's bits
 // against the documented order, through the same module a page imports
 // (../onegpu/onegpu.js) and the Node.js tests' harness (../test/runtime.js,
-// ../test/conv.js).
-import { ConvLayout, ConvWeights, createConv, createGemm, probeFma } from '../onegpu/onegpu.js';
+// ../test/conv.js, ../test/qgemm.js).
+import { ConvLayout, ConvWeights, createConv, createGemm, createQGemm, probeFma, qweightsLayout } from '../onegpu/onegpu.js';
+import { parseQFormat } from '../onegpu/qweights.js';
 import { splitRanges } from '../onegpu/rules.js';
 import { convOperands, runConvCase } from '../test/conv.js';
 import { referenceOrdered } from '../test/ordered.js';
+import { qOperands, runQCase } from '../test/qgemm.js';
 import { operands, read, release, runCase } from '../test/runtime.js';
 
 const log = (tag, value) => {
@@ -29,6 +32,9 @@ const cases = [
 const conv = ['convolution float16 NCHW KCRS, 2 groups, stride 2, left padding 4 wider than the filter, bias and ReLU', 'f16',
   { layout: ConvLayout.NCHW, weights: ConvWeights.KCRS, n: 2, c: 12, h: 9, w: 8, k: 12, r: 3, s: 3, groups: 2, stride_w: 2,
     pad_top: 1, pad_bottom: 1, pad_left: 4, pad_right: 1, xOff: 1, yOff: 3, beta: 0.5, bias: true, act: 1 }];
+// Low-bit weights: one decode kernel (4 rows), a random and an integer case.
+const qgemm = ['low-bit weights NVFP4 x float16 A 3x40x256, 2 experts, tensor scale, bias and GELU; small integers bit for bit', 'nvfp4',
+  { dtype: 'f16', m: 3, n: 40, k: 256, batch: 2, tensorScale: 0.75, beta: 0.5, bias: true, act: 2, aOffset: 1 }];
 const deterministic = { dtype: 'f16', M: 65, N: 63, K: 100, offA: 1, offB: 3, batch: 2, beta: 0.5, bias: true, act: 1 };
 
 async function main() {
@@ -51,6 +57,17 @@ async function main() {
     const r = await runConvCase(device, c, { dtype, ...spec });
     log('ONEGPU-RESULT', { name, ok: r.ok, maxErr: r.maxErr, maxRef: r.maxRef, bound: r.bound, outside: r.outside.length, nonFinite: r.nonFinite.length, description });
   }
+  {
+    const [name, format, spec] = qgemm;
+    const q = createQGemm(device, { dtype: spec.dtype, format });
+    const full = { format, ...spec, f: parseQFormat(format), lay: qweightsLayout(format, spec.n, spec.k) };
+    const o = qOperands(device, full);
+    const description = q.describe(o.args);
+    for (const b of Object.values(o.buffers)) b.destroy();
+    const r = await runQCase(device, q, full);
+    const exact = await runQCase(device, q, { ...full, k: 64, lay: qweightsLayout(format, spec.n, 64), tensorScale: 0, beta: 2, act: 1, integer: true });
+    log('ONEGPU-RESULT', { name, ok: !r.bad.length && !r.outside.length && !exact.bad.length && !exact.outside.length && exact.exact, bad: r.bad, outside: r.outside.length, exactBad: exact.bad, exact: exact.exact, description });
+  }
   // Deterministic mode against the documented order, fused or not as probed.
   const fma = await probeFma(device);
   const o = operands(device, deterministic);
@@ -60,7 +77,7 @@ async function main() {
   release(o);
   const differ = got.reduce((n, x, e) => n + (Object.is(x, want[e]) ? 0 : 1), 0);
   log('ONEGPU-RESULT', { name: 'Deterministic float16, bits of the documented order', ok: differ === 0 && !fma.contracts, differ, fma });
-  log('ONEGPU-DONE', { cases: cases.length + 2, adapter: `${info.vendor ?? ''} ${info.architecture ?? ''} ${info.description ?? ''}`.trim() });
+  log('ONEGPU-DONE', { cases: cases.length + 3, adapter: `${info.vendor ?? ''} ${info.architecture ?? ''} ${info.description ?? ''}`.trim() });
 }
 
 main().catch((e) => log('ONEGPU-ERROR', String(e?.stack ?? e))).finally(() => window.close());

@@ -288,3 +288,79 @@ export function checkConv(lim, elemBytes, args) {
   };
   return call;
 }
+
+/** printf's %g of a float (six significant digits; "inf", "nan"), for the C's messages. */
+function printfG(x) {
+  if (Number.isNaN(x)) return 'nan';
+  if (!Number.isFinite(x)) return x < 0 ? '-inf' : 'inf';
+  if (x === 0) return Object.is(x, -0) ? '-0' : '0';
+  const exp = Number(x.toExponential(5).split('e')[1]);
+  const strip = (s) => (s.includes('.') ? s.replace(/\.?0+$/, '') : s);
+  if (exp < -4 || exp >= 6) {
+    const [m] = x.toExponential(5).split('e');
+    return `${strip(m)}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`;
+  }
+  return strip(x.toFixed(5 - exp));
+}
+
+/**
+ * A checked low-bit weight product (og_qgemm_args's fields, snake_case as
+ * in onegpu.h): runtime/plan/og_qgemm_plan.c og_qgemm_check's checks in
+ * its order with its messages (the weights' fields, the layout of format f
+ * (qweights.js layoutOf), W's offset and stride, the tensor scale, then the
+ * product's as og_check_product with A read and B not, then W's whole
+ * images), then WebGPU's own. Returns {m, n, k, batch, lda, empty,
+ * activation, bias, a, w, c (bindings as checkOperand makes them), push
+ * (the uniform's values, as qgemm_decode.tmpl reads them)}.
+ */
+export function checkQGemm(lim, elemBytes, f, layoutOf, args) {
+  const op = 'qgemm';
+  const v = {};
+  for (const name of ['m', 'n', 'k', 'batch', 'a_offset', 'w_offset', 'c_offset', 'stride_a', 'stride_w', 'stride_c', 'lda', 'ldc']) {
+    v[name] = int(op, args, name);
+  }
+  // The weights' own fields first: the layout needs N and K of at least 1.
+  checkFields(op, [['M', v.m], ['N', v.n], ['K', v.k], ['batch', v.batch], ['w_offset', v.w_offset], ['stride_w', v.stride_w]]);
+  // Refused for any N (an empty call too), so N = 0 asks about one row.
+  const lay = layoutOf(f, v.n > 0 ? v.n : 1, v.k);
+  if (lay.why) refuse(`qgemm: ${lay.why}`);
+  if (v.w_offset % 16) refuse(`qgemm: w_offset (${v.w_offset} bytes) is not a multiple of 16`);
+  if (v.stride_w % 16) refuse(`qgemm: stride_w (${v.stride_w} bytes) is not a multiple of 16`);
+  const batch = v.batch === 0 ? 1 : v.batch;
+  if (batch > 1 && v.stride_w !== 0 && BigInt(v.stride_w) < lay.bytes) {
+    refuse(`qgemm: stride_w (${v.stride_w} bytes) is less than one weight matrix (${lay.bytes} bytes): stacked matrices would overlap`);
+  }
+  // A float in C: rounded to float32 first (past its range it is infinite).
+  const ts = typeof args.tensor_scale === 'number' ? Math.fround(args.tensor_scale) : args.tensor_scale === undefined ? 0 : NaN;
+  if (!(ts >= 0 && ts <= 3.4028234663852886e38)) refuse(`qgemm: tensor_scale (${printfG(ts)}) is not a finite non-negative number`);
+  // og_check_product of A * W^T: W as B stored N x K, its words not checked there.
+  checkFields(op, [['M', v.m], ['N', v.n], ['K', v.k], ['batch', v.batch], ['a_offset', v.a_offset], ['b_offset', v.w_offset / 4],
+    ['c_offset', v.c_offset], ['stride_a', v.stride_a], ['stride_b', v.stride_w / 4], ['stride_c', v.stride_c],
+    ['lda', v.lda], ['ldb', v.k], ['ldc', v.ldc]]);
+  checkLd(op, 'lda', v.lda, 'K', v.k, ' for A not transposed');
+  checkLd(op, 'ldc', v.ldc, 'N', v.n, '');
+  const bias = checkEpilogue(lim, op, args, v.n);
+  const call = {
+    ...v, batch, beta: Math.fround(args.beta ?? 0), activation: args.activation ?? 0, bias,
+    a: null, w: null, c: null, push: null, empty: v.m === 0 || v.n === 0,
+  };
+  if (call.empty) return call;
+  checkBatchOverlap(op, v.m, v.n, v.ldc, v.stride_c, batch);
+  call.a = checkOperand(lim, op, 'A', args.a, elemBytes, v.a_offset, batch, v.stride_a, v.m, v.lda, v.k);
+  call.c = checkOperand(lim, op, 'C', args.c, 4, v.c_offset, batch, v.stride_c, v.m, v.ldc, v.n);
+  // W: the whole image of each matrix, as 32-bit words.
+  const words = Number(lay.bytes / 4n);
+  call.w = checkOperand(lim, op, 'W', args.w, 4, v.w_offset / 4, batch, v.stride_w / 4, 1, words, words);
+  checkAliases(op, call.c, [['A', call.a], ['W', call.w], ['the bias', bias]]);
+  const bits = new Uint32Array(new Float32Array([ts === 0 ? 1 : ts]).buffer)[0];
+  // The GEMM's words for device addresses carry the planes' geometry, as in C.
+  call.push = {
+    M: v.m, N: v.n, K: v.k, lda: v.lda, ldb: lay.codeRowBytes / 4, ldc: v.ldc,
+    off_a: call.a.elements, off_b: call.w.elements, off_c: call.c.elements,
+    stride_a: v.stride_a, stride_b: v.stride_w / 4, stride_c: v.stride_c,
+    alpha: 1, beta: call.beta, batch, ranges: 1, bias_off: bias?.elements ?? 0, epi: call.activation | (bias ? 4 : 0),
+    scale_off: Number(lay.scalesAt / 4n), addr_a_lo: lay.scaleRowBytes, addr_a_hi: Number(lay.zerosAt / 4n),
+    zero_a: lay.zeroRowBytes, zero_b: lay.block, addr_b_lo: bits,
+  };
+  return call;
+}

@@ -5,18 +5,21 @@
 // for `batch` products, and its forward convolution (og_conv_*) as an
 // implicit GEMM on the same tile, with onegpu's generated WGSL kernels (the
 // portable tile, split-k planes and their reduction, few rows, the
-// elementwise kernels, the convolution's gathering tile; kernels.generated.js,
+// elementwise kernels, the convolution's gathering tile, the low-bit weight
+// decode kernel of og_qgemm_*; kernels.generated.js,
 // written by the build from the templates). README.md beside this file is
 // the manual.
 import table from './kernels.generated.js';
-import { checkConv, checkElementwise, checkGemm, limitsOf, refuse } from './check.js';
-import { EPI_BIAS, kernelUnfit, planConv, planElementwise, planGemm, pushOf } from './plan.js';
+import { checkConv, checkElementwise, checkGemm, checkQGemm, limitsOf, refuse } from './check.js';
+import { EPI_BIAS, kernelUnfit, planConv, planElementwise, planGemm, planQGemm, pushOf } from './plan.js';
+import { layoutOf, parseQFormat, qformatKey, qformatName } from './qweights.js';
 import { record } from './encode.js';
 import { SCRATCH_BYTES, fewRowsEligible } from './rules.js';
 import { chooseKernel, parseParams } from './select.js';
 
 export { probeFma } from './probe.js';
 export { ConvLayout, ConvWeights, convOutputSize } from './check.js';
+export { qweightsLayout } from './qweights.js';
 
 /** og_activation: the epilogue's activation, args.activation. */
 export const Activation = Object.freeze({ NONE: 0, RELU: 1, GELU_ERF: 2, GELU_TANH: 3 });
@@ -315,4 +318,107 @@ export function createConv(device, { dtype = 'f32', mode = 'fast', kernels = tab
   if (!(dtype in elementBytes)) refuse(`conv: input type ${dtype} is not f32, f16 or bf16 (WebGPU runs the portable float kernels)`);
   if (mode !== 'fast' && mode !== 'deterministic') refuse(`conv: mode ${mode} is not 'fast' or 'deterministic'`);
   return new Conv(device, dtype, mode, kernels);
+}
+
+/** The decode kernel's rows a workgroup for M (og_params_qdecode): the power of two from 1 to 16 that covers M. */
+function qdecodeRows(m) {
+  let rows = 1;
+  while (rows < 16 && rows < m) rows *= 2;
+  return rows;
+}
+
+class QGemm {
+  constructor(device, dtype, mode, format, f, kernels) {
+    this.gemm = new Gemm(device, dtype, mode, kernels); // the type, mode, table and limits
+    this.format = format;
+    this.f = f;
+  }
+
+  /**
+   * The checked call and its steps: og_params_qdecode's shape (4 columns
+   * of 32 k slices) with word loads (vec=1, WGSL's), ROWS the power of two
+   * that covers M up to 16; above 16 rows the same kernel over tiles of 16
+   * rows (the C runtime's prefill tile is GLSL only). Nothing is recorded
+   * when this throws.
+   */
+  prepare(args) {
+    if (args === null || typeof args !== 'object') refuse('qgemm: the arguments are not an object');
+    const g = this.gemm;
+    const call = checkQGemm(g.limits, elementBytes[g.dtype], this.f, layoutOf, args);
+    const rows = qdecodeRows(call.m);
+    const text = `variant=qdecode,rows=${rows},cols=4,slices=32,vec=1`;
+    const key = `${g.dtype}.${qformatKey(this.f)}`;
+    const kernel = g.kernels.qgemm?.[text]?.[key];
+    if (!call.empty && !kernel) refuse(`qgemm: this kernel table has no decode kernel ${text} for ${key} (regenerate it with the build's ogtune)`, 'unsupported');
+    const steps = planQGemm(g.limits, call, kernel, rows, 4, `the qgemm_decode kernel ${text}`);
+    return { call, text, steps };
+  }
+
+  /** The bindings of a call's steps: W as the GEMM's B. */
+  resources(call) {
+    return { A: call.a, B: call.w, C: call.c, bias: call.bias };
+  }
+
+  /**
+   * Records the product C = act(A * W^T + beta * C + bias) into the page's
+   * GPUCommandEncoder, as Gemm.encode records a GEMM. args are
+   * og_qgemm_args's fields, snake_case as in onegpu.h: m, n, k, batch (0 is
+   * 1), a (GPUBuffer of the object's type, M x K row-major), lda, a_offset,
+   * stride_a (elements), w (GPUBuffer holding the images in
+   * onegpu_formats.h's layout: qweightsLayout), w_offset, stride_w (bytes,
+   * multiples of 16; stride_w between the experts' images, 0 shares one),
+   * tensor_scale (NVFP4's float32 per tensor; 0 is 1), c (float32), ldc,
+   * c_offset, stride_c, beta, bias (N float32 values from bias_offset, or
+   * null), bias_offset, activation (Activation). No alpha.
+   * Throws an Error (code 'invalid-argument' or 'unsupported') naming the
+   * dimension, with nothing recorded. Returns release(), as Gemm.encode.
+   */
+  encode(encoder, args) {
+    const { call, steps } = this.prepare(args);
+    const g = this.gemm;
+    return releaser(record(g.device, encoder, g.kernels.pushFields, steps, this.resources(call)));
+  }
+
+  /** Records, submits and waits for the product (args as for encode); throws as encode, and a device validation error. */
+  async run(args) {
+    const { call, steps } = this.prepare(args);
+    if (steps.length) await this.gemm.submit(steps, this.resources(call), 'qgemm');
+  }
+
+  /**
+   * The kernel run would use for args, in one line, as og_qgemm_describe
+   * (the record op, template, parameters and source): "qgemm:mxfp4
+   * qgemm_decode variant=qdecode,rows=1,cols=4,slices=32,vec=1 (default)",
+   * then the tiles of 16 rows above 16 and the pieces of a large grid.
+   */
+  describe(args) {
+    const { call, text, steps } = this.prepare(args);
+    if (call.empty) return 'nothing to compute (M or N is 0)';
+    const source = this.gemm.mode === 'deterministic' ? 'default, Deterministic mode' : 'default';
+    const tiles = call.m > 16 ? `; ${Math.ceil(call.m / 16)} tiles of 16 rows` : '';
+    return `qgemm:${qformatName(this.f)} qgemm_decode ${text} (${source})${tiles}${steps.length > 1 ? `; ${steps.length} pieces` : ''}`;
+  }
+
+  /** Nothing to free: the decode kernel needs no scratch (kept for the objects' common shape). */
+  destroy() {}
+}
+
+/**
+ * A low-bit weight product object on a GPUDevice (og_qgemm_create): C =
+ * act(A * W^T + beta * C + bias) with W an N x K matrix of weights in
+ * onegpu's layout (runtime/onegpu_formats.h, "Low-bit weight matrices";
+ * qweightsLayout gives its planes) and A float32, float16 or bfloat16 (dtype
+ * 'f32', 'f16' or 'bf16'; C and the bias float32). format: the format's text
+ * as ogtune's --weights takes it: 'mxfp4', 'nvfp4', 'q8_0' or
+ * 'int4[:gN|:gc][:f16|:bf16][:none|:uint4|:float]'. mode 'fast' or
+ * 'deterministic': the same default decode kernel either way (WebGPU has no
+ * tuned records for it), summed in the order of docs/accumulation-order.md,
+ * "Low-bit weights". kernels as for createGemm.
+ */
+export function createQGemm(device, { dtype = 'f32', format, mode = 'fast', kernels = table } = {}) {
+  if (!(dtype in elementBytes)) refuse(`qgemm: input type ${dtype} is not f32, f16 or bf16`);
+  if (mode !== 'fast' && mode !== 'deterministic') refuse(`qgemm: mode ${mode} is not 'fast' or 'deterministic'`);
+  const f = parseQFormat(format);
+  if (!f) refuse(`qgemm: weight format ${format} is not mxfp4, nvfp4, q8_0 or int4[:gN|:gc][:f16|:bf16][:none|:uint4|:float]`);
+  return new QGemm(device, dtype, mode, format, f, kernels);
 }

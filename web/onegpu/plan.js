@@ -184,3 +184,22 @@ export function planElementwise(lim, op, kernel, push) {
   return [{ kernel, push: q, grid: [gx, q.step_y, q.step_z], bind: { 2: 'C', ...(push.epi & EPI_BIAS ? { 5: 'bias' } : {}) } }];
 }
 
+
+/**
+ * The steps of a checked low-bit weight product (check.js checkQGemm;
+ * runtime/plan/og_qgemm_plan.c og_qgemm_plan, unsplit): the decode kernel
+ * `kernel` of `rows` rows and `cols` columns a workgroup over the grid of
+ * column tiles x row tiles x products, in pieces of maxComputeWorkgroupsPerDimension
+ * row tiles and products (og_pieces.c, A's rows lda apart). `what` names
+ * the kernel in a refusal.
+ */
+export function planQGemm(lim, call, kernel, rows, cols, what) {
+  if (call.empty) return [];
+  checkKernel(lim, 'qgemm', kernel, what);
+  const gx = ceilDiv(call.n, cols);
+  checkGridX(lim, 'qgemm', call.n, gx);
+  const bias = call.bias ? { 5: 'bias' } : {};
+  return pieces(call.push, lim.maxCount * rows, lim.maxCount, call.lda).map((q) => ({
+    kernel, push: q, grid: [gx, ceilDiv(q.M, rows), q.batch], bind: { 0: 'A', 1: 'B', 2: 'C', ...bias },
+  }));
+}

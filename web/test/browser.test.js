@@ -63,7 +63,7 @@ function chromium(url, seconds) {
   });
 }
 
-test('Chromium runs the page\'s GEMMs and convolution through web/onegpu and reports them correct', async () => {
+test('Chromium runs the page\'s GEMMs, convolution and low-bit weight product through web/onegpu and reports them correct', async () => {
   assert.ok(process.env.OG_CHROMIUM, 'no chromium: scripts/setup.sh --tests installs it (OG_CHROMIUM names it)');
   const server = await serve();
   const url = `http://127.0.0.1:${server.address().port}/browser/index.html`;
@@ -87,4 +87,5 @@ test('Chromium runs the page\'s GEMMs and convolution through web/onegpu and rep
   assert.match(described('float32 split-k'), /^gemm_tile .*; \d+ k ranges of \d+$/);
   assert.match(described('few rows'), /^gemm_fewrows /);
   assert.match(described('convolution'), /^conv NCHW KCRS, implicit GEMM 54x6x54 x 4 products: gemm_tile .*\(default\)$/);
+  assert.equal(described('low-bit weights'), 'qgemm:nvfp4 qgemm_decode variant=qdecode,rows=4,cols=4,slices=32,vec=1 (default)');
 });

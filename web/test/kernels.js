@@ -24,13 +24,16 @@ export function tile(changes = {}) {
 /**
  * WGSL text of one kernel: kernel 'gemm', 'planes' or 'reduce'; dtype f32,
  * f16 or bf16; conv a convolution's layouts ('nhwc,krsc', ...; B is then
- * transposed). Throws with ogtune's message when it refuses.
+ * transposed); weights a low-bit weight format's text (`--op qgemm
+ * --weights`: the decode kernel with params variant=qdecode,...). Throws
+ * with ogtune's message when it refuses.
  */
-export function generate({ params = tile(), dtype = 'f32', transA = false, transB = false, kernel = 'gemm', conv = null } = {}) {
+export function generate({ params = tile(), dtype = 'f32', transA = false, transB = false, kernel = 'gemm', conv = null, weights = null } = {}) {
   const args = ['gen', '--emit', 'wgsl', '--params', paramText(params), '--dtype', dtype, '--kernel', kernel];
   if (transA) args.push('--trans-a');
   if (transB) args.push('--trans-b');
   if (conv) args.push('--conv', conv);
+  if (weights) args.push('--op', 'qgemm', '--weights', weights);
   return execFileSync(ogtune, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 

@@ -9,5 +9,6 @@ import { pathToFileURL } from 'node:url';
 export const moduleDir = resolve(process.env.OG_WEB_ONEGPU || resolve(import.meta.dirname, '../../build/web/onegpu'));
 
 const load = (file) => import(pathToFileURL(resolve(moduleDir, file)).href);
-export const { ConvLayout, ConvWeights, Elementwise, convOutputSize, createConv, createGemm, probeFma } = await load('onegpu.js');
+export const { ConvLayout, ConvWeights, Elementwise, convOutputSize, createConv, createGemm, createQGemm, probeFma, qweightsLayout } = await load('onegpu.js');
 export const { splitRanges } = await load('rules.js');
+export const { parseQFormat } = await load('qweights.js');

@@ -1,6 +1,7 @@
-// Every WGSL kernel of a spread of tile configurations passes Dawn's
-// validation (the null backend: parses, resolves and builds the pipeline
-// without running it), and ogtune refuses what WGSL does not cover.
+// Every WGSL kernel of a spread of tile configurations, and the low-bit
+// decode kernels, pass Dawn's validation (the null backend: parses,
+// resolves and builds the pipeline without running it), and ogtune refuses
+// what WGSL does not cover.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { openDevice, pipeline } from './gpu.js';
@@ -65,6 +66,31 @@ test('every kernel of the quick space (WebGPU\'s limits), every op(A) x op(B), p
     }
   }
   assert.ok(generated >= 4 * 80, `${generated} kernels`);
+});
+
+test('the low-bit decode kernel: every kind of weight format x A f32, f16, bf16 x rows 1 and 16 (2, 4, 8 for some), and a spread of columns x slices', async () => {
+  const formats = ['mxfp4', 'nvfp4', 'q8_0', ...['f16', 'bf16'].flatMap((s) => ['none', 'uint4', 'float'].map((z) => `int4:${s}:${z}`))];
+  for (const [n, weights] of formats.entries()) for (const dtype of ['f32', 'f16', 'bf16']) {
+    // The rows differ only in copies of the same statements: each middle count meets three formats.
+    for (const rows of [1, 16, 2 ** (1 + (n % 3))]) {
+      await pipeline(device, generate({ params: { variant: 'qdecode', rows, cols: 4, slices: 32, vec: 1 }, dtype, weights }));
+    }
+  }
+  for (const [cols, slices] of [[1, 32], [2, 128], [8, 16], [64, 4]]) {
+    await pipeline(device, generate({ params: { variant: 'qdecode', rows: 2, cols, slices, vec: 1 }, weights: 'int4:g128:uint4' }));
+  }
+});
+
+test('ogtune refuses the low-bit kernels WGSL does not cover: vector loads, split-k, the prefill tile', () => {
+  const decode = (changes) => ({ variant: 'qdecode', rows: 1, cols: 4, slices: 32, vec: 1, ...changes });
+  const cases = [
+    [{ params: decode({ vec: 4 }), weights: 'mxfp4' }, /^ogtune gen: wgsl: vec=4: the WGSL decode kernel reads A and the weights as 32-bit words \(vec=1\)/],
+    [{ params: decode({ split: 4 }), weights: 'nvfp4' }, /wgsl: split=4: the decode kernel's split-k ranges are GLSL only/],
+    [{ params: decode(), weights: 'q8_0', kernel: 'planes' }, /wgsl: the decode kernel's split-k pass \(--kernel planes\) is GLSL only/],
+    [{ params: tile({ split: 1 }), weights: 'int4', transB: true }, /wgsl: the low-bit prefill tile \(the portable tile with a weight format\) is GLSL only/],
+    [{ params: decode({ cols: 16, slices: 32 }), weights: 'mxfp4' }, /512 invocations per workgroup exceed WebGPU's default/],
+  ];
+  for (const [options, message] of cases) assert.match(refusal(options) ?? 'generated', message);
 });
 
 test('ogtune refuses what the WGSL tile does not cover, and WebGPU\'s default limits', () => {

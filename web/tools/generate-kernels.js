@@ -6,7 +6,9 @@
 // split-k planes, the planes' reduction; few rows in the rule's three shapes
 // for both layouts of B; the elementwise scale, bias and activation kernels;
 // the convolution's gathering tile and planes for every dtype x input layout
-// x weight layout, and its reduction for each layout) and, with --db, for
+// x weight layout, and its reduction for each layout; the low-bit weight
+// decode kernel of createQGemm for every format kind x dtype x rows 1 to 16,
+// powers of two) and, with --db, for
 // the tuned records of one device exported from a tuning database (the
 // convolution's too for records of B transposed: the convolution takes the
 // GEMM's record for its implicit GEMM's shape).
@@ -112,6 +114,29 @@ if (ogtune(['gen', '--emit', 'wgsl']) !== ogtune(['gen', '--emit', 'wgsl', '--pa
   console.error('generate-kernels.js: ogtune\'s default tile is no longer ' + defaultTile + ' (gen/og_params.c, og_params_default)');
   process.exit(1);
 }
+// The low-bit decode kernel (og_params_qdecode: 4 columns of 32 k slices,
+// ROWS the power of two that covers M up to 16) with word loads, WGSL's
+// (vec=1), for each kind of weight format: the formats' texts without
+// INT4's group, which is a uniform (qweights.js qformatKey). Checked
+// against ogtune's own default (rows=1) as the tile is.
+const qdecodeParams = (rows) => `variant=qdecode,rows=${rows},cols=4,slices=32,vec=1`;
+if (ogtune(['gen', '--emit', 'wgsl', '--op', 'qgemm']) !== ogtune(['gen', '--emit', 'wgsl', '--op', 'qgemm', '--params', qdecodeParams(1)])) {
+  console.error('generate-kernels.js: ogtune\'s default decode kernel is no longer ' + qdecodeParams(1) + ' (gen/og_params.c, og_params_qdecode)');
+  process.exit(1);
+}
+const qformats = ['mxfp4', 'nvfp4', 'q8_0', ...['f16', 'bf16'].flatMap((s) => ['none', 'uint4', 'float'].map((z) => `int4:${s}:${z}`))];
+function qgemmKernels() {
+  const out = {};
+  for (let rows = 1; rows <= 16; rows *= 2) {
+    const params = qdecodeParams(rows);
+    out[params] = {};
+    for (const dtype of dtypes) for (const f of qformats) {
+      out[params][`${dtype}.${f}`] = kernel(['--op', 'qgemm', '--weights', f, '--dtype', dtype, '--params', params]);
+    }
+  }
+  return out;
+}
+
 const table = {
   defaultTile,
   tiles: { [defaultTile]: tileKernels(defaultTile, dtypes.flatMap((d) => layouts.map((l) => `${d}.${l}`))) },
@@ -128,6 +153,8 @@ const table = {
     tiles: { [defaultTile]: convKernels(defaultTile, dtypes) },
     reduce: Object.fromEntries(convLayouts.map((l) => [l, kernel(['--kernel', 'reduce', '--conv', `${l},krsc`])])),
   },
+  // createQGemm's decode kernels: {params: {'dtype.format': kernel}}.
+  qgemm: qgemmKernels(),
   records: [],
   skipped: [],
   database: null,
