@@ -156,8 +156,8 @@ Test(qgemm_tune, prefill_records, .timeout = 900)
     cr_assert_eq(og_qgemm_problem_create(ctx, OG_F32, &mx, 40, 70, 128, 1, 3, &pr), OG_OK);
     char desc[512];
     cr_assert_eq(og_qgemm_describe(q, &pr->args, desc, sizeof desc), OG_OK);
-    cr_expect(strstr(desc, "gemm_tile") && strstr(desc, best->params) && strstr(desc, "(db,"),
-              "%s", desc);
+    cr_expect(strstr(desc, "gemm_tile") && strstr(desc, best->params) && strstr(desc, "(db,"), "%s",
+              desc);
     /* M = 16 stays with the decode kernel's default: no record of its kind. */
     og_choice c;
     cr_assert_eq(og_select_qgemm(ctx, OG_F32, &mx, OG_MODE_FAST, 16, 70, 128, 1, &c), OG_OK);
@@ -172,6 +172,26 @@ Test(qgemm_tune, prefill_records, .timeout = 900)
     cr_expect(accepted, "%s", why);
     og_qgemm_problem_destroy(pr);
     og_qgemm_destroy(q);
+    /* The decode kernel over tiles of 16 rows competes above 16 rows: a
+     * record of it measured faster than the best tile is selected. */
+    og_db *handle;
+    int64_t device;
+    char err[512];
+    cr_assert_eq(og_db_open(db, 1, &handle, err, sizeof err), OG_OK, "%s", err);
+    cr_assert_eq(og_db_device(handle, &ctx->info, &device, err, sizeof err), OG_OK, "%s", err);
+    og_record faster = *best;
+    snprintf(faster.template_name, sizeof faster.template_name, "qgemm_decode");
+    faster.template_hash = og_template_hash("qgemm_decode");
+    snprintf(faster.params, sizeof faster.params, "variant=qdecode,rows=16,cols=8,slices=16,vec=4");
+    faster.gflops = 2 * best->gflops;
+    cr_assert_eq(og_db_insert(handle, device, &faster, err, sizeof err), OG_OK, "%s", err);
+    og_db_close(handle);
+    close_context(ctx);
+    cr_assert_eq(og_context_create(&(og_context_desc){.tuning_db = db}, &ctx), OG_OK);
+    cr_assert_eq(og_select_qgemm(ctx, OG_F32, &mx, OG_MODE_FAST, 40, 70, 128, 1, &c), OG_OK);
+    char params[OG_PARAMS_MAX];
+    og_params_format(&c.params, params, sizeof params);
+    cr_expect(c.source == OG_SOURCE_DB && strcmp(params, faster.params) == 0, "%s", params);
     free(rs.r);
     close_context(ctx);
 }

@@ -329,7 +329,9 @@ og_status og_select_recovered(og_context *ctx, og_mode mode, int trans_a, int tr
  * format f, M x N x K x batch: the exact record of its op (og_qgemm_op),
  * dtype and mode, else the nearest tuned shape of them (with the rows of
  * the default for this M where its M differs and the device allows them),
- * else the default decode kernel for M (og_params_qdecode). Deterministic mode always takes
+ * else the default for M (og_qgemm_default). Above 16 rows, records of the
+ * prefill tile and of the decode kernel compete: an exact match before a
+ * nearest one, then the higher GFLOP/s. Deterministic mode always takes
  * the default: its order depends on the slice count. Reads the context's
  * databases. */
 og_status og_select_qgemm(og_context *ctx, og_dtype dtype, const og_qweights_format *f,

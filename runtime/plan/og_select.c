@@ -307,6 +307,21 @@ og_status og_select_qgemm(og_context *ctx, og_dtype dtype, const og_qweights_for
     og_record_key key = {.dtype = dtype, .mode = mode, .trans_a = 0, .trans_b = 1};
     og_qgemm_op(f, key.op, sizeof key.op);
     search_databases(ctx, &key, 0, m, n, k, batch, out);
+    if (m > 16) {
+        /* Above 16 rows the decode kernel over tiles of 16 rows competes
+         * with the prefill tile (a CPU driver runs it faster, a GPU
+         * rarely): an exact record before a nearest one, then the higher
+         * rate. */
+        og_choice decode = *out;
+        decode.params = og_params_qdecode(m);
+        decode.source = OG_SOURCE_DEFAULT;
+        search_databases(ctx, &key, 0, m, n, k, batch, &decode);
+        int found = decode.source != OG_SOURCE_DEFAULT;
+        if (found && (out->source == OG_SOURCE_DEFAULT ||
+                      (decode.source == OG_SOURCE_DB && out->source == OG_SOURCE_DB_NEAREST) ||
+                      (decode.source == out->source && decode.gflops > out->gflops)))
+            *out = decode;
+    }
     /* The prefill decodes one weight at a time: a tile record (say, one
      * edited by hand) runs with element loads from storage, unsplit. */
     if (out->params.variant == OG_VARIANT_TILE) {

@@ -495,6 +495,17 @@ og_status og_space_qgemm(const og_limits *lim, og_preset preset, const og_shape 
             st = add(&c, p);
         }
         free(all.list);
+        /* The decode kernel over tiles of 16 rows competes (og_select_qgemm):
+         * the default and its neighbours in columns and slices. */
+        static const int qcols[] = {4, 2, 8}, qslices[] = {32, 16, 64};
+        for (int i = 0; i < 3 && st == OG_OK; i++)
+            for (int j = 0; j < 3 && st == OG_OK; j++) {
+                og_params q = og_params_qdecode(s->m);
+                q.cols = qcols[i];
+                q.slices = qslices[j];
+                if (preset == OG_PRESET_STANDARD || i == 0 || j == 0)
+                    st = add(&c, q);
+            }
         return space_done(st, &c, out, n);
     }
     /* Fewer rows than M reads W once more per extra tile of rows: only the

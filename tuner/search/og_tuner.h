@@ -510,8 +510,10 @@ og_status og_space_conv(const og_limits *lim, og_preset preset, const og_shape *
  * column and slice counts around it with 16-byte loads (quick: 2 to 8
  * columns, 16 to 64 slices; standard: 64 to 512 invocations, word loads
  * too, and half the rows; where N gives fewer than 256 workgroups, the
- * default split in 2, 4 and 8 k ranges). M > 16: og_space's tiles, each unsplit with
- * element loads from storage buffers. *out is malloc'ed. */
+ * default split in 2, 4 and 8 k ranges). M > 16: og_space's tiles, each
+ * unsplit with element loads from storage buffers, then the decode kernel
+ * over tiles of 16 rows around its default (quick: 5, standard: 9).
+ * *out is malloc'ed. */
 og_status og_space_qgemm(const og_limits *lim, og_preset preset, const og_shape *s, og_params **out,
                          size_t *n);
 
