@@ -62,18 +62,13 @@ struct og_conv {
     size_t n_choices, cap_choices;
 };
 
-/* A low-bit weight product: A's type, the weights' format (and its kernel
- * key, OG_QFORMAT_KEY), the mode, its selection cache (shape, params) and
- * split-k's scratch. */
+/* A low-bit weight product: a GEMM object for A's type and the mode (its
+ * selection cache and split-k scratch), the weights' format and its kernel
+ * key (OG_QFORMAT_KEY). */
 struct og_qgemm {
-    og_context *ctx;
-    og_dtype input;
+    og_gemm gemm;
     og_qweights_format format;
     int qformat;
-    og_mode mode;
-    og_shape_choice *choices;
-    size_t n_choices, cap_choices;
-    og_buffer *scratch; /* split-k planes, made on first use */
 };
 
 /* What g fixes for the plan layer. */

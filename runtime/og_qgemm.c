@@ -36,7 +36,10 @@ og_status og_qgemm_create(og_context *ctx, og_dtype input, const og_qweights_for
     og_qgemm *q = og_mem_alloc(&ctx->allocator, sizeof *q);
     if (!q)
         return og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "qgemm: out of memory");
-    *q = (og_qgemm){.ctx = ctx, .input = input, .mode = mode, .format = *format, .qformat = key};
+    memset(q, 0, sizeof *q);
+    og_gemm_init(ctx, &q->gemm, input, mode);
+    q->format = *format;
+    q->qformat = key;
     *out = q;
     return OG_OK;
 }
@@ -45,65 +48,48 @@ void og_qgemm_destroy(og_qgemm *q)
 {
     if (!q)
         return;
-    og_buffer_destroy(q->scratch);
-    og_mem_free(&q->ctx->allocator, q->choices);
-    og_mem_free(&q->ctx->allocator, q);
+    og_context *ctx = q->gemm.ctx;
+    og_gemm_fini(&q->gemm);
+    og_mem_free(&ctx->allocator, q);
 }
 
 og_status og_qgemm_choose(og_qgemm *q, const og_qgemm_args *args, og_params *p)
 {
     const int64_t batch = args->batch == 0 ? 1 : args->batch;
-    for (size_t i = 0; i < q->n_choices; i++) {
-        const og_shape_choice *c = &q->choices[i];
-        if (c->m == args->m && c->n == args->n && c->k == args->k && c->batch == batch) {
-            *p = c->params;
-            return OG_OK;
-        }
-    }
-    og_context *ctx = q->ctx;
+    og_gemm *g = &q->gemm;
+    if (og_choice_cached(g, 0, 1, args->m, args->n, args->k, batch, p))
+        return OG_OK;
     og_choice choice;
-    og_status st = og_select_qgemm(ctx, q->input, &q->format, q->mode, args->m, args->n, args->k,
+    og_status st = og_select_qgemm(g->ctx, g->dtype, &q->format, g->mode, args->m, args->n, args->k,
                                    batch, &choice);
-    if (st != OG_OK)
-        return st;
-    if (q->n_choices == q->cap_choices) {
-        size_t cap = q->cap_choices ? 2 * q->cap_choices : 8;
-        og_shape_choice *grown = og_mem_realloc(&ctx->allocator, q->choices, cap * sizeof *grown);
-        if (!grown)
-            return og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "qgemm: out of memory");
-        q->choices = grown;
-        q->cap_choices = cap;
-    }
-    q->choices[q->n_choices++] = (og_shape_choice){.trans_b = 1,
-                                                   .m = args->m,
-                                                   .n = args->n,
-                                                   .k = args->k,
-                                                   .batch = batch,
-                                                   .params = choice.params};
-    *p = choice.params;
-    return OG_OK;
+    if (st == OG_OK)
+        st = og_choice_cache(g, 0, 1, args->m, args->n, args->k, batch, &choice.params);
+    if (st == OG_OK)
+        *p = choice.params;
+    return st;
 }
 
 static og_status prepare(og_qgemm *q, const og_qgemm_args *args, const og_params *p, og_call *c)
 {
-    og_context *ctx = q->ctx;
+    og_gemm *g = &q->gemm;
+    og_context *ctx = g->ctx;
     og_push push;
     og_gemm_args shape;
     og_status st =
-        og_qgemm_check(&ctx->limits, ctx->error, q->input, &q->format, args, &shape, &push);
+        og_qgemm_check(&ctx->limits, ctx->error, g->dtype, &q->format, args, &shape, &push);
     if (st == OG_OK)
-        st = og_qgemm_plan(&ctx->limits, ctx->error, q->input, q->qformat, &shape, p, &push,
-                           &c->plan);
+        st = og_qgemm_plan(&ctx->limits, ctx->error, g->dtype, q->qformat, &shape, p, &push,
+                           g->scratch_bytes, &c->plan);
     /* Split-k's planes, made on first use (zero-filled on the context's
      * copy command buffer, so this may happen while the caller records). */
-    if (st == OG_OK && c->plan.scratch_bytes && !q->scratch)
-        st = og_buffer_create(ctx, c->plan.scratch_bytes, &q->scratch);
+    if (st == OG_OK && c->plan.scratch_bytes && !g->scratch)
+        st = og_buffer_create(ctx, c->plan.scratch_bytes, &g->scratch);
     c->ctx = ctx;
     og_buffer *ops[OG_OPERANDS] = {[OG_OPERAND_A] = args->a,
                                    [OG_OPERAND_B] = args->w,
                                    [OG_OPERAND_C] = args->c,
                                    [OG_OPERAND_BIAS] = args->bias,
-                                   [OG_OPERAND_SCRATCH] = q->scratch};
+                                   [OG_OPERAND_SCRATCH] = g->scratch};
     memcpy(c->operands, ops, sizeof ops);
     return st;
 }
@@ -144,25 +130,26 @@ og_status og_qgemm_time(og_qgemm *q, const og_qgemm_args *args, const og_params 
 
 og_status og_qgemm_describe(og_qgemm *q, const og_qgemm_args *args, char *buf, size_t len)
 {
-    og_context *ctx = q->ctx;
+    const og_gemm *g = &q->gemm;
+    og_context *ctx = g->ctx;
     og_gemm_args shape;
     og_push push;
     og_status st =
-        og_qgemm_check(&ctx->limits, ctx->error, q->input, &q->format, args, &shape, &push);
+        og_qgemm_check(&ctx->limits, ctx->error, g->dtype, &q->format, args, &shape, &push);
     if (st != OG_OK)
         return st;
     og_choice c;
     const int64_t batch = args->batch == 0 ? 1 : args->batch;
-    if ((st = og_select_qgemm(ctx, q->input, &q->format, q->mode, args->m, args->n, args->k, batch,
+    if ((st = og_select_qgemm(ctx, g->dtype, &q->format, g->mode, args->m, args->n, args->k, batch,
                               &c)) != OG_OK)
         return st;
-    og_params run = og_qgemm_run_params(q->input, &push, &c.params);
+    og_params run = og_qgemm_run_params(g->dtype, &push, &c.params);
     char params[OG_PARAMS_MAX], op[32], source[160];
     og_params_format(&run, params, sizeof params);
     og_qgemm_op(&q->format, op, sizeof op);
     if (c.source == OG_SOURCE_DEFAULT)
         snprintf(source, sizeof source, "default%s",
-                 q->mode == OG_MODE_DETERMINISTIC ? ", Deterministic mode" : "");
+                 g->mode == OG_MODE_DETERMINISTIC ? ", Deterministic mode" : "");
     else
         snprintf(source, sizeof source, "db%s %lldx%lldx%lld x %lld",
                  c.source == OG_SOURCE_DB ? ", record of" : ", nearest tuned shape", (long long)c.m,

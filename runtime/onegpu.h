@@ -762,7 +762,10 @@ void og_qgemm_destroy(og_qgemm *q);
  * OG_ERROR_UNSUPPORTED for more column tiles than maxComputeWorkGroupCount[0]
  * or an operand past maxStorageBufferRange (W is read through a binding).
  * Nothing is recorded on error. Rows and products past the y and z counts
- * run as several dispatches. */
+ * run as several dispatches. A tuned kernel that splits k (Fast mode)
+ * writes partial sums to a 16 MiB scratch the object allocates on first
+ * use, as og_gemm_encode's split-k does: calls of one object share it, so
+ * the command buffers recording them must run in the order recorded. */
 og_status og_qgemm_encode(og_qgemm *q, VkCommandBuffer cmd, const og_qgemm_args *args);
 
 /* Records, submits and waits. Same checks and errors as og_qgemm_encode. */

@@ -478,10 +478,12 @@ og_params og_qgemm_default(int64_t m);
 og_params og_qgemm_run_params(og_dtype a_type, const og_push *push, const og_params *p);
 
 /* Plans a checked low-bit weight product (og_qgemm_check's shape and push)
- * with parameters p (variant qdecode) for the weights' key qformat. */
+ * with parameters p (the decode kernel, or the prefill tile) for the
+ * weights' key qformat; split-k's planes of the whole call must fit
+ * scratch_bytes (fewer ranges where they would not). */
 og_status og_qgemm_plan(const og_limits *lim, char *err, og_dtype a_type, int qformat,
                         const og_gemm_args *shape, const og_params *p, const og_push *push,
-                        og_plan *out);
+                        uint64_t scratch_bytes, og_plan *out);
 
 /* For the plan files: an empty plan of kind for push, and the count of
  * pieces once rows_per and batch_per are set (og_pieces.c). */

@@ -121,7 +121,7 @@ og_params og_qgemm_run_params(og_dtype a_type, const og_push *push, const og_par
 
 og_status og_qgemm_plan(const og_limits *lim, char *err, og_dtype a_type, int qformat,
                         const og_gemm_args *shape, const og_params *p, const og_push *push,
-                        og_plan *out)
+                        uint64_t scratch_bytes, og_plan *out)
 {
     og_plan_start(out, OG_PLAN_QGEMM, lim, OG_GLSL, push);
     og_binding_starts(lim, shape, og_dtype_bytes(a_type), 4, NULL, 0, out->start);
@@ -152,8 +152,8 @@ og_status og_qgemm_plan(const og_limits *lim, char *err, og_dtype a_type, int qf
     uint64_t ranges = !tile && p->split > 1 ? (uint64_t)p->split : 1;
     if (ranges > units)
         ranges = units;
-    if (ranges > 1 && ranges * cells > OG_SCRATCH_BYTES / 4)
-        ranges = OG_SCRATCH_BYTES / 4 / cells;
+    if (ranges > 1 && ranges * cells > scratch_bytes / 4)
+        ranges = scratch_bytes / 4 / cells;
     if (ranges > 1 && ranges * push->batch > lim->max_count[2])
         ranges = lim->max_count[2] / (uint64_t)push->batch;
     if (ranges < 1)
@@ -163,7 +163,7 @@ og_status og_qgemm_plan(const og_limits *lim, char *err, og_dtype a_type, int qf
         ranges = og_ceil_div(units, range_units);
         out->ranges = (uint32_t)ranges;
         out->range_len = (uint32_t)(range_units * 32);
-        out->scratch_bytes = OG_SCRATCH_BYTES;
+        out->scratch_bytes = scratch_bytes;
     }
     /* The ranges are push constants: one pipeline serves every count. */
     run.split = OG_SPLIT_RULE;

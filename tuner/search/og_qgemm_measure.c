@@ -149,7 +149,7 @@ static og_status encode_forced(void *user, VkCommandBuffer cmd)
 og_status og_qgemm_problem_verify(og_qgemm *q, og_qgemm_problem *pr, const og_params *p,
                                   int *accepted, double *metric, char *why, size_t len)
 {
-    og_context *ctx = q->ctx;
+    og_context *ctx = q->gemm.ctx;
     *accepted = 0;
     *metric = 0;
     og_status st = og_buffer_write(pr->args.c, 0, pr->c0, pr->nc * sizeof(float));
@@ -214,7 +214,7 @@ og_status og_qgemm_candidate_verify(og_qgemm *q, og_qgemm_problem *pr, const og_
         og_qgemm_problem *small;
         double m2;
         const int64_t *s = shapes[i];
-        st = og_qgemm_problem_create(q->ctx, pr->dtype, &pr->format, s[0], s[1], s[2], s[3],
+        st = og_qgemm_problem_create(q->gemm.ctx, pr->dtype, &pr->format, s[0], s[1], s[2], s[3],
                                      77 + (uint64_t)i, &small);
         if (st != OG_OK)
             break;
