@@ -765,7 +765,8 @@ void og_qgemm_destroy(og_qgemm *q);
  * run as several dispatches. A tuned kernel that splits k (Fast mode)
  * writes partial sums to a 16 MiB scratch the object allocates on first
  * use, as og_gemm_encode's split-k does: calls of one object share it, so
- * the command buffers recording them must run in the order recorded. */
+ * the command buffers recording them must run in the order recorded, on
+ * one queue. */
 og_status og_qgemm_encode(og_qgemm *q, VkCommandBuffer cmd, const og_qgemm_args *args);
 
 /* Records, submits and waits. Same checks and errors as og_qgemm_encode. */
