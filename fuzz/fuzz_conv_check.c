@@ -109,7 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     og_params q = og_conv_params(&p);
     og_status st = og_conv_check(&lim, err, bytes, &a, &s, &push);
     if (st == OG_OK && !s.empty)
-        st = og_conv_plan(&lim, err, bytes == 4 ? OG_F32 : OG_F16, &a, &s, &q, &push,
+        st = og_conv_plan(&lim, err, bytes == 4 ? OG_F32 : OG_F16, OG_MODE_FAST, &a, &s, &q, &push,
                           OG_SCRATCH_BYTES, &plan);
     if (st != OG_OK) {
         og_fuzz_check_refusal(st, err);

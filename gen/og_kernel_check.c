@@ -76,20 +76,25 @@ static int recover_check(const og_kernel_key *key, const og_limits *lim, char *w
  * element loads from storage buffers (the gather reads A one element at a
  * time), B the weights stored N x K, native products, in every dialect
  * (GLSL, HLSL, and WGSL within og_wgsl_check); its planes and their
- * reduction. */
+ * reduction; and the cooperative-matrix tile (float16, GLSL, staged loads,
+ * one pass), whose device checks follow in og_kernel_check. */
 static int conv_check(const og_kernel_key *key, char *why, size_t len)
 {
     if (!key->conv)
         return 0;
     const og_params *p = &key->p;
+    int layout = !key->trans_a && key->trans_b;
     int tile = (key->kernel == OG_KERNEL_GEMM || key->kernel == OG_KERNEL_PLANES) &&
-               p->variant == OG_VARIANT_TILE && p->vec == 1 && p->src == OG_SRC_STORAGE &&
-               !key->trans_a && key->trans_b;
+               p->variant == OG_VARIANT_TILE && p->vec == 1 && p->src == OG_SRC_STORAGE && layout;
+    int matrix = key->kernel == OG_KERNEL_GEMM && p->variant == OG_VARIANT_COOPMAT &&
+                 p->load == OG_LOAD_STAGED && key->dtype == OG_F16 && key->dialect == OG_GLSL &&
+                 layout;
     if (key->conv < OG_CONV_KEY(0, 0) || key->conv > OG_CONV_KEY(1, 1) ||
-        (!tile && key->kernel != OG_KERNEL_REDUCE)) {
+        (!tile && !matrix && key->kernel != OG_KERNEL_REDUCE)) {
         snprintf(why, len,
                  "gen: a convolution runs the portable tile (vec=1, src=ssbo, B transposed), its "
-                 "split-k planes and their reduction");
+                 "split-k planes and their reduction, or the cooperative-matrix tile (float16, "
+                 "GLSL, load=staged, one pass)");
         return -1;
     }
     if (key->recover || key->scaled) {
@@ -126,8 +131,8 @@ static int qformat_check(const og_kernel_key *key, char *why, size_t len)
                  q);
         return -1;
     }
-    if ((key->dialect != OG_GLSL && key->dialect != OG_WGSL) || key->trans_a || key->trans_b != !decode || key->recover ||
-        key->scaled || key->conv || key->dtype_b != 0 ||
+    if ((key->dialect != OG_GLSL && key->dialect != OG_WGSL) || key->trans_a ||
+        key->trans_b != !decode || key->recover || key->scaled || key->conv || key->dtype_b != 0 ||
         (key->dtype != OG_F32 && key->dtype != OG_F16 && key->dtype != OG_BF16)) {
         snprintf(why, len,
                  "gen: the low-bit weight kernels are GLSL (the decode kernel WGSL too), with "

@@ -102,8 +102,8 @@ static og_status prepare(og_conv *cv, const og_conv_args *args, const conv_call 
 {
     og_gemm *g = &cv->gemm;
     og_context *ctx = g->ctx;
-    og_status st = og_conv_plan(&ctx->limits, ctx->error, g->dtype, args, &cc->shape, p, &cc->push,
-                                g->scratch_bytes, &c->plan);
+    og_status st = og_conv_plan(&ctx->limits, ctx->error, g->dtype, g->mode, args, &cc->shape, p,
+                                &cc->push, g->scratch_bytes, &c->plan);
     if (st == OG_OK && c->plan.scratch_bytes && !g->scratch)
         st = og_buffer_create(ctx, c->plan.scratch_bytes, &g->scratch);
     c->ctx = ctx;
@@ -201,8 +201,9 @@ og_status og_conv_describe(og_conv *cv, const og_conv_args *args, char *buf, siz
         return st;
     og_params p = og_conv_params(&choice.params);
     uint32_t ranges = 1, range_len = 0;
-    og_split_ranges(p.split, s->m, s->n, s->k, s->batch, cv->gemm.scratch_bytes / 4, &ranges,
-                    &range_len);
+    if (p.variant == OG_VARIANT_TILE)
+        og_split_ranges(p.split, s->m, s->n, s->k, s->batch, cv->gemm.scratch_bytes / 4, &ranges,
+                        &range_len);
     char params[OG_PARAMS_MAX], split[64] = "", op[32];
     og_params_format(&p, params, sizeof params);
     og_conv_op(args, op, sizeof op);

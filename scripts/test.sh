@@ -31,6 +31,13 @@ step() {
 scripts/setup.sh --tests
 jobs=$(nproc)
 
+# The Mesa 26 lane's tree (scripts/mesa26.sh) is made while the build and the
+# suite run: mostly downloads and unpacking, about 3 minutes on a fresh
+# machine. Its output is shown, and a failure stops the run, before the lane.
+mesa26_log=$(mktemp)
+scripts/mesa26.sh setup >"$mesa26_log" 2>&1 &
+mesa26_setup=$!
+
 # web/'s pinned npm packages (Dawn for Node) for CTest's test_wgsl_webgpu and
 # test_webgpu_runtime.
 (cd web && npm ci --no-audit --no-fund --loglevel=error)
@@ -54,7 +61,14 @@ step "build"
 ctest --test-dir build --output-on-failure -j"$jobs" -LE mesa26
 step "the suite"
 
-scripts/mesa26.sh setup
+mesa26_status=0
+wait "$mesa26_setup" || mesa26_status=$?
+cat "$mesa26_log"
+rm -f "$mesa26_log"
+if [ "$mesa26_status" != 0 ]; then
+  echo "test.sh: scripts/mesa26.sh setup failed (exit $mesa26_status, its output above): the Mesa 26 lane cannot run" >&2
+  exit 1
+fi
 ctest --test-dir build --output-on-failure -j"$jobs" -L mesa26
 step "the Mesa 26 lane"
 

@@ -2,7 +2,7 @@
 # The second driver lane's choice, as a user sees it: on Mesa 26's lavapipe
 # `ogtune select --dtype f16 --json` chooses the KHR matrix kernel with the
 # fragment the device lists (8x8x8, subgroups of 8), and names it for each
-# variant; so does `ogtune select --op int8gemm`. Usage: test_lane_select.sh MESA26_SH OGTUNE
+# variant; so do `ogtune select --op int8gemm` and `--op conv`. Usage: test_lane_select.sh MESA26_SH OGTUNE
 set -eu
 mesa26=$1 ogtune=$2
 out=$("$mesa26" run "$ogtune" select --dtype f16 --shape 256x256x256 --json)
@@ -25,10 +25,17 @@ case $out in
   *'"variant":"int8gemm_coopmat","params":"variant=int8coopmat,'*'mat=khr,sub=8,frag=8x8x8"'*) ;;
   *) fail "Int8Gemm did not choose the KHR matrix kernel with 8x8x8 fragments" ;;
 esac
+# A float16 convolution (Whisper's first layer, NCHW): its implicit GEMM on
+# the KHR matrix tile, staged.
+out=$("$mesa26" run "$ogtune" select --op conv --dtype f16 --shape 1x80x1x3000/384x1x3/p0x0x1x1/nchw/kcrs --json)
+case $out in
+  *'"variant":"gemm_coopmat","params":"variant=coopmat,'*'load=staged,mat=khr,sub=8,frag=8x8x8"'*) ;;
+  *) fail "the float16 convolution did not choose the KHR matrix tile with 8x8x8 fragments" ;;
+esac
 # Deterministic mode keeps the portable tile, on this device too.
 out=$("$mesa26" run "$ogtune" select --dtype f16 --shape 256x256x256 --mode deterministic --json)
 case $out in
   *'"variant":"gemm_tile"'*) ;;
   *) fail "Deterministic mode left the portable tile" ;;
 esac
-echo "test_lane_select: the KHR 8x8x8 kernels chosen for float16 and Int8Gemm, the portable tile in Deterministic mode"
+echo "test_lane_select: the KHR 8x8x8 kernels chosen for float16, Int8Gemm and the float16 convolution, the portable tile in Deterministic mode"

@@ -125,7 +125,7 @@ Test(large_operands, decoder_logits_both_layouts_of_b, .timeout = 600)
     og_context *ctx = open_context();
     uint64_t b_bytes = 768ull * 51868ull * 4ull;
     if (!past_range(ctx, b_bytes))
-        cr_log_warn("maxStorageBufferRange holds B: device addresses are not exercised here");
+        cr_log_info("maxStorageBufferRange holds B: device addresses are not exercised here");
     for (int trans_b = 0; trans_b <= 1; trans_b++) {
         expect_right(ctx, trans_b, 1, 51865, 768, NULL, b_bytes);
         expect_right(ctx, trans_b, 4, 51865, 768, NULL, b_bytes);

@@ -6,6 +6,12 @@
 
 og_params og_conv_params(const og_params *p)
 {
+    if (p->variant == OG_VARIANT_COOPMAT) {
+        /* The gather stages A through workgroup memory; one pass. */
+        og_params q = *p;
+        q.load = OG_LOAD_STAGED;
+        return q;
+    }
     og_params q = p->variant == OG_VARIANT_TILE ? *p : og_params_default();
     /* The gather reads A one element at a time; B and C follow. */
     q.vec = 1;
@@ -14,9 +20,9 @@ og_params og_conv_params(const og_params *p)
     return q;
 }
 
-og_status og_conv_plan(const og_limits *lim, char *err, og_dtype input, const og_conv_args *args,
-                       const og_conv_shape *s, const og_params *p, const og_push *push,
-                       uint64_t scratch_bytes, og_plan *out)
+og_status og_conv_plan(const og_limits *lim, char *err, og_dtype input, og_mode mode,
+                       const og_conv_args *args, const og_conv_shape *s, const og_params *p,
+                       const og_push *push, uint64_t scratch_bytes, og_plan *out)
 {
     og_plan_start(out, OG_PLAN_CONV, lim, OG_GLSL, push);
     og_gemm_args view = {.a = args->x,
@@ -31,8 +37,13 @@ og_status og_conv_plan(const og_limits *lim, char *err, og_dtype input, const og
                       out->start);
     if (s->empty)
         return OG_OK;
-    og_split_ranges(p->split, s->m, s->n, s->k, s->batch, scratch_bytes / 4, &out->ranges,
-                    &out->range_len);
+    if (p->variant == OG_VARIANT_COOPMAT && mode != OG_MODE_FAST)
+        return og_failf(err, OG_ERROR_UNSUPPORTED,
+                        "conv: the cooperative-matrix kernel runs in Fast mode only");
+    out->range_len = (uint32_t)s->k;
+    if (p->variant == OG_VARIANT_TILE)
+        og_split_ranges(p->split, s->m, s->n, s->k, s->batch, scratch_bytes / 4, &out->ranges,
+                        &out->range_len);
     out->key = (og_kernel_key){.kernel = out->ranges > 1 ? OG_KERNEL_PLANES : OG_KERNEL_GEMM,
                                .p = og_conv_params(p),
                                .dtype = input,

@@ -18,8 +18,8 @@ static inline uint64_t og_ceil_div(uint64_t a, uint64_t b)
 typedef struct og_gemm_config {
     og_dtype a_type, b_type;
     og_mode mode;
-    int recover;    /* recovered float32: the residual shift s; 0 for native products */
-    int scaled;     /* ... with power-of-two row and column scaling */
+    int recover; /* recovered float32: the residual shift s; 0 for native products */
+    int scaled;  /* ... with power-of-two row and column scaling */
     og_dialect dialect;
     uint64_t scratch_bytes; /* split-k planes: OG_SCRATCH_BYTES (tests lower it) */
 } og_gemm_config;
@@ -110,7 +110,7 @@ og_gemm_args og_int8gemm_layout(const og_int8gemm_args *args);
 
 /* A checked convolution call: its output size and implicit GEMM. */
 typedef struct og_conv_shape {
-    int64_t p, q;          /* output height and width */
+    int64_t p, q;           /* output height and width */
     int64_t groups, cg, kg; /* groups, and input and output channels a group */
     int64_t m, n, k, batch; /* the implicit GEMM: P*Q, Kg, Cg*R*S, images * groups */
     int gemm;               /* 1x1, stride 1, unpadded, ungrouped NHWC of more than 4 pixels:
@@ -140,8 +140,8 @@ og_gemm_args og_conv_as_gemm(const og_conv_args *args);
 void og_conv_op(const og_conv_args *args, char *buf, size_t len);
 
 /* The tile parameters a convolution runs for the GEMM's choice p: p's
- * tile with element loads from storage buffers; the default tile where p
- * is another variant. */
+ * tile with element loads from storage buffers; p's cooperative-matrix
+ * tile with staged loads; the default tile where p is another variant. */
 og_params og_conv_params(const og_params *p);
 
 /* ---- Rules of the reference design (og_rules.c) ---- */
@@ -280,10 +280,10 @@ typedef enum og_source {
 typedef struct og_choice {
     og_params params;
     og_source source;
-    int64_t m, n, k, batch;                    /* the tuned shape the record came from */
-    char op[32];                               /* its op ("" for the default) */
-    double gflops;                             /* its measured GFLOP/s (0 for the default) */
-    char db_path[512];                         /* which database ("" for the default) */
+    int64_t m, n, k, batch; /* the tuned shape the record came from */
+    char op[32];            /* its op ("" for the default) */
+    double gflops;          /* its measured GFLOP/s (0 for the default) */
+    char db_path[512];      /* which database ("" for the default) */
     /* The driver the record was measured on ("" for the default): its
      * version, info and pipeline cache UUID as its database keeps them
      * ("" unknown), and whether it is another build of this device's driver
@@ -307,8 +307,9 @@ og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, 
  * m x n x k x batch (og_conv_shape): the exact record of its op
  * (og_conv_op), layout (trans_a) and weights (trans_b), else the nearest
  * tuned shape of them; where there is none, the GEMM's selection for the
- * implicit GEMM with B transposed (og_select; a choice that is not the
- * portable tile leaves the default tile). Deterministic mode: the default. */
+ * implicit GEMM with B transposed (og_select: its portable or
+ * cooperative-matrix tile; another variant leaves the default tile).
+ * Deterministic mode: the default. */
 og_status og_select_conv(og_context *ctx, og_dtype dtype, og_mode mode, const og_conv_args *args,
                          int64_t m, int64_t n, int64_t k, int64_t batch, og_choice *out);
 
@@ -400,9 +401,9 @@ typedef struct og_plan {
     og_plan_kind kind;
     og_push push;      /* the whole call, as checked */
     og_kernel_key key; /* the product's kernel (PLANES when split; the ranges are push constants) */
-    uint32_t ranges, range_len; /* split-k; 1 range: not split */
-    uint32_t gx;                /* workgroups along N */
-    uint32_t tile_rows;         /* rows of C a workgroup covers (1 for few rows) */
+    uint32_t ranges, range_len;   /* split-k; 1 range: not split */
+    uint32_t gx;                  /* workgroups along N */
+    uint32_t tile_rows;           /* rows of C a workgroup covers (1 for few rows) */
     uint64_t rows_per, batch_per; /* rows and products of one piece */
     uint64_t row_pieces, pieces;  /* 0 pieces: nothing to record */
     uint64_t a_row;               /* elements of A between rows of op(A) */
@@ -410,11 +411,11 @@ typedef struct og_plan {
     int scaled;                   /* recovered float32 with range scaling: an exponents step */
     uint32_t vec_words;
     og_dialect dialect;
-    uint32_t max_count[3];        /* the device's maxComputeWorkGroupCount */
-    uint64_t start[OG_OPERANDS];  /* bytes past each operand's buffer base where its binding
-                                     or address starts (og_binding_starts) */
-    uint64_t scratch_bytes;       /* the split-k scratch the recording needs (0: none) */
-    uint64_t exponent_bytes;      /* the exponents scratch it needs (0: none) */
+    uint32_t max_count[3];       /* the device's maxComputeWorkGroupCount */
+    uint64_t start[OG_OPERANDS]; /* bytes past each operand's buffer base where its binding
+                                    or address starts (og_binding_starts) */
+    uint64_t scratch_bytes;      /* the split-k scratch the recording needs (0: none) */
+    uint64_t exponent_bytes;     /* the exponents scratch it needs (0: none) */
 } og_plan;
 
 /* The byte where an operand's storage binding (or device address) starts,
@@ -455,12 +456,14 @@ og_status og_elementwise_plan(const og_limits *lim, char *err, og_dialect dialec
                               og_elementwise op, const og_gemm_args *args, const og_push *push,
                               og_plan *out);
 
-/* Plans a checked convolution with tile parameters p (og_conv_params) and
- * a scratch of scratch_bytes for split-k: ranges by the GEMM's rule on the
- * implicit GEMM, pieces of whole tiles of pixels and whole images. */
-og_status og_conv_plan(const og_limits *lim, char *err, og_dtype input, const og_conv_args *args,
-                       const og_conv_shape *shape, const og_params *p, const og_push *push,
-                       uint64_t scratch_bytes, og_plan *out);
+/* Plans a checked convolution in mode with tile parameters p
+ * (og_conv_params) and a scratch of scratch_bytes for split-k: ranges by
+ * the GEMM's rule on the implicit GEMM (the portable tile; the
+ * cooperative-matrix tile runs one pass, in Fast mode only), pieces of
+ * whole tiles of pixels and whole images. */
+og_status og_conv_plan(const og_limits *lim, char *err, og_dtype input, og_mode mode,
+                       const og_conv_args *args, const og_conv_shape *shape, const og_params *p,
+                       const og_push *push, uint64_t scratch_bytes, og_plan *out);
 
 /* A low-bit weight product's record op: OG_OP_QGEMM_PREFIX and the
  * format's canonical text (og_qweights_format_name). */

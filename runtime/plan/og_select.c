@@ -227,8 +227,11 @@ og_status og_select_conv(og_context *ctx, og_dtype dtype, og_mode mode, const og
     search_databases(ctx, &key, 0, m, n, k, batch, out);
     if (out->source != OG_SOURCE_DEFAULT)
         return OG_OK;
+    /* The implicit GEMM's choice: its tile, or its cooperative-matrix tile
+     * (float16 in Fast mode, where the device lists the fragments). */
     og_status st = og_select(ctx, dtype, mode, 0, 1, m, n, k, batch, out);
-    if (st == OG_OK && out->params.variant != OG_VARIANT_TILE) {
+    if (st == OG_OK && out->params.variant != OG_VARIANT_TILE &&
+        out->params.variant != OG_VARIANT_COOPMAT) {
         memset(out, 0, sizeof *out);
         out->params = og_params_default();
         out->source = OG_SOURCE_DEFAULT;

@@ -197,23 +197,30 @@ int og_cmd_select_conv(const og_cli *o, og_dtype dtype, og_mode mode)
         const char *why =
             s.gemm ? "a 1x1, stride 1, unpadded, ungrouped NHWC convolution runs the GEMM itself"
             : mode == OG_MODE_DETERMINISTIC ? "Deterministic mode runs the default tile"
+            : c.source == OG_SOURCE_DEFAULT && p.variant == OG_VARIANT_COOPMAT
+                ? "no record of this convolution's op nor of its implicit GEMM: the GEMM's "
+                  "default cooperative-matrix tile (float16 in Fast mode on a device that lists "
+                  "the fragments), with staged loads"
             : c.source == OG_SOURCE_DEFAULT ? "no record of this convolution's op nor of its "
                                               "implicit GEMM: the default tile (ogtune tune --op "
                                               "conv --shapes S measures this one)"
             : conv_record                   ? "a record of this convolution's op"
-                          : "no record of this convolution's op: the GEMM's record for its "
-                            "implicit GEMM (B transposed), run with element loads";
+            : p.variant == OG_VARIANT_COOPMAT
+                ? "no record of this convolution's op: the GEMM's record for its implicit GEMM (B "
+                  "transposed), its cooperative-matrix tile run with staged loads"
+                : "no record of this convolution's op: the GEMM's record for its implicit GEMM (B "
+                  "transposed), run with element loads";
         if (o->json) {
             /* The keys of the GEMM's select --json where they mean the same. */
             printf("{\"op\":\"%s\",\"device\":", op);
             og_json_string(stdout, og_context_device_name(ctx));
             printf(",\"conv\":\"%s\",\"dtype\":\"%s\",\"mode\":\"%s\",\"output\":[%lld,%lld],"
-                   "\"implicit_gemm\":[%lld,%lld,%lld,%lld],\"gemm\":%s,\"variant\":\"gemm_tile\","
+                   "\"implicit_gemm\":[%lld,%lld,%lld,%lld],\"gemm\":%s,\"variant\":\"%s\","
                    "\"params\":\"%s\",\"source\":\"%s\",\"record\":\"%s\"",
                    name, og_dtype_name(dtype),
                    mode == OG_MODE_DETERMINISTIC ? "deterministic" : "fast", (long long)P,
                    (long long)Q, (long long)s.m, (long long)s.n, (long long)s.k, (long long)s.batch,
-                   s.gemm ? "true" : "false", params, source_text(&c),
+                   s.gemm ? "true" : "false", og_params_template(&p), params, source_text(&c),
                    c.source == OG_SOURCE_DEFAULT ? "none"
                    : conv_record                 ? "conv"
                                                  : "gemm");
@@ -235,7 +242,7 @@ int og_cmd_select_conv(const og_cli *o, og_dtype dtype, og_mode mode)
             printf("conv %s (%s): output %lldx%lld, implicit GEMM %lldx%lldx%lld x %lld\n", name,
                    op, (long long)P, (long long)Q, (long long)s.m, (long long)s.n, (long long)s.k,
                    (long long)s.batch);
-            printf("gemm_tile %s (%s): %s\n", params, source_text(&c), why);
+            printf("%s %s (%s): %s\n", og_params_template(&p), params, source_text(&c), why);
         }
         rc = 0;
     }

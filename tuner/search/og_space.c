@@ -459,8 +459,8 @@ og_status og_space_recovered(const og_limits *lim, og_dialect dialect, og_preset
     return space_done(st, &c, out, n);
 }
 
-og_status og_space_conv(const og_limits *lim, og_preset preset, const og_shape *s, og_params **out,
-                        size_t *n)
+og_status og_space_conv(const og_limits *lim, og_preset preset, og_dtype dtype, const og_shape *s,
+                        og_params **out, size_t *n)
 {
     candidates c = {.lim = lim}, all = {.lim = lim};
     *n = 0;
@@ -468,6 +468,10 @@ og_status og_space_conv(const og_limits *lim, og_preset preset, const og_shape *
     og_status st = add(&c, og_conv_params(&def));
     if (st == OG_OK)
         st = tile_space(&all, preset, s);
+    /* Float16: the cooperative-matrix tiles after the portable ones, as
+     * og_space orders them (staged, so a direct tile repeats its staged twin). */
+    if (st == OG_OK && dtype == OG_F16)
+        st = coopmat_space(&all, preset);
     for (size_t i = 0; i < all.n && st == OG_OK; i++)
         st = add(&c, og_conv_params(&all.list[i]));
     free(all.list);

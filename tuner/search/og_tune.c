@@ -182,7 +182,7 @@ static og_status tune_shape(og_context *ctx, og_db *db, int64_t device, const og
     size_t n;
     og_status st =
         o->qformat ? og_space_qgemm(&ctx->limits, o->preset, s, &space, &n)
-        : conv     ? og_space_conv(&ctx->limits, o->preset, s, &space, &n)
+        : conv     ? og_space_conv(&ctx->limits, o->preset, t, s, &space, &n)
         : o->recovered
             ? og_space_recovered(&ctx->limits, ctx->dialect, o->preset, o->mode, s, &space, &n)
             : og_space(&ctx->limits, o->preset, t, o->trans_a, o->trans_b, s, &space, &n);

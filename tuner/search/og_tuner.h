@@ -189,9 +189,9 @@ void og_reference_conv(og_dtype t, const og_conv_args *args, const void *x, cons
 
 typedef struct og_conv_problem {
     og_dtype dtype;
-    og_conv_args args; /* its buffers; the bias (bias_buf) bound only where a check asks */
-    int64_t p, q;      /* output size */
-    void *x, *wt;      /* host copies of the inputs */
+    og_conv_args args;    /* its buffers; the bias (bias_buf) bound only where a check asks */
+    int64_t p, q;         /* output size */
+    void *x, *wt;         /* host copies of the inputs */
     float *bias, *y0, *y; /* the bias, y before the call and read back */
     double *ref;          /* the reference for all of y */
     og_buffer *bias_buf;
@@ -225,14 +225,14 @@ double og_conv_gflops(const og_conv_args *args, double us);
 /* ---- a low-bit weight product (og_qgemm_measure.c) ---- */
 
 typedef struct og_qgemm_problem {
-    og_dtype dtype;             /* A's */
+    og_dtype dtype; /* A's */
     og_qweights_format format;
-    og_qgemm_args args;         /* its buffers; the bias (bias_buf) bound only where a check asks */
-    uint64_t image_bytes;       /* one weight matrix's image */
-    void *a;                    /* host A, batch x M x K */
-    uint8_t *image;             /* the weights' images, one a product (stride_w apart) */
-    float *w;                   /* each decoded (og_qweights_decode), N x K */
-    float *bias, *c0, *c;       /* the bias, C before the call and read back */
+    og_qgemm_args args;   /* its buffers; the bias (bias_buf) bound only where a check asks */
+    uint64_t image_bytes; /* one weight matrix's image */
+    void *a;              /* host A, batch x M x K */
+    uint8_t *image;       /* the weights' images, one a product (stride_w apart) */
+    float *w;             /* each decoded (og_qweights_decode), N x K */
+    float *bias, *c0, *c; /* the bias, C before the call and read back */
     og_buffer *bias_buf;
     size_t na, nw, nc;
 } og_qgemm_problem;
@@ -497,13 +497,14 @@ og_status og_space(const og_limits *lim, og_preset preset, og_dtype dtype, int t
 og_status og_space_recovered(const og_limits *lim, og_dialect dialect, og_preset preset,
                              og_mode mode, const og_shape *s, og_params **out, size_t *n);
 
-/* The candidates of a preset for a convolution whose implicit GEMM is s
- * (og_conv_shape: P*Q x Kg x Cg*R*S x images*groups): og_space's tiles for
- * that GEMM with B transposed, as the convolution runs them
- * (og_conv_params: element loads from storage buffers), each once, the
- * default tile first. *out is malloc'ed. */
-og_status og_space_conv(const og_limits *lim, og_preset preset, const og_shape *s, og_params **out,
-                        size_t *n);
+/* The candidates of a preset for a convolution of input type dtype whose
+ * implicit GEMM is s (og_conv_shape: P*Q x Kg x Cg*R*S x images*groups):
+ * og_space's tiles for that GEMM with B transposed, as the convolution runs
+ * them (og_conv_params: element loads from storage buffers; for float16 the
+ * cooperative-matrix tiles the device qualifies for, staged), each once,
+ * the default tile first. *out is malloc'ed. */
+og_status og_space_conv(const og_limits *lim, og_preset preset, og_dtype dtype, const og_shape *s,
+                        og_params **out, size_t *n);
 
 /* The candidates of a preset for a low-bit weight product of shape s, the
  * default for M (og_qgemm_default) first. M <= 16: the decode kernel's

@@ -82,8 +82,13 @@ int og_record_check(const og_record *rec, char *why, size_t len)
                  "and template qgemm_decode or gemm_tile (the prefill)");
         return -1;
     }
-    if (conv && (og_dtype_is_int8(key->dtype) || strcmp(rec->template_name, "gemm_tile") != 0)) {
-        snprintf(why, len, "a convolution's record takes a float dtype and template gemm_tile");
+    if (conv &&
+        (og_dtype_is_int8(key->dtype) ||
+         (strcmp(rec->template_name, "gemm_tile") != 0 &&
+          (key->dtype != OG_F16 || strcmp(rec->template_name, OG_TEMPLATE_COOPMAT) != 0)))) {
+        snprintf(why, len,
+                 "a convolution's record takes a float dtype and template gemm_tile (float16 "
+                 "gemm_coopmat too)");
         return -1;
     }
     if (recovered && key->dtype != OG_F32) {
@@ -117,8 +122,13 @@ int og_record_check(const og_record *rec, char *why, size_t len)
                      og_params_template(&p), rec->template_name);
             return -1;
         }
-        if (conv && (p.variant != OG_VARIANT_TILE || p.vec != 1 || p.src != OG_SRC_STORAGE)) {
-            snprintf(why, len, "params '%s' are not a convolution's (vec=1, src=ssbo)",
+        int conv_tile = p.variant == OG_VARIANT_TILE && p.vec == 1 && p.src == OG_SRC_STORAGE;
+        int conv_matrix =
+            p.variant == OG_VARIANT_COOPMAT && p.load == OG_LOAD_STAGED && key->dtype == OG_F16;
+        if (conv && !conv_tile && !conv_matrix) {
+            snprintf(why, len,
+                     "params '%s' are not a convolution's (the tile with vec=1, src=ssbo, or the "
+                     "float16 matrix tile with load=staged)",
                      rec->params);
             return -1;
         }
