@@ -5,19 +5,20 @@
 #     Mesa 26's lavapipe, which executes the cooperative-matrix kernels
 #     (made from Debian's trixie and trixie-backports packages; if the tree
 #     cannot be made, this step fails and says why);
-#  2. the suite again with VK_LAYER_KHRONOS_validation on (OG_VALIDATION=1:
-#     every test asserts the layer reported no error, in its own process and
-#     in the ogtune commands and tuner workers it starts), but for the
-#     kernel tests of step 3;
-#  3. the kernel tests (CTest label "staging") with uploads and downloads
-#     forced through staging copies (OG_STAGING=1), under the validation
-#     layer with its synchronisation validation too (OG_VALIDATION=sync);
-#  4. an AddressSanitizer + UndefinedBehaviorSanitizer build and the suite
-#     (a report in ogtune or a tuner worker, whose exits LeakSanitizer
-#     checks, fails the test that started it);
-#  5. each libFuzzer target (fuzz/README.md) for 20 s from its committed
+#  2. an AddressSanitizer + UndefinedBehaviorSanitizer build and the suite
+#     in it (a report in ogtune or a tuner worker, whose exits LeakSanitizer
+#     checks, fails the test that started it), in three parts:
+#     a. with VK_LAYER_KHRONOS_validation on (OG_VALIDATION=1: every test
+#        asserts the layer reported no error, in its own process and in the
+#        ogtune commands and tuner workers it starts), but for the kernel
+#        tests of b and the tests of c;
+#     b. the kernel tests (CTest label "staging") with uploads and downloads
+#        forced through staging copies (OG_STAGING=1), under the layer with
+#        its synchronisation validation too (OG_VALIDATION=sync);
+#     c. the tests with no Vulkan calls of onegpu's to validate;
+#  3. each libFuzzer target (fuzz/README.md) for 20 s from its committed
 #     corpus, built with clang under both sanitizers: a crash, a report or a
-#     failed property fails the run (steps 1 and 4 replay the corpora).
+#     failed property fails the run (steps 1 and 2 replay the corpora).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Each step's wall time and the load average, so a CI log shows where the
@@ -72,62 +73,66 @@ fi
 ctest --test-dir build --output-on-failure -j"$jobs" -L mesa26
 step "the Mesa 26 lane"
 
-# test_gen only generates and compiles kernels, test_formats converts
-# numbers, test_search replays recorded measurements on the host and the
-# fuzz_replay_ tests replay the fuzz corpora: no Vulkan calls to validate.
-# test_install's and test_build_tree's examples do not count the layer's
-# reports; they run in steps 1 and 4. test_wgsl, test_wgsl_webgpu and the
-# WebGPU runtime's tests (test_webgpu_runtime, test_webgpu_qgemm,
-# test_webgpu_browser) generate WGSL and run it on Dawn, never on Vulkan. The kernel tests (label
-# "staging") run once under the layer, in the staging pass below: with
-# synchronisation validation, which adds to the layer's other checks, on the
-# memory path with the most Vulkan calls (the mapped path only differs by
-# copies into a mapping, which the layer does not see). This pass and the two after it
-# run every 8th case of the heavy tests' sweeps (OG_TEST_STRIDE, tests/og_test.h):
-# the plain pass ran them all. Under OG_TEST_STRIDE the tests also spend
-# less on what is the device's or the host reference's work rather than
-# onegpu's host code: test_int8gemm's tune_store_select tunes a seeded random
-# sample of about an 8th of each shape's quick space (the plain pass tunes all
-# 54 candidates), test_large checks every 8th column of its sampled rows
-# against the float64 reference, and test_conv's past_the_limits runs its
-# split-k case only (the 2049 x 2049 grid's pieces are conv/pieces' too).
-OG_TEST_STRIDE=8 OG_VALIDATION=1 ctest --test-dir build --output-on-failure -j"$jobs" -LE 'mesa26|staging' \
-  -E '^(test_gen|test_formats|test_search|test_install|test_build_tree|test_wgsl|test_wgsl_webgpu|test_webgpu_runtime|test_webgpu_qgemm|test_webgpu_browser|fuzz_replay_.*)$'
-step "the suite under the validation layer"
-
-# The kernel tests again with uploads and downloads through the staging
-# buffer (the memory path of a discrete GPU; tests/CMakeLists.txt, label
-# "staging"), under the validation layer with synchronisation validation:
-# every copy, fill and dispatch must be ordered by the barriers onegpu records.
-OG_TEST_STRIDE=8 OG_STAGING=1 OG_VALIDATION=sync ctest --test-dir build --output-on-failure -j"$jobs" -L staging
-step "the staging pass"
-
 OG_BUILD_DIR=build-asan scripts/build.sh -DOG_WERROR=ON -DOG_SANITIZE=ON
 step "the sanitizer build"
-# shaderc runs several times slower under ASan: the generator test builds a
-# spread of 40 modules here (all of its sample in the plain run above),
-# the number-format test visits every 97th of the 2^32 float32 inputs, and
-# the matrix module and KHR rewrite tests build every 8th matrix kernel of
-# the standard space (all of them in the plain run), as the sweeps take
-# every 8th case (OG_TEST_STRIDE). The samples of the paragraph before the
-# validation pass, measured here (2026-12-05, each test alone with the
-# caches warm, CPU seconds, at loads of 3 to 9 on 2 cores):
-# tune_store_select 24 to 5 (8 candidates of 54; 271 when other processes
-# had rewritten the pipeline cache, as at -j2 they do), test_large 166 to
-# 120 (the rest is lavapipe's work: as much in the plain build), test_conv
-# 131 to 18 (its past_the_limits 114 to 1).
-# test_wgsl_webgpu and the WebGPU runtime's tests are left out: they run node,
-# Dawn and Chromium, none of onegpu's code but ogtune gen (and show, import,
-# export), which test_wgsl and test_travel cover here under the sanitizers.
-OG_TEST_GEN_MODULES=40 OG_TEST_FORMATS_STRIDE=97 OG_TEST_STRIDE=8 ASAN_OPTIONS=detect_leaks=1 \
-UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE mesa26 -E '^(test_wgsl_webgpu|test_webgpu_runtime|test_webgpu_qgemm|test_webgpu_browser)$'
-step "the suite under the sanitizers"
+
+# The later parts run in the sanitizer build: the layer's checks and the
+# sanitizers' in one run of each test rather than in a pass of their own
+# (each pass compiles every pipeline again: lavapipe keeps no machine code
+# across processes), and every 8th case of the heavy tests' sweeps
+# (OG_TEST_STRIDE, tests/og_test.h): the plain pass ran them all. Under
+# OG_TEST_STRIDE the tests also spend less on what is the device's or the
+# host reference's work rather than onegpu's host code: test_int8gemm's
+# tune_store_select tunes a seeded random sample of about an 8th of each
+# shape's quick space (the plain pass tunes all 54 candidates), test_large
+# checks every 8th column of its sampled rows against the float64
+# reference, and test_conv's past_the_limits runs its split-k case only
+# (the 2049 x 2049 grid's pieces are conv/pieces' too). shaderc runs several
+# times slower under ASan: the generator test builds a spread of 40 modules
+# here (all of its sample in the plain run above), the number-format test
+# visits every 97th of the 2^32 float32 inputs, and the matrix module and
+# KHR rewrite tests build every 8th matrix kernel of the standard space (all
+# of them in the plain run). The samples, measured (2026-12-05, each test
+# alone with the caches warm, CPU seconds under ASan, at loads of 3 to 9 on
+# 2 cores): tune_store_select 24 to 5 (8 candidates of 54; 271 when other
+# processes had rewritten the pipeline cache, as at -j2 they do),
+# test_large 166 to 120 (the rest is lavapipe's work: as much in the plain
+# build), test_conv 131 to 18 (its past_the_limits 114 to 1).
+# The WebGPU tests (test_wgsl_webgpu, test_webgpu_runtime,
+# test_webgpu_qgemm, test_webgpu_browser) are left out: they run node, Dawn
+# and Chromium, none of onegpu's code but ogtune gen (and show, import,
+# export), which test_wgsl and test_travel cover here.
+export OG_TEST_STRIDE=8 OG_TEST_GEN_MODULES=40 OG_TEST_FORMATS_STRIDE=97
+export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# c's tests: test_gen only generates and compiles kernels, test_formats
+# converts numbers, test_search replays recorded measurements on the host,
+# test_wgsl generates WGSL and the fuzz_replay_ tests replay the fuzz
+# corpora: no Vulkan calls to validate; test_install's and test_build_tree's
+# examples do not count the layer's reports.
+no_vulkan='test_gen|test_formats|test_search|test_install|test_build_tree|test_wgsl|fuzz_replay_.*'
+webgpu='test_wgsl_webgpu|test_webgpu_runtime|test_webgpu_qgemm|test_webgpu_browser'
+OG_VALIDATION=1 ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE 'mesa26|staging' \
+  -E "^($no_vulkan|$webgpu)\$"
+step "the sanitizers under the validation layer"
+
+# The kernel tests with uploads and downloads through the staging buffer
+# (the memory path of a discrete GPU; tests/CMakeLists.txt, label
+# "staging"), under the validation layer with synchronisation validation:
+# every copy, fill and dispatch must be ordered by the barriers onegpu
+# records. (The mapped path only differs by copies into a mapping, which
+# the layer does not see: these tests run it in step 1, and the others in
+# part a under the sanitizers.)
+OG_STAGING=1 OG_VALIDATION=sync ctest --test-dir build-asan --output-on-failure -j"$jobs" -L staging
+step "the sanitizers on the staging path under synchronisation validation"
+
+ctest --test-dir build-asan --output-on-failure -j"$jobs" -R "^($no_vulkan)\$"
+step "the sanitizers on the tests without Vulkan calls"
+unset OG_TEST_STRIDE OG_TEST_GEN_MODULES OG_TEST_FORMATS_STRIDE ASAN_OPTIONS UBSAN_OPTIONS
 
 # Bounded fuzzing: six targets, 20 s each, from a fixed seed so that a
 # failure replays (scripts/fuzz.sh SECONDS, unseeded, for longer runs; the
 # committed corpora came from runs of minutes and are replayed in steps 1
-# and 4).
+# and 2).
 OG_FUZZ_SEED=1 scripts/fuzz.sh 20
 step "fuzzing"
 echo "test.sh: every step passed in $((SECONDS - start)) s"
