@@ -12,11 +12,12 @@
 #        asserts the layer reported no error, in its own process and in the
 #        ogtune commands and tuner workers it starts), but for the kernel
 #        tests of b and the tests of c;
-#     b. the kernel tests (CTest label "staging") with uploads and downloads
-#        forced through staging copies (OG_STAGING=1), under the layer with
-#        its synchronisation validation too (OG_VALIDATION=sync);
+#     b. the kernel tests (CTest label "staging") with uploads and
+#        downloads forced through staging copies (OG_STAGING=1), under the
+#        layer with its synchronisation validation too
+#        (OG_VALIDATION=sync), without LeakSanitizer (see there);
 #     c. the tests with no Vulkan calls of onegpu's to validate;
-#  3. each libFuzzer target (fuzz/README.md) for 20 s from its committed
+#  3. each libFuzzer target (fuzz/README.md) for 10 s from its committed
 #     corpus, built with clang under both sanitizers: a crash, a report or a
 #     failed property fails the run (steps 1 and 2 replay the corpora).
 set -euo pipefail
@@ -119,20 +120,29 @@ step "the sanitizers under the validation layer"
 # (the memory path of a discrete GPU; tests/CMakeLists.txt, label
 # "staging"), under the validation layer with synchronisation validation:
 # every copy, fill and dispatch must be ordered by the barriers onegpu
-# records. (The mapped path only differs by copies into a mapping, which
-# the layer does not see: these tests run it in step 1, and the others in
-# part a under the sanitizers.)
-OG_STAGING=1 OG_VALIDATION=sync ctest --test-dir build-asan --output-on-failure -j"$jobs" -L staging
+# records. Without LeakSanitizer: under synchronisation validation Debian
+# 12's layer (1.3.239) keeps lavapipe's objects alive past
+# vkDestroyInstance, and LeakSanitizer reports their LLVM allocations from
+# the unloaded driver in ogtune and its workers, whose exit status the tests
+# check (2026-12-05: about 6 KB in a dozen allocations a process, none of
+# onegpu's; test_int8gemm's tuning failed on it). ogtune's and its
+# workers' leaks are checked in part a (test_tuner, test_resume,
+# test_workers, test_conv_tune, test_qgemm_tune...). A report in a test's
+# own process does not fail it (test_embed prints five of lavapipe's LLVM
+# allocations, without the layer too, and passes): Criterion's runner does
+# not read LeakSanitizer's exit status.
+OG_STAGING=1 OG_VALIDATION=sync ASAN_OPTIONS=detect_leaks=0 \
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" -L staging
 step "the sanitizers on the staging path under synchronisation validation"
 
 ctest --test-dir build-asan --output-on-failure -j"$jobs" -R "^($no_vulkan)\$"
 step "the sanitizers on the tests without Vulkan calls"
 unset OG_TEST_STRIDE OG_TEST_GEN_MODULES OG_TEST_FORMATS_STRIDE ASAN_OPTIONS UBSAN_OPTIONS
 
-# Bounded fuzzing: six targets, 20 s each, from a fixed seed so that a
+# Bounded fuzzing: six targets, 10 s each, from a fixed seed so that a
 # failure replays (scripts/fuzz.sh SECONDS, unseeded, for longer runs; the
 # committed corpora came from runs of minutes and are replayed in steps 1
 # and 2).
-OG_FUZZ_SEED=1 scripts/fuzz.sh 20
+OG_FUZZ_SEED=1 scripts/fuzz.sh 10
 step "fuzzing"
 echo "test.sh: every step passed in $((SECONDS - start)) s"
