@@ -15,21 +15,7 @@
  * lane's evidence, never skipped (test_conv's matrix_tile_emulated runs the
  * same template with emulated fragments on any device). */
 #include "og_conv_case.h"
-
-/* A context on a device with KHR float16 matrices, or the test fails
- * saying how to run it; *khr is the default KHR variant. */
-static og_context *matrix_context(og_params *khr)
-{
-    og_context *ctx = open_context();
-    og_matrix_note notes[OG_MATRIX_VARIANTS];
-    og_matrix_choose(&ctx->limits, OG_F16, OG_MODE_FAST, notes);
-    cr_assert(notes[2].params.mat == OG_MATRIX_KHR && notes[2].why[0] == '\0',
-              "%s has no KHR matrix kernel (%s): run this test on Mesa 26 "
-              "(scripts/mesa26.sh run, CTest label mesa26)",
-              ctx->props.deviceName, notes[2].why);
-    *khr = notes[2].params;
-    return ctx;
-}
+#include "og_lane.h"
 
 static const size_t n_cases = sizeof og_conv_matrix_cases / sizeof og_conv_matrix_cases[0];
 
@@ -75,7 +61,7 @@ static void run_selected(og_context *ctx, og_mode mode, const char *want)
 Test(conv_lane, the_default_float16_kernel_is_the_matrix_tile, .timeout = 900)
 {
     og_params khr;
-    og_context *ctx = matrix_context(&khr);
+    og_context *ctx = lane_matrix_context(&khr);
     char want[128];
     snprintf(want, sizeof want, "mat=khr,sub=%d,frag=%dx%dx%d", khr.sub, khr.fm, khr.fn, khr.fk);
     run_selected(ctx, OG_MODE_FAST, want);
@@ -88,7 +74,7 @@ Test(conv_lane, the_default_float16_kernel_is_the_matrix_tile, .timeout = 900)
 Test(conv_lane, khr_tiles_are_right, .timeout = 900)
 {
     og_params khr;
-    og_context *ctx = matrix_context(&khr);
+    og_context *ctx = lane_matrix_context(&khr);
     static const char *const tiles[] = {
         "variant=coopmat,bm=32,bn=32,bk=16,sgx=2,sgy=2,pad=8,load=staged",
         "variant=coopmat,bm=64,bn=32,bk=32,sgx=1,sgy=2,pad=0,load=staged,buf=2",

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 
 #include "og_khr_glsl.h"
+#include "og_lane.h"
 #include "og_plant.h"
 #include "og_test.h"
 #include "onegpu_formats.h"
@@ -31,21 +32,6 @@
 #include "og_tmpdir.h"
 
 TestSuite(lane, .init = make_tmpdir, .fini = remove_tmpdir);
-
-/* A context on a device with KHR matrices, or the test fails saying how to
- * run it; *khr is the default KHR variant (its fragment and subgroup size). */
-static og_context *matrix_context(og_params *khr)
-{
-    og_context *ctx = open_context();
-    og_matrix_note notes[OG_MATRIX_VARIANTS];
-    og_matrix_choose(&ctx->limits, OG_F16, OG_MODE_FAST, notes);
-    cr_assert(notes[2].params.mat == OG_MATRIX_KHR && notes[2].why[0] == '\0',
-              "%s has no KHR matrix kernel (%s): run this test on Mesa 26 "
-              "(scripts/mesa26.sh run, CTest label mesa26)",
-              ctx->props.deviceName, notes[2].why);
-    *khr = notes[2].params;
-    return ctx;
-}
 
 /* base ("variant=coopmat,bm=..,load=..") with the extension, the device's
  * subgroup size and fragment, and extra (",buf=2" or ""). */
@@ -184,7 +170,7 @@ static void describe(const lane_case *c, const og_params *p, char *out, size_t l
 Test(lane, khr_kernels_are_right, .timeout = 900)
 {
     og_params khr;
-    og_context *ctx = matrix_context(&khr);
+    og_context *ctx = lane_matrix_context(&khr);
     for (size_t i = 0; i < N_CASES; i++) {
         const lane_case *c = &cases[i];
         og_params p = lane_params(&khr, c->base, OG_MATRIX_KHR, c->extra);
@@ -204,7 +190,7 @@ Test(lane, khr_kernels_are_right, .timeout = 900)
 Test(lane, every_size_around_the_tile_edges, .timeout = 900)
 {
     og_params khr;
-    og_context *ctx = matrix_context(&khr);
+    og_context *ctx = lane_matrix_context(&khr);
     static const int64_t sizes[] = {1, 7, 8, 9, 63, 64, 65, 129, 257};
     static const int64_t ks[] = {1, 8, 15, 16, 17, 40, 65};
     static const char *const bases[] = {
@@ -239,7 +225,7 @@ Test(lane, every_size_around_the_tile_edges, .timeout = 900)
 Test(lane, emulated_and_real_agree, .timeout = 900)
 {
     og_params khr;
-    og_context *ctx = matrix_context(&khr);
+    og_context *ctx = lane_matrix_context(&khr);
     for (size_t i = 0; i < N_CASES; i += 2) {
         const lane_case *c = &cases[i];
         og_params real = lane_params(&khr, c->base, OG_MATRIX_KHR, c->extra),
@@ -277,7 +263,7 @@ Test(lane, emulated_and_real_agree, .timeout = 900)
 Test(lane, the_default_through_the_api, .timeout = 600)
 {
     og_params khr;
-    og_context *ctx = matrix_context(&khr);
+    og_context *ctx = lane_matrix_context(&khr);
     og_gemm *g;
     cr_assert_eq(og_gemm_create(ctx, OG_F16, OG_MODE_FAST, &g), OG_OK);
     const int64_t m = 37, n = 70, k = 1500, oa = 3, ob = 5, oc = 7;
@@ -368,7 +354,7 @@ static void planted(const char *what, const char *at, const char *put, const lan
                     const char *extra)
 {
     og_params khr;
-    og_context *ctx = matrix_context(&khr);
+    og_context *ctx = lane_matrix_context(&khr);
     og_params p = lane_params(&khr, c->base, OG_MATRIX_KHR, extra);
     int accepted;
     char why[512] = "";
@@ -472,7 +458,7 @@ Test(lane, direct_khr_glsl_matches_the_rewrite, .timeout = 600)
     cr_assert_eq(mkdir(cache, 0700), 0);
     cr_assert_eq(setenv("XDG_CACHE_HOME", cache, 1), 0);
     og_params khr;
-    og_context *ctx = matrix_context(&khr);
+    og_context *ctx = lane_matrix_context(&khr);
     const lane_case c = {"variant=coopmat,bm=64,bn=64,bk=16,sgx=2,sgy=2,pad=8,load=direct",
                          "",
                          0,
