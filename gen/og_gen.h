@@ -109,7 +109,8 @@ typedef enum og_kernel {
     OG_KERNEL_BIAS = 3,     /* standalone bias add on C */
     OG_KERNEL_ACTIVATE = 4, /* standalone activation on C */
     OG_KERNEL_EXPONENTS = 5, /* recovered float32: power-of-two scales of A's rows, B's columns */
-    OG_KERNEL_SCALE = 6      /* C = act(beta * C + bias): a GEMM with alpha = 0 or K = 0 */
+    OG_KERNEL_SCALE = 6,     /* C = act(beta * C + bias): a GEMM with alpha = 0 or K = 0 */
+    OG_KERNEL_IM2COL = 7     /* a convolution's explicit im2col matrix (conv_im2col.tmpl) */
 } og_kernel;
 
 /* Everything that selects one compiled kernel. */
@@ -271,6 +272,7 @@ uint32_t og_limits_lack(const og_limits *lim, uint32_t needs, char *why, size_t 
 #define OG_TEMPLATE_INT8_COOPMAT "int8gemm_coopmat"
 #define OG_TEMPLATE_EXPONENTS "gemm_exponents"
 #define OG_TEMPLATE_QDECODE "qgemm_decode"
+#define OG_TEMPLATE_IM2COL "conv_im2col"
 /* The subgroup size the cooperative-matrix kernels divide a tile by where
  * a parameter string names none (they take 8, 16, 32 or 64). */
 #define OG_COOPMAT_SUBGROUP 32

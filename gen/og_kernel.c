@@ -55,6 +55,8 @@ const char *og_kernel_template(const og_kernel_key *key)
         return OG_TEMPLATE_REDUCE;
     case OG_KERNEL_EXPONENTS:
         return OG_TEMPLATE_EXPONENTS;
+    case OG_KERNEL_IM2COL:
+        return OG_TEMPLATE_IM2COL;
     default:
         return OG_TEMPLATE_ELEMENTWISE;
     }

@@ -76,10 +76,20 @@ static int recover_check(const og_kernel_key *key, const og_limits *lim, char *w
  * element loads from storage buffers (the gather reads A one element at a
  * time), B the weights stored N x K, native products, in every dialect
  * (GLSL, HLSL, and WGSL within og_wgsl_check); its planes and their
- * reduction; and the cooperative-matrix tile (float16, GLSL, staged loads,
- * one pass), whose device checks follow in og_kernel_check. */
+ * reduction; the cooperative-matrix tile (float16, GLSL, staged loads,
+ * one pass), whose device checks follow in og_kernel_check; and the
+ * explicit im2col matrix (GLSL: a baseline for the benchmarks, never a
+ * call's path), whose key names only the input type and the layouts. */
 static int conv_check(const og_kernel_key *key, char *why, size_t len)
 {
+    if (key->kernel == OG_KERNEL_IM2COL &&
+        (!key->conv || key->dialect != OG_GLSL ||
+         (key->dtype != OG_F32 && key->dtype != OG_F16 && key->dtype != OG_BF16))) {
+        snprintf(why, len,
+                 "gen: the im2col kernel gathers a convolution's float32, float16 or bfloat16 "
+                 "input (a conv key), in GLSL");
+        return -1;
+    }
     if (!key->conv)
         return 0;
     const og_params *p = &key->p;
@@ -90,11 +100,11 @@ static int conv_check(const og_kernel_key *key, char *why, size_t len)
                  p->load == OG_LOAD_STAGED && key->dtype == OG_F16 && key->dialect == OG_GLSL &&
                  layout;
     if (key->conv < OG_CONV_KEY(0, 0) || key->conv > OG_CONV_KEY(1, 1) ||
-        (!tile && !matrix && key->kernel != OG_KERNEL_REDUCE)) {
+        (!tile && !matrix && key->kernel != OG_KERNEL_REDUCE && key->kernel != OG_KERNEL_IM2COL)) {
         snprintf(why, len,
                  "gen: a convolution runs the portable tile (vec=1, src=ssbo, B transposed), its "
-                 "split-k planes and their reduction, or the cooperative-matrix tile (float16, "
-                 "GLSL, load=staged, one pass)");
+                 "split-k planes and their reduction, the cooperative-matrix tile (float16, "
+                 "GLSL, load=staged, one pass) or the im2col kernel");
         return -1;
     }
     if (key->recover || key->scaled) {
@@ -151,7 +161,7 @@ static int qformat_check(const og_kernel_key *key, char *why, size_t len)
 
 int og_kernel_check(const og_kernel_key *key, const og_limits *lim, char *why, size_t len)
 {
-    if (key->kernel < OG_KERNEL_GEMM || key->kernel > OG_KERNEL_SCALE) {
+    if (key->kernel < OG_KERNEL_GEMM || key->kernel > OG_KERNEL_IM2COL) {
         snprintf(why, len, "gen: unknown kernel %d", (int)key->kernel);
         return -1;
     }

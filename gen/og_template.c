@@ -26,6 +26,7 @@ extern const char og_embed_float_loads[];
 extern const char og_embed_recover[];
 extern const char og_embed_conv_gather[];
 extern const char og_embed_qgemm_decode[];
+extern const char og_embed_conv_im2col[];
 extern const char og_embed_qweights_element[];
 
 /* Templates by name, and the parts they include: "common" (every kernel),
@@ -45,7 +46,8 @@ static const struct {
                  {OG_TEMPLATE_COOPMAT, og_embed_gemm_coopmat},
                  {OG_TEMPLATE_INT8_COOPMAT, og_embed_int8gemm_coopmat},
                  {OG_TEMPLATE_EXPONENTS, og_embed_gemm_exponents},
-                 {OG_TEMPLATE_QDECODE, og_embed_qgemm_decode}},
+                 {OG_TEMPLATE_QDECODE, og_embed_qgemm_decode},
+                 {OG_TEMPLATE_IM2COL, og_embed_conv_im2col}},
   parts[] = {{"common", og_embed_common},
              {"int8_common", og_embed_int8_common},
              {"float_loads", og_embed_float_loads},
@@ -184,7 +186,7 @@ static void set_str(lua_State *L, const char *k, const char *v)
 static void push_params(lua_State *L, const og_kernel_key *key)
 {
     static const char *const kernels[] = {"gemm",     "planes",    "reduce", "bias",
-                                          "activate", "exponents", "scale"};
+                                          "activate", "exponents", "scale",  "im2col"};
     const og_params *p = &key->p;
     lua_newtable(L);
     set_str(L, "KERNEL", kernels[key->kernel]);

@@ -144,6 +144,46 @@ og_status og_conv_time(og_conv *cv, const og_conv_args *args, const og_params *p
     return st != OG_OK ? st : og_call_time(&c, plan, out);
 }
 
+/* Plans the explicit im2col matrix of a checked call into out. */
+static og_status im2col_prepare(og_conv *cv, const og_conv_args *args, og_buffer *out, og_call *c)
+{
+    conv_call cc;
+    og_context *ctx = cv->gemm.ctx;
+    og_status st = check(cv, args, &cc);
+    if (st != OG_OK)
+        return st;
+    if (cc.shape.empty)
+        return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT, "conv im2col: nothing to gather");
+    uint64_t bytes = og_conv_im2col_bytes(&cc.shape);
+    if (!out || og_buffer_size(out) < bytes)
+        return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT,
+                       "conv im2col: the matrix takes %llu bytes, the buffer holds %llu",
+                       (unsigned long long)bytes,
+                       (unsigned long long)(out ? og_buffer_size(out) : 0));
+    st = og_conv_im2col_plan(&ctx->limits, ctx->error, cv->gemm.dtype, args, &cc.shape, &cc.push,
+                             out, &c->plan);
+    c->ctx = ctx;
+    og_buffer *ops[OG_OPERANDS] = {[OG_OPERAND_A] = args->x, [OG_OPERAND_C] = out};
+    memcpy(c->operands, ops, sizeof ops);
+    return st;
+}
+
+og_status og_conv_im2col_run(og_conv *cv, const og_conv_args *args, og_buffer *out)
+{
+    og_call c;
+    og_status st = im2col_prepare(cv, args, out, &c);
+    return st != OG_OK ? st : og_call_run(&c);
+}
+
+og_status og_conv_im2col_time(og_conv *cv, const og_conv_args *args, og_buffer *out,
+                              const og_timing_plan *plan, og_timing *t)
+{
+    og_call c;
+    *t = (og_timing){0};
+    og_status st = im2col_prepare(cv, args, out, &c);
+    return st != OG_OK ? st : og_call_time(&c, plan, t);
+}
+
 /* Records (cmd) or runs (cmd NULL) a call. */
 static og_status call(og_conv *cv, VkCommandBuffer cmd, const og_conv_args *args)
 {

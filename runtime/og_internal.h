@@ -133,6 +133,15 @@ og_status og_conv_encode_params(og_conv *cv, VkCommandBuffer cmd, const og_conv_
 og_status og_conv_time(og_conv *cv, const og_conv_args *args, const og_params *p,
                        const og_timing_plan *plan, og_timing *out);
 
+/* The explicit im2col matrix of a convolution call written to out
+ * (og_conv_im2col_plan's layout: float32, og_conv_im2col_bytes of it), or
+ * timed as og_gemm_time: the benchmarks' im2col + GEMM baseline, never a
+ * call's path. Errors: an empty call, out too small, a matrix past one
+ * binding of the device. */
+og_status og_conv_im2col_run(og_conv *cv, const og_conv_args *args, og_buffer *out);
+og_status og_conv_im2col_time(og_conv *cv, const og_conv_args *args, og_buffer *out,
+                              const og_timing_plan *plan, og_timing *t);
+
 /* The decode kernel's parameters for a low-bit weight call (selection
  * cache, then og_select_qgemm), before og_qgemm_run_params. */
 og_status og_qgemm_choose(og_qgemm *q, const og_qgemm_args *args, og_params *p);

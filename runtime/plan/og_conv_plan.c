@@ -80,3 +80,96 @@ og_status og_conv_plan(const og_limits *lim, char *err, og_dtype input, og_mode 
     og_plan_count_pieces(out);
     return OG_OK;
 }
+
+uint64_t og_conv_im2col_bytes(const og_conv_shape *s)
+{
+    if (s->empty)
+        return 0;
+    return (uint64_t)s->batch * (uint64_t)s->m * (uint64_t)s->k * 4u;
+}
+
+og_status og_conv_im2col_plan(const og_limits *lim, char *err, og_dtype input,
+                              const og_conv_args *args, const og_conv_shape *s, const og_push *push,
+                              og_buffer *out, og_plan *plan)
+{
+    og_plan_start(plan, OG_PLAN_CONV, lim, OG_GLSL, push);
+    if (s->empty)
+        return OG_OK;
+    /* One row per output pixel holding every group's K columns; an image's
+     * rows after the previous image's, from the start of out. */
+    uint64_t row = (uint64_t)s->groups * (uint64_t)s->k, image = (uint64_t)s->m * row;
+    uint64_t bytes = og_conv_im2col_bytes(s);
+    if (bytes > lim->max_storage_range || bytes / 4u > UINT32_MAX)
+        return og_failf(err, OG_ERROR_UNSUPPORTED,
+                        "conv im2col: the im2col matrix (%" PRId64 " pixels x %" PRIu64
+                        " columns x %" PRId64 " images, %" PRIu64
+                        " bytes) exceeds one binding of the device (maxStorageBufferRange %" PRIu64
+                        " bytes)",
+                        s->m, row, s->batch / s->groups, bytes, lim->max_storage_range);
+    plan->push.off_c = 0;
+    plan->push.ldc = (uint32_t)row;
+    plan->push.stride_c = (uint32_t)image;
+    plan->push.epi = 0;
+    og_gemm_args view = {.a = args->x, .c = out, .a_offset = args->x_offset};
+    og_binding_starts(lim, &view, og_dtype_bytes(input), og_dtype_bytes(input), NULL, 0,
+                      plan->start);
+    plan->key = (og_kernel_key){.kernel = OG_KERNEL_IM2COL,
+                                .dtype = input,
+                                .dialect = OG_GLSL,
+                                .conv = OG_CONV_KEY(args->layout, args->weights)};
+    char why[256];
+    if (og_kernel_check(&plan->key, lim, why, sizeof why) != 0)
+        return og_failf(err, OG_ERROR_UNSUPPORTED, "conv im2col: %s", why);
+    uint64_t gx = og_ceil_div((uint64_t)s->k, OG_ELEMENTWISE_THREADS);
+    og_status st = og_grid_x_check(lim, err, "conv im2col", s->k, gx);
+    if (st != OG_OK)
+        return st;
+    if ((uint64_t)lim->max_count[2] < (uint64_t)s->groups)
+        return og_failf(err, OG_ERROR_UNSUPPORTED,
+                        "conv im2col: %" PRId64
+                        " groups exceed the device's maxComputeWorkGroupCount[2] of %u",
+                        s->groups, lim->max_count[2]);
+    plan->gx = (uint32_t)gx;
+    plan->tile_rows = 1;
+    plan->rows_per = lim->max_count[1];
+    plan->batch_per = lim->max_count[2] / (uint64_t)s->groups * (uint64_t)s->groups;
+    og_plan_count_pieces(plan);
+    return OG_OK;
+}
+
+og_gemm_args og_conv_im2col_gemm(const og_conv_args *a, const og_conv_shape *s, og_buffer *cols,
+                                 int64_t image, int64_t group)
+{
+    int64_t row = s->groups * s->k;
+    int64_t cols_at = image * s->m * row + group * s->k;
+    int64_t y_image = a->y_offset + image * s->m * s->groups * s->n;
+    int64_t w_at = a->w_offset + group * s->n * s->k;
+    og_gemm_args g = {
+        .trans_b = 1, .k = s->k, .batch = 1, .alpha = 1.0f, .beta = a->beta, .c = a->y};
+    if (a->layout == OG_CONV_NHWC) {
+        /* y(pixel, g * N + j) = cols_g(pixel, :) . W_g(j, :) */
+        g.m = s->m;
+        g.n = s->n;
+        g.a = cols;
+        g.lda = row;
+        g.a_offset = cols_at;
+        g.b = a->wt;
+        g.ldb = s->k;
+        g.b_offset = w_at;
+        g.ldc = s->groups * s->n;
+        g.c_offset = y_image + group * s->n;
+    } else {
+        /* y(g * N + j, pixel) = W_g(j, :) . cols_g(pixel, :) */
+        g.m = s->n;
+        g.n = s->m;
+        g.a = a->wt;
+        g.lda = s->k;
+        g.a_offset = w_at;
+        g.b = cols;
+        g.ldb = row;
+        g.b_offset = cols_at;
+        g.ldc = s->m;
+        g.c_offset = y_image + group * s->n * s->m;
+    }
+    return g;
+}

@@ -465,6 +465,30 @@ og_status og_conv_plan(const og_limits *lim, char *err, og_dtype input, og_mode 
                        const og_conv_args *args, const og_conv_shape *shape, const og_params *p,
                        const og_push *push, uint64_t scratch_bytes, og_plan *out);
 
+/* Bytes of a checked convolution's explicit im2col matrix as
+ * og_conv_im2col_plan lays it out (float32; 0 for an empty call). */
+uint64_t og_conv_im2col_bytes(const og_conv_shape *shape);
+
+/* Plans the im2col kernel (templates/conv_im2col.tmpl) of a checked
+ * convolution (push from og_conv_check): the virtual im2col matrix of
+ * every image written to out as float32, row p*Q + q of an image holding
+ * group g's Cg*R*S columns (in the weights' order) at column g*Cg*R*S,
+ * images og_conv_im2col_bytes / images apart. The benchmarks' explicit
+ * im2col + GEMM baseline. Errors: OG_ERROR_UNSUPPORTED when the matrix
+ * exceeds one binding (maxStorageBufferRange) or the grid's limits. */
+og_status og_conv_im2col_plan(const og_limits *lim, char *err, og_dtype input,
+                              const og_conv_args *args, const og_conv_shape *shape,
+                              const og_push *push, og_buffer *out, og_plan *plan);
+
+/* The GEMM that multiplies group `group` of image `image`'s im2col matrix
+ * (cols, as og_conv_im2col_plan lays it out) by the group's weights into
+ * the convolution's output: NHWC as cols_g W_g^T, NCHW as W_g cols_g^T,
+ * with the call's beta, neither bias nor activation. Float32 weights only
+ * (cols is float32). One product: NHWC's groups are interleaved columns
+ * of the output, which a batch stride cannot step over. */
+og_gemm_args og_conv_im2col_gemm(const og_conv_args *args, const og_conv_shape *shape,
+                                 og_buffer *cols, int64_t image, int64_t group);
+
 /* A low-bit weight product's record op: OG_OP_QGEMM_PREFIX and the
  * format's canonical text (og_qweights_format_name). */
 void og_qgemm_op(const og_qweights_format *f, char *buf, size_t len);

@@ -14,9 +14,10 @@
 /* Convolutions of the models issue 27 names, small enough for a CPU
  * driver: a ResNet 3x3 layer, Whisper's first encoder convolution, a first
  * 7x7 layer, a depthwise 3x3. bench prints, for each, the default tile and
- * the selected one, and the GEMM of the same M, N, K and batch (random
+ * the selected one, the GEMM of the same M, N, K and batch (random
  * data, its own selected kernel, which may read four elements at a time
- * where the convolution's gather reads one). */
+ * where the convolution's gather reads one), and for float32 the explicit
+ * im2col + GEMM baseline (time_im2col_gemm). */
 static const char default_convs[] = "1x64x56x56/64x3x3/p1,"
                                     "1x80x1x3000/384x1x3/p0x0x1x1/nchw/kcrs,"
                                     "1x3x224x224/64x7x7/s2/p3/nchw/kcrs,"
@@ -298,6 +299,38 @@ static og_status time_gemm(og_context *ctx, og_dtype dtype, const og_conv_shape 
     return st;
 }
 
+/* The explicit im2col + GEMM baseline (float32): the im2col kernel into a
+ * matrix of its own, then the GEMM of image 0's group 0 on it with the
+ * kernel Fast mode selects, counted once per image and group (the products
+ * are alike): median microseconds of 5 rounds of each, summed. */
+static og_status time_im2col_gemm(og_context *ctx, og_conv *cv, const og_conv_args *a,
+                                  const og_conv_shape *s, double *us)
+{
+    og_buffer *cols = NULL;
+    og_gemm *g = NULL;
+    og_params p;
+    double t_cols[5], t_gemm[5];
+    og_timing_plan plan = OG_TIMING_BENCH;
+    og_status st = og_buffer_create(ctx, og_conv_im2col_bytes(s), &cols);
+    og_gemm_args ga = og_conv_im2col_gemm(a, s, cols, 0, 0);
+    if (st == OG_OK)
+        st = og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &g);
+    if (st == OG_OK)
+        st = og_gemm_choose(g, &ga, &p);
+    for (int r = 0; r < 5 && st == OG_OK; r++) {
+        og_timing timing;
+        st = og_conv_im2col_time(cv, a, cols, &plan, &timing);
+        t_cols[r] = timing.median_us;
+        if (st == OG_OK)
+            st = og_gemm_time(g, &ga, &p, &plan, &timing);
+        t_gemm[r] = timing.median_us;
+    }
+    *us = st == OG_OK ? og_cli_median(t_cols, 5) + (double)s->batch * og_cli_median(t_gemm, 5) : 0;
+    og_gemm_destroy(g);
+    og_buffer_destroy(cols);
+    return st;
+}
+
 int og_cmd_bench_conv(const og_cli *o, og_dtype dtype)
 {
     og_conv_args *convs;
@@ -317,15 +350,15 @@ int og_cmd_bench_conv(const og_cli *o, og_dtype dtype)
     og_cli_load_average(load, sizeof load);
     printf("# %s, %s inputs, load average %s\n", og_context_device_name(ctx), og_dtype_name(dtype),
            load);
-    printf("%-52s %12s %12s %7s %12s %7s  %s\n", "convolution", "default", "selected", "ratio",
-           "GEMM", "conv/GEMM", "selected tile (source)");
+    printf("%-52s %12s %12s %7s %12s %7s %12s %7s  %s\n", "convolution", "default", "selected",
+           "ratio", "GEMM", "conv/GEMM", "im2col+GEMM", "conv/im2col", "selected tile (source)");
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         og_conv_problem *pr = NULL;
         og_conv_shape s;
         og_params chosen, def = og_params_default();
         og_choice c;
-        double us_def = 0, us_sel = 0, us_gemm = 0;
+        double us_def = 0, us_sel = 0, us_gemm = 0, us_cols = 0;
         char name[256], params[OG_PARAMS_MAX];
         og_status st = og_conv_problem_create(ctx, dtype, &convs[i], 99, &pr);
         if (st == OG_OK)
@@ -338,17 +371,27 @@ int og_cmd_bench_conv(const og_cli *o, og_dtype dtype)
         }
         if (st == OG_OK)
             st = time_gemm(ctx, dtype, &s, &us_gemm);
+        /* Not where the matrix would exceed one binding (the call is refused). */
+        if (st == OG_OK && dtype == OG_F32 &&
+            og_conv_im2col_bytes(&s) <= ctx->limits.max_storage_range)
+            st = time_im2col_gemm(ctx, cv, &pr->args, &s, &us_cols);
         conv_name(&convs[i], name, sizeof name);
         if (st != OG_OK) {
             og_cli_fail("ogtune bench: %s: %s\n", name, og_context_last_error(ctx));
             rc = 1;
         } else {
             og_params_format(&chosen, params, sizeof params);
-            /* The GEMM's rate counts the same 2*M*N*K*batch operations. */
-            printf("%-52s %7.2f GF/s %7.2f GF/s %6.2fx %7.2f GF/s %6.2fx  %s (%s)\n", name,
+            /* The GEMM's and the baseline's rates count the same
+             * 2*M*N*K*batch operations. */
+            char cols[32] = "-", cols_ratio[16] = "-";
+            if (us_cols > 0) {
+                snprintf(cols, sizeof cols, "%7.2f GF/s", og_conv_gflops(&pr->args, us_cols));
+                snprintf(cols_ratio, sizeof cols_ratio, "%6.2fx", us_cols / us_sel);
+            }
+            printf("%-52s %7.2f GF/s %7.2f GF/s %6.2fx %7.2f GF/s %6.2fx %12s %7s  %s (%s)\n", name,
                    og_conv_gflops(&pr->args, us_def), og_conv_gflops(&pr->args, us_sel),
                    us_sel > 0 ? us_def / us_sel : 0.0, og_conv_gflops(&pr->args, us_gemm),
-                   us_sel > 0 ? us_gemm / us_sel : 0.0, params, source_text(&c));
+                   us_sel > 0 ? us_gemm / us_sel : 0.0, cols, cols_ratio, params, source_text(&c));
         }
         og_conv_problem_destroy(pr);
     }
