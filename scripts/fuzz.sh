@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the fuzz targets (fuzz/README.md) with clang, under AddressSanitizer
 # and UndefinedBehaviorSanitizer, into build-fuzz/ (or $OG_FUZZ_BUILD_DIR)
-# and runs each for SECONDS (default 30), one after another, from its
-# committed corpus fuzz/corpus/<target>. A crash, a sanitizer report or a
+# and runs each for SECONDS (default 30), as many at a time as there are
+# cores, from its committed corpus fuzz/corpus/<target>. A crash, a sanitizer report or a
 # failed property stops it with a non-zero exit, the input kept in
 # <build>/crashes/. What a run adds goes to <build>/corpus/<target>;
 # --merge then adds the inputs among them that reach new coverage to the
@@ -32,17 +32,17 @@ cmake --build "$dir" -j"$(nproc)" --target "${targets[@]/#/fuzz_}" >/dev/null
 # where there is /dev/shm (unless TMPDIR says otherwise), in a directory of
 # this run's that goes when it ends, however it ends: a target that passes,
 # fails or crashes (a crashing target cannot clean up), or an interrupt or
-# kill of this script (the target running then is stopped first, so nothing
+# kill of this script (the targets running then are stopped first, so nothing
 # writes into the directory after it goes).
 if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
   export TMPDIR=/dev/shm
 fi
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/og-fuzz-run-XXXXXX")
-target=
+running=()
 cleanup() {
-  if [ -n "$target" ]; then
-    kill "$target" 2>/dev/null || true
-    wait "$target" 2>/dev/null || true
+  if [ ${#running[@]} -gt 0 ]; then
+    kill "${running[@]}" 2>/dev/null || true
+    wait "${running[@]}" 2>/dev/null || true
   fi
   rm -rf "$scratch"
 }
@@ -54,26 +54,9 @@ export TMPDIR=$scratch
 export ASAN_OPTIONS=detect_leaks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 mkdir -p "$dir/crashes"
-for t in "${targets[@]}"; do
-  mkdir -p "$dir/corpus/$t"
-  log=$dir/fuzz-$t.log
-  # -timeout: an input that takes longer than 20 s is a hang, and fails.
-  # OG_FUZZ_SEED fixes libFuzzer's random seed (CI: the same mutations on
-  # every run of a commit, so a red run can be replayed); unset, each run
-  # explores anew.
-  # In the background, so a signal to this script is handled at once
-  # (bash defers traps while a foreground command runs).
-  "$dir/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=20 -print_final_stats=1 \
-      ${OG_FUZZ_SEED:+-seed="$OG_FUZZ_SEED"} \
-      -artifact_prefix="$dir/crashes/$t-" "$dir/corpus/$t" "fuzz/corpus/$t" >"$log" 2>&1 &
-  target=$!
-  if ! wait "$target"; then
-    target=
-    tail -n 60 "$log"
-    echo "fuzz: $t failed (log $log, input in $dir/crashes/)" >&2
-    exit 1
-  fi
-  target=
+# A target's result, once it has stopped: its summary, or its log's tail and a failure.
+report() {
+  local t=$1 log=$dir/fuzz-$1.log
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
   echo "fuzz: $t: $runs inputs in ${seconds} s, no failure;" \
        "corpus $(ls "fuzz/corpus/$t" | wc -l) committed + $(ls "$dir/corpus/$t" | wc -l) new"
@@ -82,4 +65,35 @@ for t in "${targets[@]}"; do
     echo "fuzz: $t: corpus now $(ls "fuzz/corpus/$t" | wc -l) files," \
          "$(du -cb fuzz/corpus/"$t"/* | tail -n 1 | cut -f1) bytes"
   fi
+}
+# The targets run nproc at a time (each fuzzer is one process on one core).
+batch=$(nproc)
+for ((first = 0; first < ${#targets[@]}; first += batch)); do
+  names=("${targets[@]:first:batch}")
+  running=()
+  for t in "${names[@]}"; do
+    mkdir -p "$dir/corpus/$t"
+    # -timeout: an input that takes longer than 20 s is a hang, and fails.
+    # OG_FUZZ_SEED fixes libFuzzer's random seed (CI: the same mutations on
+    # every run of a commit, so a red run can be replayed); unset, each run
+    # explores anew.
+    # In the background, so a signal to this script is handled at once
+    # (bash defers traps while a foreground command runs).
+    "$dir/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=20 -print_final_stats=1 \
+        ${OG_FUZZ_SEED:+-seed="$OG_FUZZ_SEED"} \
+        -artifact_prefix="$dir/crashes/$t-" "$dir/corpus/$t" "fuzz/corpus/$t" >"$dir/fuzz-$t.log" 2>&1 &
+    running+=($!)
+  done
+  failed=
+  for i in "${!names[@]}"; do
+    if wait "${running[$i]}"; then
+      report "${names[$i]}"
+    else
+      tail -n 60 "$dir/fuzz-${names[$i]}.log"
+      echo "fuzz: ${names[$i]} failed (log $dir/fuzz-${names[$i]}.log, input in $dir/crashes/)" >&2
+      failed=1
+    fi
+  done
+  running=()
+  [ -z "$failed" ] || exit 1
 done
