@@ -28,6 +28,8 @@ static const char usage[] =
     "                               by commas; records keyed by filter,\n"
     "                               strides and dilations, layouts and the implicit GEMM's\n"
     "                               shape; bench: the default tile against the selected one\n"
+    "                               (or --params P), the GEMM of the same M, N, K and, for\n"
+    "                               float32, the explicit im2col + GEMM\n"
     "  show                         list the records of the database (stale: measured with\n"
     "                               another version of the template, never selected)\n"
     "  bench [--shapes ...]         GFLOP/s of the 64x64 tile alone and of the selected\n"

@@ -29,16 +29,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "peer_cl.h"
+
 typedef struct {
     size_t m, n, k;
 } shape;
-
-typedef struct {
-    cl_context ctx;
-    cl_command_queue queue;
-    cl_device_id dev;
-    cl_uint platform;
-} ocl;
 
 enum { max_params = 32, max_shapes = 32 };
 
@@ -49,27 +44,6 @@ typedef struct {
     char names[max_params][32];
     size_t values[max_params];
 } tuned_set;
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static void fill(float *x, size_t n, unsigned *seed)
-{
-    for (size_t i = 0; i < n; i++) {
-        *seed = *seed * 1664525u + 1013904223u;
-        x[i] = (float)((*seed >> 8) * (2.0 / 16777216.0) - 1.0); /* [-1, 1) */
-    }
-}
 
 /* max |x - ref| / max |ref| */
 static double rel_err(const float *x, const float *ref, size_t n)
@@ -83,31 +57,6 @@ static double rel_err(const float *x, const float *ref, size_t n)
             r = fabs((double)ref[i]);
     }
     return r > 0 ? d / r : d;
-}
-
-/* Times fn(arg) (one call, finished on return): two warm-up calls, then the median of 3 to 9
- * calls (as many as fit in about 2 s). Returns seconds, or -1 when a call failed. */
-static double time_median(int (*fn)(void *), void *arg)
-{
-    double t[9];
-    int n = 0;
-    for (int w = 0; w < 2; w++)
-        if (fn(arg) != 0)
-            return -1;
-    double t0 = now_s();
-    if (fn(arg) != 0)
-        return -1;
-    t[n++] = now_s() - t0;
-    int want = t[0] > 0 ? (int)(2.0 / t[0]) : 9;
-    want = want < 3 ? 3 : want > 9 ? 9 : want;
-    while (n < want) {
-        t0 = now_s();
-        if (fn(arg) != 0)
-            return -1;
-        t[n++] = now_s() - t0;
-    }
-    qsort(t, (size_t)n, sizeof t[0], cmp_double);
-    return t[n / 2];
 }
 
 typedef struct {
@@ -139,59 +88,6 @@ static int run_clblast(void *p)
     clFinish(c->cl->queue);
     if (ev)
         clReleaseEvent(ev);
-    return 0;
-}
-
-/* The PoCL platform's CPU device, else the first CPU device. Fills o->dev and o->platform. */
-static int find_device(ocl *o)
-{
-    cl_platform_id plats[8];
-    cl_uint np = 0;
-    if (clGetPlatformIDs(8, plats, &np) != CL_SUCCESS || np == 0) {
-        fprintf(stderr, "peer_gemm: no OpenCL platform (is pocl-opencl-icd installed?)\n");
-        return 1;
-    }
-    int found = 0;
-    for (cl_uint i = 0; i < np && !found; i++) {
-        char vendor[256] = "";
-        clGetPlatformInfo(plats[i], CL_PLATFORM_VENDOR, sizeof vendor, vendor, NULL);
-        cl_uint nd = 0;
-        if (strstr(vendor, "pocl") &&
-            clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_CPU, 1, &o->dev, &nd) == CL_SUCCESS && nd) {
-            found = 1;
-            o->platform = i;
-        }
-    }
-    for (cl_uint i = 0; i < np && !found; i++) { /* any CPU device */
-        cl_uint nd = 0;
-        if (clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_CPU, 1, &o->dev, &nd) == CL_SUCCESS && nd) {
-            found = 1;
-            o->platform = i;
-        }
-    }
-    if (!found)
-        fprintf(stderr, "peer_gemm: no OpenCL CPU device\n");
-    return !found;
-}
-
-static int open_device(ocl *o)
-{
-    if (find_device(o) != 0)
-        return 1;
-    cl_int err;
-    o->ctx = clCreateContext(NULL, 1, &o->dev, NULL, NULL, &err);
-    if (err != CL_SUCCESS)
-        return 1;
-    o->queue = clCreateCommandQueue(o->ctx, o->dev, 0, &err);
-    if (err != CL_SUCCESS)
-        return 1;
-    char name[256] = "", version[256] = "";
-    cl_uint units = 0;
-    clGetDeviceInfo(o->dev, CL_DEVICE_NAME, sizeof name, name, NULL);
-    clGetDeviceInfo(o->dev, CL_DEVICE_VERSION, sizeof version, version, NULL);
-    clGetDeviceInfo(o->dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);
-    printf("OpenCL device: %s (%s, %u compute units)\n", name, version, units);
-    printf("OpenBLAS: %s, %d threads\n", openblas_get_config(), openblas_get_num_threads());
     return 0;
 }
 
@@ -405,6 +301,7 @@ int main(int argc, char **argv)
     ocl o;
     if (open_device(&o) != 0)
         return 1;
+    printf("OpenBLAS: %s, %d threads\n", openblas_get_config(), openblas_get_num_threads());
     int failed = small_check(&o);
 
     result res[max_shapes];

@@ -335,6 +335,12 @@ int og_cmd_bench_conv(const og_cli *o, og_dtype dtype)
 {
     og_conv_args *convs;
     size_t n;
+    og_params given;
+    char why[256];
+    if (o->params && og_params_parse(o->params, &given, why, sizeof why) != 0) {
+        og_cli_fail("ogtune bench: --params: %s\n", why);
+        return 2;
+    }
     if (conv_shapes(o, "bench", &convs, &n) != 0)
         return 2;
     og_context *ctx = og_cli_context(o);
@@ -366,6 +372,11 @@ int og_cmd_bench_conv(const og_cli *o, og_dtype dtype)
         if (st == OG_OK)
             st = og_select_conv(ctx, dtype, OG_MODE_FAST, &pr->args, s.m, s.n, s.k, s.batch, &c);
         if (st == OG_OK) {
+            /* A given tile instead of the selected one. */
+            if (o->params) {
+                c.params = given;
+                c.source = OG_SOURCE_DEFAULT;
+            }
             chosen = og_conv_params(&c.params);
             st = time_pair(cv, &pr->args, &def, &chosen, &us_def, &us_sel);
         }
@@ -391,7 +402,8 @@ int og_cmd_bench_conv(const og_cli *o, og_dtype dtype)
             printf("%-52s %7.2f GF/s %7.2f GF/s %6.2fx %7.2f GF/s %6.2fx %12s %7s  %s (%s)\n", name,
                    og_conv_gflops(&pr->args, us_def), og_conv_gflops(&pr->args, us_sel),
                    us_sel > 0 ? us_def / us_sel : 0.0, og_conv_gflops(&pr->args, us_gemm),
-                   us_sel > 0 ? us_gemm / us_sel : 0.0, cols, cols_ratio, params, source_text(&c));
+                   us_sel > 0 ? us_gemm / us_sel : 0.0, cols, cols_ratio, params,
+                   o->params ? "given" : source_text(&c));
         }
         og_conv_problem_destroy(pr);
     }

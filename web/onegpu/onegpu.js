@@ -192,6 +192,12 @@ function convAsGemm(a) {
 
 const convLayoutNames = ['nhwc', 'nchw'], convWeightNames = ['krsc', 'kcrs'];
 
+/** A convolution's record op, as og_conv_op: 'conv:RxS:sHxW:dHxW' (0 counts as 1). */
+function convOp(a) {
+  const one = (v) => v || 1;
+  return `conv:${a.r}x${a.s}:s${one(a.stride_h)}x${one(a.stride_w)}:d${one(a.dilation_h)}x${one(a.dilation_w)}`;
+}
+
 class Conv {
   constructor(device, dtype, mode, kernels) {
     this.gemm = new Gemm(device, dtype, mode, kernels); // the type, mode, table, limits and split-k scratch
@@ -203,8 +209,8 @@ class Conv {
     const g = this.gemm;
     const call = checkConv(g.limits, elementBytes[g.dtype], args);
     if (call.shape.empty || call.gemm) return { call, choice: null, plan: null };
-    const choice = this.choose(call.shape);
     const layouts = `${convLayoutNames[args.layout ?? 0]}.${convWeightNames[args.weights ?? 0]}`;
+    const choice = this.choose(call.shape, convOp(args), layouts);
     const conv = g.kernels.conv;
     const tile = conv?.tiles[choice.text.replace(/split=[^,]*/, 'split=rule')]?.[`${g.dtype}.${layouts}`];
     if (!tile) refuse(`conv: this kernel table has no convolution kernel ${choice.text} for ${g.dtype} ${layouts} (regenerate it with the build's ogtune)`, 'unsupported');
@@ -213,18 +219,23 @@ class Conv {
   }
 
   /**
-   * The tile the GEMM chooses for the implicit GEMM's shape (B transposed;
-   * og_conv_create): a tuned tile record in Fast mode, else the default;
-   * where the GEMM would take few rows, the default tile.
+   * The tile of a convolution (og_select_conv): in Fast mode the table's
+   * record of the convolution's own op (convOp) and layouts for the
+   * implicit GEMM's shape, exact else nearest (record 'conv'); else the
+   * tile the GEMM chooses for that shape with B transposed (record 'gemm';
+   * where the GEMM would take few rows, the default tile); else the default.
    */
-  choose(shape) {
+  choose(shape, op, layouts) {
     const g = this.gemm;
     const t = g.kernels;
+    const dims = [shape.m, shape.n, shape.k, shape.batch];
+    const usable = (k) => Object.values(k).every((kernel) => !kernelUnfit(g.limits, kernel));
+    const own = chooseKernel(t, 'conv', `${g.dtype}.${op}.${layouts}`, g.mode, dims, t.defaultTile, usable, `${g.dtype}.${layouts}`);
+    if (own.source !== 'default') return { ...own, record: 'conv' };
     if (fewRowsEligible(g.dtype, shape.m, false)) {
       return { template: 'gemm_tile', text: t.defaultTile, params: parseParams(t.defaultTile), source: 'default', fewRows: true };
     }
-    const usable = (k) => Object.values(k).every((kernel) => !kernelUnfit(g.limits, kernel));
-    return chooseKernel(t, 'gemm_tile', `${g.dtype}.NT`, g.mode, [shape.m, shape.n, shape.k, shape.batch], t.defaultTile, usable);
+    return { ...chooseKernel(t, 'gemm_tile', `${g.dtype}.NT`, g.mode, dims, t.defaultTile, usable), record: 'gemm' };
   }
 
   /** The bindings of a call's steps: x, wt and y as the GEMM's A, B and C. */
@@ -277,8 +288,9 @@ class Conv {
       const g = convAsGemm(args);
       return `1x1 convolution as a GEMM ${g.m}x${g.n}x${g.k}: ${this.gemm.describe(g)}`;
     }
+    const record = choice.record === 'conv' ? 'the convolution\'s record' : 'the GEMM\'s record';
     const source = choice.fewRows ? 'default: the GEMM\'s choice is not the tile'
-      : { default: 'default', db: 'the GEMM\'s record', 'db, nearest shape': 'the GEMM\'s record, nearest shape' }[choice.source];
+      : { default: 'default', db: record, 'db, nearest shape': `${record}, nearest shape` }[choice.source];
     const split = plan.ranges > 1 ? `; ${plan.ranges} k ranges of ${plan.rangeLen}` : '';
     return `conv ${(args.layout ?? 0) ? 'NCHW' : 'NHWC'} ${(args.weights ?? 0) ? 'KCRS' : 'KRSC'}, implicit GEMM ${s.m}x${s.n}x${s.k} x ${s.batch} products: gemm_tile ${choice.text} (${source})${split}`;
   }

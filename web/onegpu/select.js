@@ -25,22 +25,26 @@ function distance(a, b) {
 }
 
 /**
- * The kernel for a call of template 'gemm_tile' or 'gemm_fewrows':
+ * The kernel for a call of template 'gemm_tile', 'gemm_fewrows' or 'conv'
+ * (a convolution's own tile records, og_select_conv):
  * {template, text, params, kernels, source} where kernels is {gemm, planes}
  * (the tile) or {gemm} (few rows) and source 'default', 'db' or 'db, nearest
- * shape'. fallback: the default's params text. usable(kernels) says whether
- * the device can run a record's kernels (else it is passed over, as
- * og_select passes over a record og_params_check refuses).
+ * shape'. key: the records' key ('dtype.NT'; a convolution's
+ * 'dtype.op.layout.weights'); kernelKey: the kernels' in the table (the
+ * same; a convolution's 'dtype.layout.weights'). fallback: the default's
+ * params text. usable(kernels) says whether the device can run a record's
+ * kernels (else it is passed over, as og_select passes over a record
+ * og_params_check refuses).
  */
-export function chooseKernel(table, template, key, mode, shape, fallback, usable) {
+export function chooseKernel(table, template, key, mode, shape, fallback, usable, kernelKey = key) {
   const fewRows = template === 'gemm_fewrows';
-  const group = fewRows ? table.fewRows : table.tiles;
+  const group = fewRows ? table.fewRows : template === 'conv' ? table.conv.tiles : table.tiles;
   // The tile's kernels are the rule's whatever a record's split; its split decides the ranges.
   const id = (params) => (fewRows ? params : params.replace(/split=[^,]*/, 'split=rule'));
   let best = null;
   if (mode === 'fast') {
     for (const r of table.records) {
-      if (r.template !== template || r.key !== key || !usable(group[id(r.params)][key])) continue;
+      if (r.template !== template || r.key !== key || !usable(group[id(r.params)][kernelKey])) continue;
       const exact = r.shape.every((v, i) => v === shape[i]);
       const d = exact ? 0 : distance(r.shape, shape);
       const better = !best || (exact !== best.exact ? exact
@@ -50,5 +54,5 @@ export function chooseKernel(table, template, key, mode, shape, fallback, usable
   }
   const text = best ? best.params : fallback;
   const source = !best ? 'default' : best.exact ? 'db' : 'db, nearest shape';
-  return { template, text, params: parseParams(text), kernels: group[id(text)][key], source };
+  return { template, text, params: parseParams(text), kernels: group[id(text)][kernelKey], source };
 }

@@ -4,7 +4,9 @@
 // default; Deterministic mode never. A small database made here with
 // ogtune import: records of a test device, one WGSL cannot run (vec=4),
 // one of another device and one of an older template (stale); few rows'
-// records, one beyond WebGPU's default invocations.
+// records, one beyond WebGPU's default invocations; a convolution's own
+// records (op conv:3x3:s1x1:d1x1, NCHW and KCRS), which it takes before the
+// GEMM's record of its implicit GEMM.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,7 +15,8 @@ import { join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
 import { openDevice } from './gpu.js';
 import { ogtune } from './kernels.js';
-import { createGemm } from './module.js';
+import { createConv, createGemm } from './module.js';
+import { convOperands, runConvCase } from './conv.js';
 import { operands, release, runCase } from './runtime.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'onegpu-web-'));
@@ -36,7 +39,7 @@ const tiles = {
 
 function database(hashes) {
   const device = (name, id) => `INSERT INTO devices (vendor_id, device_id, driver_id, driver_version, name, driver_name, driver_info, pipeline_cache_uuid) VALUES (4318, ${id}, 1, 1, '${name}', 'test', 'test', '00000000000000000000000000000000');`;
-  const record = (id, dtype, ta, tb, shape, params, gflops, h = hashes.gemm_tile, template = 'gemm_tile') => `INSERT INTO records (device, op, dtype, mode, trans_a, trans_b, m, n, k, batch, template_name, template_hash, params, median_us, gflops, samples, max_error, accepted, reason, created, source, spread, memory) VALUES ((SELECT id FROM devices WHERE vendor_id = 4318 AND device_id = ${id} AND driver_id = 1 AND driver_version = 1 AND driver_info = 'test' AND pipeline_cache_uuid = '00000000000000000000000000000000'), 'gemm', '${dtype}', 'fast', ${ta}, ${tb}, ${shape.join(', ')}, '${template}', '${h}', '${params}', 100.0, ${gflops}, 10, 1e-7, 1, '', 1796000000, 'test', 0.01, 'device-local');`;
+  const record = (id, dtype, ta, tb, shape, params, gflops, h = hashes.gemm_tile, template = 'gemm_tile', op = 'gemm') => `INSERT INTO records (device, op, dtype, mode, trans_a, trans_b, m, n, k, batch, template_name, template_hash, params, median_us, gflops, samples, max_error, accepted, reason, created, source, spread, memory) VALUES ((SELECT id FROM devices WHERE vendor_id = 4318 AND device_id = ${id} AND driver_id = 1 AND driver_version = 1 AND driver_info = 'test' AND pipeline_cache_uuid = '00000000000000000000000000000000'), '${op}', '${dtype}', 'fast', ${ta}, ${tb}, ${shape.join(', ')}, '${template}', '${h}', '${params}', 100.0, ${gflops}, 10, 1e-7, 1, '', 1796000000, 'test', 0.01, 'device-local');`;
   return ['BEGIN;', device('Test WebGPU adapter', 1), device('Other adapter', 2),
     record(1, 'f32', 0, 0, [256, 256, 256, 1], tiles.small, 5),
     record(1, 'f32', 0, 0, [256, 256, 256, 1], tiles.vec4, 50),
@@ -45,6 +48,11 @@ function database(hashes) {
     record(1, 'bf16', 0, 0, [100, 100, 100, 1], tiles.small, 9, '0123456789abcdef'),
     record(1, 'f32', 0, 0, [1, 768, 768, 1], tiles.fewRows, 2, hashes.gemm_fewrows, 'gemm_fewrows'),
     record(1, 'f32', 0, 0, [2, 768, 768, 1], tiles.fewRowsBig, 4, hashes.gemm_fewrows, 'gemm_fewrows'),
+    // The convolution's implicit GEMM of 1x8x12x12/16x3x3/p1 (144 pixels x 16 x 72), and the
+    // GEMM's record of the same shape (B transposed), which the convolution's own record beats.
+    // bfloat16: the float32 GEMM's cases above keep their own records.
+    record(1, 'bf16', 1, 1, [144, 16, 72, 1], tiles.chain, 2, hashes.gemm_tile, 'gemm_tile', 'conv:3x3:s1x1:d1x1'),
+    record(1, 'bf16', 0, 1, [144, 16, 72, 1], tiles.small, 7),
     'COMMIT;'].join('\n');
 }
 
@@ -66,6 +74,8 @@ test('the export keeps the records WGSL can run, of the device named, with the c
     ['gemm_tile', 'f32.NN', '256x256x256x1', tiles.small],
     ['gemm_tile', 'f16.TN', '100x100x100x1', tiles.chain],
     ['gemm_fewrows', 'f32.NN', '1x768x768x1', tiles.fewRows],
+    ['conv', 'bf16.conv:3x3:s1x1:d1x1.nchw.kcrs', '144x16x72x1', tiles.chain],
+    ['gemm_tile', 'bf16.NT', '144x16x72x1', tiles.small],
   ]);
   const skipped = Object.fromEntries(table.skipped.map((r) => [r.params, r.why]));
   assert.deepEqual(Object.keys(skipped).sort(), [tiles.fewRowsBig, tiles.vec4].sort());
@@ -97,4 +107,31 @@ test('Fast mode runs the exact, then the nearest tuned shape; Deterministic mode
     const r = await runCase(device, gemm, spec);
     assert.ok(r.ok, `${description}: error ${r.maxErr} of ${r.maxRef}; ${r.outside[0] ?? ''} ${r.nonFinite[0] ?? ''}`);
   }
+});
+
+test('a convolution in Fast mode takes its own record, exact then nearest, before the GEMM\'s; Deterministic mode the default', async () => {
+  const fast = createConv(device, { dtype: 'bf16', kernels: table });
+  const det = createConv(device, { dtype: 'bf16', mode: 'deterministic', kernels: table });
+  const chainRule = tiles.chain.replace('split=1', 'split=rule');
+  assert.ok(table.conv.tiles[chainRule]['bf16.nchw.kcrs'].gemm, 'the record\'s layouts are exported');
+  assert.equal(table.conv.tiles[chainRule]['bf16.nhwc.krsc'], undefined, 'other layouts are not');
+  const nchw = { dtype: 'bf16', layout: 1, weights: 1, c: 8, h: 12, w: 12, k: 16, r: 3, s: 3, pad_top: 1, pad_bottom: 1, pad_left: 1, pad_right: 1, bias: true };
+  const implicit = (spec) => `implicit GEMM ${spec.h * spec.w}x${spec.k}x${spec.c * 9} x ${spec.n ?? 1} products`;
+  const cases = [
+    [fast, nchw, `conv NCHW KCRS, ${implicit(nchw)}: gemm_tile ${tiles.chain} (the convolution's record)`],
+    [fast, { ...nchw, n: 2, h: 10 }, `conv NCHW KCRS, implicit GEMM 120x16x72 x 2 products: gemm_tile ${tiles.chain} (the convolution's record, nearest shape)`],
+    // Another op (a 5x5 filter) or other layouts: the GEMM's record of the implicit GEMM, nearest.
+    [fast, { ...nchw, r: 5, s: 5, pad_top: 2, pad_bottom: 2, pad_left: 2, pad_right: 2 }, `conv NCHW KCRS, implicit GEMM 144x16x200 x 1 products: gemm_tile ${tiles.small} (the GEMM's record, nearest shape); 4 k ranges of 64`],
+    [fast, { ...nchw, layout: 0, weights: 0 }, `conv NHWC KRSC, ${implicit(nchw)}: gemm_tile ${tiles.small} (the GEMM's record)`],
+    [det, nchw, `conv NCHW KCRS, ${implicit(nchw)}: gemm_tile ${table.defaultTile} (default)`],
+  ];
+  for (const [conv, spec, description] of cases) {
+    const o = convOperands(device, spec);
+    assert.equal(conv.describe(o.args), description);
+    for (const b of Object.values(o.buffers)) b.destroy();
+    const r = await runConvCase(device, conv, spec);
+    assert.ok(r.ok, `${description}: error ${r.maxErr} of ${r.maxRef}; ${r.outside[0] ?? ''} ${r.nonFinite[0] ?? ''}`);
+  }
+  fast.destroy();
+  det.destroy();
 });

@@ -10,15 +10,18 @@
 // decode kernel of createQGemm for every format kind x dtype x rows 1 to 16,
 // powers of two) and, with --db, for
 // the tuned records of one device exported from a tuning database (the
-// convolution's too for records of B transposed: the convolution takes the
-// GEMM's record for its implicit GEMM's shape).
+// convolution's too for records of B transposed: without a record of its
+// own, the convolution takes the GEMM's record for its implicit GEMM's
+// shape).
 //
 //   node tools/generate-kernels.js --ogtune PATH --out FILE [--db DB --device NAME]
 //
 // --db DB --device NAME: the accepted, current (not stale) Fast-mode GEMM
-// records (tile and few rows) of every device of DB whose name contains
+// records (tile and few rows) and the convolutions' tile records (`ogtune
+// tune --op conv`; template 'conv' in the table, key 'dtype.op.layout.weights')
+// of every device of DB whose name contains
 // NAME, read through `ogtune show --json`. For each template, key (dtype,
-// op(A), op(B)) and shape the best
+// op(A), op(B); a convolution's op and layouts) and shape the best
 // record WGSL can run is kept as onegpu's selection keeps it (db/og_db_select.c:
 // the highest GFLOP/s; among equals the newest); records whose parameters
 // WGSL does not cover (ogtune refuses them: vec=4, src=texel) cannot compete
@@ -167,27 +170,34 @@ if (opt.db) {
   // Oldest first: a later record of equal GFLOP/s replaces an earlier one.
   rows.sort((x, y) => x.created - y.created);
   for (const r of rows) {
-    if (!r.device.includes(opt.device) || r.op !== 'gemm' || r.mode !== 'fast' || !r.accepted || r.stale) continue;
+    // A convolution's own records (op conv:RxS:sHxW:dHxW; trans_a: NCHW, trans_b: KCRS) are its tile's.
+    const conv = r.op.startsWith('conv:');
+    if (!r.device.includes(opt.device) || (r.op !== 'gemm' && !conv) || r.mode !== 'fast' || !r.accepted || r.stale) continue;
     if (!['gemm_tile', 'gemm_fewrows'].includes(r.template) || !dtypes.includes(r.dtype)) continue;
-    const key = `${r.dtype}.${r.trans_a ? 'T' : 'N'}${r.trans_b ? 'T' : 'N'}`;
+    if (conv && r.template !== 'gemm_tile') continue;
+    const layouts = `${r.trans_a ? 'nchw' : 'nhwc'}.${r.trans_b ? 'kcrs' : 'krsc'}`;
+    const key = conv ? `${r.dtype}.${r.op}.${layouts}` : `${r.dtype}.${r.trans_a ? 'T' : 'N'}${r.trans_b ? 'T' : 'N'}`;
+    const template = conv ? 'conv' : r.template;
     const fewRows = r.template === 'gemm_fewrows';
     const params = fewRows ? r.params : r.params.replace(/^variant=tile,/, '');
     const id = fewRows ? params : params.replace(/split=[^,]*/, 'split=rule');
     const group = fewRows ? table.fewRows : table.tiles;
     try {
-      if (!group[id]?.[key]) {
+      if (conv) {
+        if (!table.conv.tiles[id]?.[`${r.dtype}.${layouts}`]) Object.assign(table.conv.tiles[id] ??= {}, convKernels(params, [r.dtype]));
+      } else if (!group[id]?.[key]) {
         (group[id] ??= {})[key] = fewRows ? fewRowsKernel(params, key[4]) : tileKernels(params, [key])[key];
       }
-      if (!fewRows && key.endsWith('.NT') && !table.conv.tiles[id]?.[`${r.dtype}.nhwc.krsc`]) {
+      if (!conv && !fewRows && key.endsWith('.NT') && !table.conv.tiles[id]?.[`${r.dtype}.nhwc.krsc`]) {
         Object.assign(table.conv.tiles[id] ??= {}, convKernels(params, [r.dtype]));
       }
     } catch (e) {
-      table.skipped.push({ template: r.template, key, shape: r.shape, params, why: String(e.stderr).trim() });
+      table.skipped.push({ template, key, shape: r.shape, params, why: String(e.stderr).trim() });
       continue;
     }
-    const shapeId = `${r.template} ${key} ${r.shape.join('x')}`;
+    const shapeId = `${template} ${key} ${r.shape.join('x')}`;
     if (!best.has(shapeId) || r.gflops >= best.get(shapeId).gflops) {
-      best.set(shapeId, { template: r.template, key, shape: r.shape, params, gflops: r.gflops, device: r.device });
+      best.set(shapeId, { template, key, shape: r.shape, params, gflops: r.gflops, device: r.device });
     }
   }
   // Kernels of records that lost to a better one are not shipped.
@@ -201,9 +211,14 @@ if (opt.db) {
       if (!Object.keys(keys).length) delete group[params];
     }
   }
+  // A convolution's tile serves a GEMM record of B transposed (every layout) or its own records' layouts.
+  const convKey = (r) => { const [dtype, , layout, weights] = r.key.split('.'); return `${dtype}.${layout}.${weights}`; };
+  const usedConv = new Set([...best.values()].filter((r) => r.template === 'conv').map((r) => `${id(r)} ${convKey(r)}`));
   for (const [params, keys] of Object.entries(table.conv.tiles)) {
     if (params === defaultTile) continue;
-    for (const key of Object.keys(keys)) if (!used.has(`${params} ${key.split('.')[0]}.NT`)) delete keys[key];
+    for (const key of Object.keys(keys)) {
+      if (!used.has(`${params} ${key.split('.')[0]}.NT`) && !usedConv.has(`${params} ${key}`)) delete keys[key];
+    }
     if (!Object.keys(keys).length) delete table.conv.tiles[params];
   }
   table.records = [...best.values()];
