@@ -12,6 +12,11 @@ static char shown(char c)
     return c >= 'A' && c <= 'z' ? c : '?';
 }
 
+int ogb_trace_on(void)
+{
+    return ogb_env_get()->trace_fd >= 0;
+}
+
 void ogb_trace(const char *api, const ogb_call *call, const char *where, const char *why)
 {
     int fd = ogb_env_get()->trace_fd;

@@ -13,4 +13,7 @@
  * processes sharing the file do not interleave. */
 void ogb_trace(const char *api, const ogb_call *call, const char *where, const char *why);
 
+/* Whether tracing is on (ONEGPU_BLAS_TRACE): callers format a reason only then. */
+int ogb_trace_on(void);
+
 #endif /* OGB_TRACE_H */
