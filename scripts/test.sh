@@ -53,13 +53,15 @@ step "build"
 # every template path and parameter value but not every large tile:
 # test_gen every 80th standard tile (and the first of each parameter value)
 # and every 16th standard Int8Gemm tile, test_order every 122nd standard
-# tile, test_int8_matrix one emulated module per type pair and layout,
-# test_int8gemm's tune_store_select half of Int8Gemm's quick spaces (each
-# candidate compiled cold in its own worker; the later passes tune a smaller
-# sample, see below). Measured cold, each test alone: 2026-12-05, test_gen
-# 444 to 341 CPU seconds, test_order 385 to 235, test_int8_matrix's sweep
-# 221 to 128; 2026-12-05 (CI took 2911 s, over its 45 minutes), test_gen
-# 302 to ~180, tune_store_select 166 to ~85.
+# tile, test_int8_matrix four emulated modules (each type pair once, each
+# layout once; the Mesa 26 lane runs all 16 for real), test_int8gemm's
+# type and layout sweep the default tile and one other kernel a module,
+# its tune_store_select half of Int8Gemm's quick spaces (each candidate
+# compiled cold in its own worker; the later passes tune a smaller sample,
+# see below). Measured cold, each test alone: test_gen 444 to 341 CPU
+# seconds, then 302 to about 200; test_order 385 to 235; test_int8_matrix
+# 221 to 128, then 82 (62 s on 2 cores); tune_store_select 166 to about 85.
+# A fresh-clone run's steps (2026-12-05): README, "Tests".
 ctest --test-dir build --output-on-failure -j"$jobs" -LE mesa26
 step "the suite"
 
@@ -79,8 +81,10 @@ step "the sanitizer build"
 
 # The later parts run in the sanitizer build: the layer's checks and the
 # sanitizers' in one run of each test rather than in a pass of their own
-# (each pass compiles every pipeline again: lavapipe keeps no machine code
-# across processes), and every 8th case of the heavy tests' sweeps
+# (each pass runs every test again; the kernels come compiled from
+# .test-cache, onegpu's SPIR-V and Mesa's shader cache: test_order alone
+# took 128 s cold, 68 s with the SPIR-V cached, 5 s with both), and every
+# 8th case of the heavy tests' sweeps
 # (OG_TEST_STRIDE, tests/og_test.h): the plain pass ran them all. Under
 # OG_TEST_STRIDE the tests also spend less on what is the device's or the
 # host reference's work rather than onegpu's host code: test_int8gemm's
