@@ -281,7 +281,7 @@ ParameterizedTestParameters(gen, module)
                                     2 * N_COMBOS + 8 + N_NUMERIC + N_QDECODE) *
                                    sizeof *cases);
     /* The standard space starts with the quick one; the combination rotates
-     * with the order in the sample (with the index, every 40th would take
+     * with the order in the sample (with the index, every 40th took
      * only 3 of the 24). */
     for (size_t i = 0; i < n; i++)
         if (i < n_quick || i % stride == 0 || new_value(&space[i], cases, count)) {
