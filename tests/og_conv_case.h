@@ -93,6 +93,29 @@ static inline void reference(const conv_case *t, int64_t P, int64_t Q, const flo
                 }
 }
 
+/* The explicit im2col matrix of t, on the host: row p*Q + q of image img, column
+ * g * Cg*R*S + kk with kk in the weights' order, 0 in the padding. */
+static inline void im2col(const conv_case *t, int64_t P, int64_t Q, const float *x, float *cols)
+{
+    int64_t g = one(t->groups), cg = t->c / g, crs = cg * t->r * t->s;
+    for (int64_t img = 0; img < t->n; img++)
+        for (int64_t pix = 0; pix < P * Q; pix++)
+            for (int64_t grp = 0; grp < g; grp++)
+                for (int64_t c = 0; c < cg; c++)
+                    for (int64_t r = 0; r < t->r; r++)
+                        for (int64_t s = 0; s < t->s; s++) {
+                            int64_t p = pix / Q, q = pix % Q;
+                            int64_t h = p * one(t->sh) + r * one(t->dh) - t->pt;
+                            int64_t w = q * one(t->sw) + s * one(t->dw) - t->pl;
+                            int64_t kk = t->weights == OG_CONV_KRSC ? (r * t->s + s) * cg + c
+                                                                    : (c * t->r + r) * t->s + s;
+                            int64_t at = ((img * P * Q + pix) * g + grp) * crs + kk;
+                            cols[at] = h < 0 || h >= t->h || w < 0 || w >= t->w
+                                           ? 0.0f
+                                           : x[x_at(t, img, grp * cg + c, h, w)];
+                        }
+}
+
 /* Values of the type in quarters of small integers, exact in float16 and
  * bfloat16, so the sums are exact in float32 too. */
 static inline float quarter(uint32_t *state)

@@ -308,20 +308,7 @@ static void check_order(og_context *ctx, og_conv_layout layout, og_conv_weights 
         wt[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) * 0x1p-23f - 1.0f;
     for (int64_t i = 0; i < k; i++)
         bias[i] = (float)i * 0.125f - 1.0f;
-    /* im2col: row p*Q + q of image img, column kk in the weights' order. */
-    for (int64_t img = 0; img < n; img++)
-        for (int64_t p = 0; p < P; p++)
-            for (int64_t q = 0; q < Q; q++)
-                for (int64_t cc = 0; cc < c; cc++)
-                    for (int64_t rr = 0; rr < r; rr++)
-                        for (int64_t ss = 0; ss < s; ss++) {
-                            int64_t h = p + rr - 1, w = q + ss - 1;
-                            int64_t kk = weights == OG_CONV_KRSC ? (rr * s + ss) * c + cc
-                                                                 : (cc * r + rr) * s + ss;
-                            if (h >= 0 && h < hw && w >= 0 && w < hw)
-                                cols[(img * pq + p * Q + q) * crs + kk] =
-                                    x[x_at(&t, img, cc, h, w)];
-                        }
+    im2col(&t, P, Q, x, cols);
     og_gemm_args g = {.trans_b = 1,
                       .m = pq,
                       .n = k,

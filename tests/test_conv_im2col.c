@@ -7,29 +7,6 @@
 
 #include "og_conv_case.h"
 
-/* The host's im2col matrix of t: row p*Q + q of image img, column
- * g * Cg*R*S + kk with kk in the weights' order, 0 in the padding. */
-static void host_im2col(const conv_case *t, int64_t P, int64_t Q, const float *x, float *cols)
-{
-    int64_t g = one(t->groups), cg = t->c / g, crs = cg * t->r * t->s;
-    for (int64_t img = 0; img < t->n; img++)
-        for (int64_t pix = 0; pix < P * Q; pix++)
-            for (int64_t grp = 0; grp < g; grp++)
-                for (int64_t c = 0; c < cg; c++)
-                    for (int64_t r = 0; r < t->r; r++)
-                        for (int64_t s = 0; s < t->s; s++) {
-                            int64_t p = pix / Q, q = pix % Q;
-                            int64_t h = p * one(t->sh) + r * one(t->dh) - t->pt;
-                            int64_t w = q * one(t->sw) + s * one(t->dw) - t->pl;
-                            int64_t kk = t->weights == OG_CONV_KRSC ? (r * t->s + s) * cg + c
-                                                                    : (c * t->r + r) * t->s + s;
-                            int64_t at = ((img * P * Q + pix) * g + grp) * crs + kk;
-                            cols[at] = h < 0 || h >= t->h || w < 0 || w >= t->w
-                                           ? 0.0f
-                                           : x[x_at(t, img, grp * cg + c, h, w)];
-                        }
-}
-
 /* Runs the im2col kernel on case t (input at element offset 3) and
  * compares the matrix with the host's, and the guard words after it; for
  * float32 cases, also the GEMMs on it against the float64 convolution. */
@@ -45,7 +22,7 @@ static void check_case(og_context *ctx, conv_case t, uint32_t seed)
     cr_assert(x && want && got);
     for (size_t i = 0; i < nx; i++)
         x[off_x + i] = quarter(&seed);
-    host_im2col(&t, P, Q, x + off_x, want);
+    im2col(&t, P, Q, x + off_x, want);
     /* Weights and output too: the im2col kernel takes a whole convolution call. */
     size_t nw = (size_t)(t.k * crs), ny = (size_t)(t.n * t.k * P * Q);
     float *wt = malloc(nw * sizeof *wt), *y = malloc(ny * sizeof *y),

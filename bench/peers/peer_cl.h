@@ -6,6 +6,14 @@
 
 #ifndef CL_TARGET_OPENCL_VERSION
 #define CL_TARGET_OPENCL_VERSION 120
+/* Waits for the queue, then releases the call's event (NULL: none). */
+static inline void finish(ocl *o, cl_event ev)
+{
+    clFinish(o->queue);
+    if (ev)
+        clReleaseEvent(ev);
+}
+
 #endif
 #include <CL/cl.h>
 #include <stdio.h>
@@ -116,6 +124,14 @@ static inline int open_device(ocl *o)
     clGetDeviceInfo(o->dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);
     printf("OpenCL device: %s (%s, %u compute units)\n", name, version, units);
     return 0;
+}
+
+/* Waits for the queue, then releases the call's event (NULL: none). */
+static inline void finish(ocl *o, cl_event ev)
+{
+    clFinish(o->queue);
+    if (ev)
+        clReleaseEvent(ev);
 }
 
 #endif

@@ -36,9 +36,7 @@ static int run_conv(void *arg)
                                v->y, 0, &v->cl->queue, &ev);
     if (v->last != CLBlastSuccess)
         return 1;
-    clFinish(v->cl->queue);
-    if (ev)
-        clReleaseEvent(ev);
+    finish(v->cl, ev);
     return 0;
 }
 

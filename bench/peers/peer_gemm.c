@@ -85,9 +85,7 @@ static int run_clblast(void *p)
                            c->s.n, &c->cl->queue, &ev);
     if (c->last != CLBlastSuccess)
         return 1;
-    clFinish(c->cl->queue);
-    if (ev)
-        clReleaseEvent(ev);
+    finish(c->cl, ev);
     return 0;
 }
 
