@@ -72,9 +72,10 @@ static int recover_check(const og_kernel_key *key, const og_limits *lim, char *w
     return 0;
 }
 
-/* The convolution's kernels (og_kernel_key.conv): the portable tile with
- * element loads from storage buffers (the gather reads A one element at a
- * time), B the weights stored N x K, native products, in every dialect
+/* The convolution's kernels (og_kernel_key.conv): the portable tile from
+ * storage or texel buffers (vec = 4: four channels of a tap for NHWC input
+ * and KRSC weights, else A gathered one element at a time; B, the weights
+ * stored N x K, as the GEMM's), native products, in every dialect
  * (GLSL, HLSL, and WGSL within og_wgsl_check); its planes and their
  * reduction; the cooperative-matrix tile (float16, GLSL, staged loads,
  * one pass), whose device checks follow in og_kernel_check; and the
@@ -95,14 +96,14 @@ static int conv_check(const og_kernel_key *key, char *why, size_t len)
     const og_params *p = &key->p;
     int layout = !key->trans_a && key->trans_b;
     int tile = (key->kernel == OG_KERNEL_GEMM || key->kernel == OG_KERNEL_PLANES) &&
-               p->variant == OG_VARIANT_TILE && p->vec == 1 && p->src == OG_SRC_STORAGE && layout;
+               p->variant == OG_VARIANT_TILE && p->src != OG_SRC_ADDR && layout;
     int matrix = key->kernel == OG_KERNEL_GEMM && p->variant == OG_VARIANT_COOPMAT &&
                  p->load == OG_LOAD_STAGED && key->dtype == OG_F16 && key->dialect == OG_GLSL &&
                  layout;
     if (key->conv < OG_CONV_KEY(0, 0) || key->conv > OG_CONV_KEY(1, 1) ||
         (!tile && !matrix && key->kernel != OG_KERNEL_REDUCE && key->kernel != OG_KERNEL_IM2COL)) {
         snprintf(why, len,
-                 "gen: a convolution runs the portable tile (vec=1, src=ssbo, B transposed), its "
+                 "gen: a convolution runs the portable tile (src=ssbo or texel, B transposed), its "
                  "split-k planes and their reduction, the cooperative-matrix tile (float16, "
                  "GLSL, load=staged, one pass) or the im2col kernel");
         return -1;

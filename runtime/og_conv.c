@@ -239,16 +239,19 @@ og_status og_conv_describe(og_conv *cv, const og_conv_args *args, char *buf, siz
     if ((st = og_select_conv(cv->gemm.ctx, cv->gemm.dtype, cv->gemm.mode, args, s->m, s->n, s->k,
                              s->batch, &choice)) != OG_OK)
         return st;
-    og_params p = og_conv_params(&choice.params);
-    uint32_t ranges = 1, range_len = 0;
-    if (p.variant == OG_VARIANT_TILE)
-        og_split_ranges(p.split, s->m, s->n, s->k, s->batch, cv->gemm.scratch_bytes / 4, &ranges,
-                        &range_len);
+    /* The tile as this call runs it: its loads and split-k ranges. */
+    og_context *ctx = cv->gemm.ctx;
+    og_plan plan;
+    if ((st = og_conv_plan(&ctx->limits, ctx->error, cv->gemm.dtype, cv->gemm.mode, args, s,
+                           &choice.params, &cc.push, cv->gemm.scratch_bytes, &plan)) != OG_OK)
+        return st;
+    og_params p = plan.key.p;
+    p.split = og_conv_params(&choice.params).split;
     char params[OG_PARAMS_MAX], split[64] = "", op[32];
     og_params_format(&p, params, sizeof params);
     og_conv_op(args, op, sizeof op);
-    if (ranges > 1)
-        snprintf(split, sizeof split, "; %u k ranges of %u", ranges, range_len);
+    if (plan.ranges > 1)
+        snprintf(split, sizeof split, "; %u k ranges of %u", plan.ranges, plan.range_len);
     /* A record of the convolution's op, or the GEMM's for the implicit GEMM. */
     char source[96];
     if (choice.source == OG_SOURCE_DEFAULT)

@@ -680,7 +680,10 @@ void og_conv_output_size(const og_conv_args *args, int64_t *p, int64_t *q);
  * bfloat16) and mode. Kernels are chosen per call as the GEMM chooses them
  * for the implicit GEMM's shape (the exact or nearest tuned tile record of
  * that shape, B transposed, else the reference design's default tile; in
- * Deterministic mode always the default), run with element loads.
+ * Deterministic mode always the default), with the tile's storage or texel
+ * buffers and its four-element loads of the weights (and, NHWC with KRSC,
+ * of four channels of a tap) where the call's sizes and offsets are
+ * multiples of 4; otherwise element loads from storage buffers.
  * Errors: OG_ERROR_INVALID_ARGUMENT for another input type or mode. */
 og_status og_conv_create(og_context *ctx, og_dtype input, og_mode mode, og_conv **out);
 void og_conv_destroy(og_conv *cv);
@@ -699,7 +702,8 @@ og_status og_conv_encode(og_conv *cv, VkCommandBuffer cmd, const og_conv_args *a
 /* Records, submits and waits. Same checks and errors as og_conv_encode. */
 og_status og_conv_run(og_conv *cv, const og_conv_args *args);
 
-/* Describes the kernel og_conv_run would use for args in one line. */
+/* Describes the kernel og_conv_run would use for args in one line: the
+ * tile's parameters as the call runs them (vec, src) and its split-k ranges. */
 og_status og_conv_describe(og_conv *cv, const og_conv_args *args, char *buf, size_t len);
 
 /* ---- Low-bit weights: products with MXFP4, NVFP4, int4 or Q8_0 weights ----

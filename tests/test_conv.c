@@ -430,6 +430,79 @@ Test(conv, channels_and_groups, .timeout = 900)
     close_context(ctx);
 }
 
+/* The vec = 4 the rule lets case t keep (og_conv_loads_for_call) for tile p
+ * with x and the weights at element offsets off[0] and off[1]. */
+static int vector_loads_kept(og_context *ctx, const conv_case *t, const og_params *p,
+                             const size_t off[3])
+{
+    og_conv_args a = args_of(t);
+    og_conv_shape s;
+    char err[512];
+    cr_assert_eq(og_conv_geometry_check(err, &a, &s), OG_OK, "%s", err);
+    uint64_t elem = og_dtype_bytes(t->dtype);
+    cr_assert_eq(og_buffer_create(ctx, (off[0] + (size_t)(t->n * t->c * t->h * t->w)) * elem, &a.x),
+                 OG_OK);
+    cr_assert_eq(og_buffer_create(ctx, (off[1] + (size_t)(t->k * s.k)) * elem, &a.wt), OG_OK);
+    a.x_offset = (int64_t)off[0];
+    a.w_offset = (int64_t)off[1];
+    uint32_t ranges = 1, range_len = (uint32_t)s.k;
+    og_split_ranges(p->split, s.m, s.n, s.k, s.batch, OG_SCRATCH_BYTES / 4, &ranges, &range_len);
+    og_params q = og_conv_loads_for_call(&ctx->limits, t->dtype, &a, &s, p, range_len);
+    og_buffer_destroy(a.x);
+    og_buffer_destroy(a.wt);
+    cr_assert_eq(q.src, p->src, "texel views reach these small tensors");
+    return q.vec == 4;
+}
+
+/* Vector loads (vec = 4) and texel buffers in the convolution's tile: the
+ * weights four at a time in every layout where K = Cg*R*S and the offsets
+ * are multiples of 4, and with NHWC input and KRSC weights four channels of
+ * a tap (Cg % 4 == 0), windows in the padding included; direct loads, and
+ * staged ones from texel buffers; split-k planes with ranges of a multiple of 4 terms; float32,
+ * float16 and bfloat16. Shapes with interior workgroups (the direct tile's
+ * vector loads run there). Where Cg or an offset is not a multiple of 4
+ * the same tile runs with element loads, and still right. */
+Test(conv, vector_and_texel_loads, .timeout = 900)
+{
+    og_context *ctx = open_context();
+    static const char *tiles[] = {
+        "bm=32,bn=32,bk=16,tm=4,tn=4,wgx=8,wgy=8,pad=0,load=direct,acc=blocked,vec=4,src=texel",
+        "bm=32,bn=32,bk=16,tm=4,tn=4,wgx=8,wgy=8,pad=0,load=direct,acc=chain,vec=4,src=ssbo",
+        "bm=32,bn=32,bk=16,tm=4,tn=4,wgx=8,wgy=8,pad=0,load=direct,acc=blocked,vec=4,src=texel,"
+        "split=3",
+        "bm=32,bn=32,bk=16,tm=4,tn=4,wgx=8,wgy=8,pad=1,load=staged,acc=blocked,vec=1,src=texel"};
+    /* Fields as in conv/traps; the last column is whether the rule keeps
+     * vec = 4 at offsets in fours. */
+    // clang-format off
+    const struct { conv_case t; int vec; } cases[] = {
+        {{OG_CONV_NHWC, OG_CONV_KRSC, OG_F32, 2, 8, 9, 11, 64, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, OG_ACTIVATION_RELU, 0.0f}, 1},
+        {{OG_CONV_NHWC, OG_CONV_KRSC, OG_F16, 1, 16, 20, 20, 40, 3, 3, 1, 2, 2, 2, 2, 2, 1, 3, 0, 1, OG_ACTIVATION_GELU_ERF, 0.0f}, 1},
+        {{OG_CONV_NCHW, OG_CONV_KCRS, OG_BF16, 1, 12, 8, 12, 36, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, OG_ACTIVATION_NONE, 1.0f}, 1},
+        {{OG_CONV_NHWC, OG_CONV_KCRS, OG_F32, 1, 4, 1, 100, 33, 1, 3, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, OG_ACTIVATION_NONE, 0.0f}, 1},
+        {{OG_CONV_NCHW, OG_CONV_KRSC, OG_F32, 1, 20, 1, 80, 32, 1, 3, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, OG_ACTIVATION_GELU_TANH, 0.0f}, 1},
+        {{OG_CONV_NHWC, OG_CONV_KRSC, OG_F32, 1, 6, 9, 9, 40, 2, 2, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, OG_ACTIVATION_NONE, 0.0f}, 0},
+    };
+    // clang-format on
+    static const size_t fours[3] = {4, 8, 12}, odd[3] = {3, 5, 7};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        /* Two tiles a case, turning with it. */
+        for (size_t j = 0; j < 2; j++) {
+            const char *tile = tiles[(i + 2 * j) % 4];
+            og_params p;
+            char err[1024] = "";
+            cr_assert_eq(og_params_parse(tile, &p, err, sizeof err), 0, "%s: %s", tile, err);
+            const conv_case *t = &cases[i].t;
+            cr_expect_eq(vector_loads_kept(ctx, t, &p, fours), cases[i].vec && p.vec == 4,
+                         "case %zu, %s", i, tile);
+            cr_expect_eq(vector_loads_kept(ctx, t, &p, odd), 0, "case %zu, %s", i, tile);
+            size_t differ = conv_mismatches_at(ctx, OG_MODE_FAST, t, &p, (uint32_t)(i * 2 + j) + 700,
+                                               1, fours, err, sizeof err);
+            cr_expect_eq(differ, 0, "%zu elements differ; %s", differ, err);
+        }
+    }
+    close_context(ctx);
+}
+
 /* Runs t's x, weights and bias through conv in Deterministic mode with
  * parameters p (NULL: og_conv_run's own route) and returns y (malloc'ed). */
 static float *deterministic_output(og_context *ctx, const conv_case *t, const og_params *p,
@@ -634,9 +707,10 @@ Test(conv, planted_faults_are_caught, .timeout = 900)
     static const struct {
         const char *name, *from, *to;
     } faults[] = {
-        {"padding offset off by one", "((hp - pad_top) * og_conv_w()",
-         "((hp + 1u - pad_top) * og_conv_w()"},
-        {"dilation ignored", "r * (pc.addr_b_lo & 0xffffu)", "r"},
+        {"padding offset off by one", "- (pc.addr_b_hi & 0xffffu);",
+         "+ 1u - (pc.addr_b_hi & 0xffffu);"},
+        {"dilation ignored", "kk / og_conv_cg() / og_conv_s() * (pc.addr_b_lo & 0xffffu)",
+         "kk / og_conv_cg() / og_conv_s()"},
         {"groups read group 0", "return g * og_conv_cg();", "return 0u * g;"},
     };
     const conv_case t = {

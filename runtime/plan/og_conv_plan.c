@@ -13,9 +13,10 @@ og_params og_conv_params(const og_params *p)
         return q;
     }
     og_params q = p->variant == OG_VARIANT_TILE ? *p : og_params_default();
-    /* The gather reads A one element at a time; B and C follow. */
-    q.vec = 1;
-    q.src = OG_SRC_STORAGE;
+    /* A and B come through bindings (storage or texel buffers); whether a
+     * call can keep vec = 4 and texels is og_conv_loads_for_call's. */
+    if (q.src == OG_SRC_ADDR)
+        q.src = OG_SRC_STORAGE;
     q.split = p->variant == OG_VARIANT_TILE ? p->split : OG_SPLIT_RULE;
     return q;
 }
@@ -44,8 +45,10 @@ og_status og_conv_plan(const og_limits *lim, char *err, og_dtype input, og_mode 
     if (p->variant == OG_VARIANT_TILE)
         og_split_ranges(p->split, s->m, s->n, s->k, s->batch, scratch_bytes / 4, &out->ranges,
                         &out->range_len);
+    og_params tile = og_conv_params(p);
     out->key = (og_kernel_key){.kernel = out->ranges > 1 ? OG_KERNEL_PLANES : OG_KERNEL_GEMM,
-                               .p = og_conv_params(p),
+                               .p = og_conv_loads_for_call(lim, input, args, s, &tile,
+                                                           out->range_len),
                                .dtype = input,
                                .trans_b = 1,
                                .dialect = OG_GLSL,
@@ -77,6 +80,8 @@ og_status og_conv_plan(const og_limits *lim, char *err, og_dtype input, og_mode 
     out->batch_per = per_z / (uint64_t)s->groups * (uint64_t)s->groups;
     if (out->ranges > 1)
         out->scratch_bytes = scratch_bytes;
+    if (out->key.p.src == OG_SRC_TEXEL && out->key.p.vec != 1)
+        out->vec_words = input == OG_F32 ? 4 : 2;
     og_plan_count_pieces(out);
     return OG_OK;
 }

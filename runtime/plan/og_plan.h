@@ -140,7 +140,8 @@ og_gemm_args og_conv_as_gemm(const og_conv_args *args);
 void og_conv_op(const og_conv_args *args, char *buf, size_t len);
 
 /* The tile parameters a convolution runs for the GEMM's choice p: p's
- * tile with element loads from storage buffers; p's cooperative-matrix
+ * tile from storage or texel buffers (og_conv_loads_for_call decides per
+ * call); p's cooperative-matrix
  * tile with staged loads; the default tile where p is another variant. */
 og_params og_conv_params(const og_params *p);
 
@@ -184,6 +185,16 @@ const char *og_operand_past_binding(const og_limits *lim, og_dtype ta, og_dtype 
  * keep their bindings, and og_gemm_plan refuses the call). */
 og_params og_params_for_call(const og_gemm_config *cfg, const og_limits *lim,
                              const og_gemm_args *args, const og_params *p, uint32_t range_len);
+
+/* The convolution's tile p (og_conv_params) as a call of args can use it:
+ * vector loads (vec = 4) need K = Cg*R*S, the weights' offset and split-k's
+ * range_len in fours with the weights' buffer 16-byte aligned, and for NHWC
+ * input with KRSC weights (whose four consecutive reduction indices are
+ * four channels of one tap) Cg and the input's offset in fours too; texel
+ * buffers need the input and the weights within maxTexelBufferElements
+ * words. Otherwise the same tile runs with element loads from storage. */
+og_params og_conv_loads_for_call(const og_limits *lim, og_dtype input, const og_conv_args *args,
+                                 const og_conv_shape *s, const og_params *p, uint32_t range_len);
 
 /* The Int8Gemm parameters a call runs: word loads (vec = 4, the direct-load
  * tile and the skinny kernel) need A's and B's offsets, leading dimensions,

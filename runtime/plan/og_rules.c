@@ -191,6 +191,37 @@ og_params og_params_for_call(const og_gemm_config *cfg, const og_limits *lim, co
     return by_address(lim, og_operand_past_binding(lim, cfg->a_type, cfg->b_type, g), g, q);
 }
 
+og_params og_conv_loads_for_call(const og_limits *lim, og_dtype input, const og_conv_args *args,
+                                 const og_conv_shape *s, const og_params *p, uint32_t range_len)
+{
+    og_params q = *p;
+    if (q.variant != OG_VARIANT_TILE)
+        return q;
+    /* B's rows (K = Cg*R*S terms) and ranges in fours from an aligned first
+     * weight; with NHWC input and KRSC weights A's taps too (four channels
+     * of a group from an aligned first element). */
+    int channels_vec = args->layout == OG_CONV_NHWC && args->weights == OG_CONV_KRSC;
+    if (q.vec != 1 &&
+        (s->k % 4 != 0 || args->w_offset % 4 != 0 || args->wt->skew % 16 != 0 ||
+         range_len % 4 != 0 ||
+         (channels_vec && (s->cg % 4 != 0 || args->x_offset % 4 != 0 || args->x->skew % 16 != 0))))
+        q.vec = 1;
+    if (q.src == OG_SRC_TEXEL) {
+        /* Only called on checked arguments, so the extents cannot overflow. */
+        uint64_t x = operand_words(input, args->x_offset, 1, 0, 1, 0,
+                                   args->n * args->c * args->h * args->w);
+        uint64_t w = operand_words(input, args->w_offset, 1, 0, 1, 0, args->k * s->k);
+        if (!texels_reach(lim, args->x, args->wt, x, w)) {
+            q.src = OG_SRC_STORAGE;
+            return q;
+        }
+        uint64_t texel = input == OG_F32 ? 16 : 8;
+        if (args->x->allocated < texel || args->wt->allocated < texel)
+            q.vec = 1;
+    }
+    return q;
+}
+
 static og_params int8_loads_for_call(const og_limits *lim, const og_int8gemm_args *args,
                                      const og_params *p)
 {

@@ -15,8 +15,8 @@
  * driver: a ResNet 3x3 layer, Whisper's first encoder convolution, a first
  * 7x7 layer, a depthwise 3x3. bench prints, for each, the default tile and
  * the selected one, the GEMM of the same M, N, K and batch (random
- * data, its own selected kernel, which may read four elements at a time
- * where the convolution's gather reads one), and for float32 the explicit
+ * data, its own selected kernel, or with --params the same tile), and for
+ * float32 the explicit
  * im2col + GEMM baseline (time_im2col_gemm). */
 static const char default_convs[] = "1x64x56x56/64x3x3/p1,"
                                     "1x80x1x3000/384x1x3/p0x0x1x1/nchw/kcrs,"
@@ -275,8 +275,10 @@ static og_status time_pair(og_conv *cv, const og_conv_args *a, const og_params *
 }
 
 /* The GEMM of the implicit GEMM's shape (B transposed) with the kernel
- * Fast mode selects for it: median microseconds of 5 rounds. */
-static og_status time_gemm(og_context *ctx, og_dtype dtype, const og_conv_shape *s, double *us)
+ * Fast mode selects for it, or with the tile given (NULL: none): median
+ * microseconds of 5 rounds. */
+static og_status time_gemm(og_context *ctx, og_dtype dtype, const og_conv_shape *s,
+                           const og_params *given, double *us)
 {
     og_gemm *g = NULL;
     og_problem *pr = NULL;
@@ -288,6 +290,8 @@ static og_status time_gemm(og_context *ctx, og_dtype dtype, const og_conv_shape 
         st = og_problem_create(ctx, dtype, 0, 1, s->m, s->n, s->k, s->batch, 5, &pr);
     if (st == OG_OK)
         st = og_gemm_choose(g, &pr->args, &p);
+    if (given)
+        p = *given;
     for (int r = 0; r < 5 && st == OG_OK; r++) {
         og_timing timing;
         st = og_gemm_time(g, &pr->args, &p, &plan, &timing);
@@ -381,7 +385,7 @@ int og_cmd_bench_conv(const og_cli *o, og_dtype dtype)
             st = time_pair(cv, &pr->args, &def, &chosen, &us_def, &us_sel);
         }
         if (st == OG_OK)
-            st = time_gemm(ctx, dtype, &s, &us_gemm);
+            st = time_gemm(ctx, dtype, &s, o->params ? &given : NULL, &us_gemm);
         /* Not where the matrix would exceed one binding (the call is refused). */
         if (st == OG_OK && dtype == OG_F32 &&
             og_conv_im2col_bytes(&s) <= ctx->limits.max_storage_range)

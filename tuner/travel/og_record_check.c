@@ -122,12 +122,12 @@ int og_record_check(const og_record *rec, char *why, size_t len)
                      og_params_template(&p), rec->template_name);
             return -1;
         }
-        int conv_tile = p.variant == OG_VARIANT_TILE && p.vec == 1 && p.src == OG_SRC_STORAGE;
+        int conv_tile = p.variant == OG_VARIANT_TILE && p.src != OG_SRC_ADDR;
         int conv_matrix =
             p.variant == OG_VARIANT_COOPMAT && p.load == OG_LOAD_STAGED && key->dtype == OG_F16;
         if (conv && !conv_tile && !conv_matrix) {
             snprintf(why, len,
-                     "params '%s' are not a convolution's (the tile with vec=1, src=ssbo, or the "
+                     "params '%s' are not a convolution's (the tile from storage or texel buffers, or the "
                      "float16 matrix tile with load=staged)",
                      rec->params);
             return -1;

@@ -104,8 +104,8 @@ test('ogtune refuses what the WGSL tile does not cover, and WebGPU\'s default li
     [{ params: tile({ bm: 128, bn: 128, tm: 4, tn: 4, wgx: 32, wgy: 32, pad: 0 }) }, /1024 invocations .* maxComputeInvocationsPerWorkgroup \(256\)/],
     [{ params: tile({ bm: 128, bn: 128, bk: 32, tm: 8, tn: 8, pad: 0 }) }, /32768 bytes of workgroup memory .* \(16384\)/],
     [{ params: tile({ pad: 1, load: 'direct' }) }, /pad=1 must be 0\.\.8, and 0 for direct loads/],
-    [{ params: tile(), conv: 'nhwc,krsc', transA: true }, /gen: a convolution runs the portable tile \(vec=1, src=ssbo, B transposed\)/],
-    [{ params: tile({ load: 'direct', pad: 0, vec: 4, tm: 4, tn: 4, bm: 64, bn: 64 }), conv: 'nchw,kcrs' }, /gen: a convolution runs the portable tile/],
+    [{ params: tile(), conv: 'nhwc,krsc', transA: true }, /gen: a convolution runs the portable tile \(src=ssbo or texel, B transposed\)/],
+    [{ params: tile({ load: 'direct', pad: 0, vec: 4, tm: 4, tn: 4, bm: 64, bn: 64 }), conv: 'nchw,kcrs' }, /wgsl: vec=4/],
     [{ params: tile(), conv: 'nhwc,ckrs' }, /--conv takes the input layout and the weights' layout/],
   ];
   for (const [options, message] of cases) assert.match(refusal(options) ?? 'generated', message);
