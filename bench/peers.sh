@@ -26,8 +26,9 @@
 # GEMM (ogtune bench --op conv; their GEMMs tuned into the same database), and CLBlast's
 # CLBlastSconvgemm with its built-in parameters (bench/peers/peer_conv.c; its xconvgemm tuner is
 # not run). PEERS_CONV_SHAPES replaces the convolutions (ogtune's shape strings; CLBlast takes
-# those without dilation or groups and with one padding a side); PEERS_PARTS="gemm",
-# "conv" or "gemm conv" (default) picks the parts.
+# those in NCHW/KCRS without dilation or groups and with one padding a side); PEERS_PARTS="gemm",
+# "conv" or "gemm conv" (default) picks the parts; PEERS_LOG names the log (default
+# bench/logs/DATE-peers-DEVICE.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --peers
@@ -50,8 +51,8 @@ peer_conv=$tmp/peer_conv
 cc -std=c17 -O2 -Wall -Wextra bench/peers/peer_conv.c -o "$peer_conv" -lclblast \
   $(pkg-config --libs OpenCL) -lm
 platform=$("$peer" --platform-index)
-log=bench/logs/$(date +%Y-%m-%d)-peers-$(build/ogtune devices --json |
-      sed -n 's/.*"name":"\([^"(]*\).*/\1/p' | head -n1 | tr -c 'a-zA-Z0-9\n' '-' | sed 's/-*$//').txt
+log=${PEERS_LOG:-bench/logs/$(date +%Y-%m-%d)-peers-$(build/ogtune devices --json |
+      sed -n 's/.*"name":"\([^"(]*\).*/\1/p' | head -n1 | tr -c 'a-zA-Z0-9\n' '-' | sed 's/-*$//').txt}
 strip() { sed 's/\x1b\[[0-9;]*m//g'; }
 
 {
@@ -168,10 +169,11 @@ strip() { sed 's/\x1b\[[0-9;]*m//g'; }
       gemm_shapes+="${gemm_shapes:+,}${m}x${n}x${k},${n}x${m}x${k}"
       # CLBlast's geometry from the normalized name: no dilation, no groups, one padding a side.
       name=$(sed -n 's/.*"conv":"\([^"]*\)".*/\1/p' <<<"$json")
-      IFS=/ read -r img filt stride dil pad groups _ <<<"$name"
+      IFS=/ read -r img filt stride dil pad groups layouts <<<"$name"
       IFS=x read -r N C H W <<<"$img"; IFS=x read -r K R S <<<"$filt"
       IFS=x read -r sh sw <<<"${stride#s}"; IFS=x read -r pt pb pl pr <<<"${pad#p}"
-      if [ "$dil" = d1x1 ] && [ "$groups" = g1 ] && [ "$pt" = "$pb" ] && [ "$pl" = "$pr" ]; then
+      if [ "$layouts" = nchw/kcrs ] && [ "$dil" = d1x1 ] && [ "$groups" = g1 ] && [ "$pt" = "$pb" ] &&
+         [ "$pl" = "$pr" ]; then
         peer_args+=(--conv "${N}x${C}x${H}x${W}x${K}x${R}x${S}x${sh}x${sw}x${pt}x${pl}" "$name")
       fi
     done
