@@ -121,7 +121,7 @@ static int conv_check(const og_kernel_key *key, char *why, size_t len)
  * the weights N x K, element loads from storage buffers, no split-k pass);
  * no other kernel takes one, and the decode kernel takes nothing else.
  * WGSL passes here and og_wgsl_check admits the decode kernel's one pass
- * with word loads alone (vec=1, unsplit). */
+ * with word loads (vec=1, unsplit) and the prefill tile. */
 static int qformat_check(const og_kernel_key *key, char *why, size_t len)
 {
     int params = og_kernel_has_params(key);
@@ -146,7 +146,7 @@ static int qformat_check(const og_kernel_key *key, char *why, size_t len)
         key->trans_b != !decode || key->recover || key->scaled || key->conv || key->dtype_b != 0 ||
         (key->dtype != OG_F32 && key->dtype != OG_F16 && key->dtype != OG_BF16)) {
         snprintf(why, len,
-                 "gen: the low-bit weight kernels are GLSL (the decode kernel WGSL too), with "
+                 "gen: the low-bit weight kernels are GLSL and WGSL, with "
                  "float32, float16 or bfloat16 A not transposed (and the tile's B, the weights, "
                  "transposed)");
         return -1;

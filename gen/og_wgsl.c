@@ -7,18 +7,15 @@
 static const char *const src_names[] = {"ssbo", "texel", "addr"};
 
 /* The low-bit weight kernels (a weight format): the decode kernel's one pass
- * with word loads. Its split-k pass and the prefill tile (the portable tile
- * decoding each weight as it loads it) are GLSL only: WebGPU runs the decode
- * kernel over tiles of rows at every M. */
+ * with word loads, and the prefill tile (the portable tile decoding each
+ * weight as it loads it; og_kernel_check and the tile's own checks below
+ * hold it to one pass, element loads from storage buffers). The decode
+ * kernel's split-k pass and 16-byte loads are GLSL only. */
 static int qweights_check(const og_kernel_key *key, char *why, size_t len)
 {
     const og_params *p = &key->p;
-    if (p->variant != OG_VARIANT_QDECODE) {
-        snprintf(why, len,
-                 "wgsl: the low-bit prefill tile (the portable tile with a weight format) is GLSL "
-                 "only; WebGPU runs the decode kernel (variant=qdecode) over tiles of rows");
-        return -1;
-    }
+    if (p->variant == OG_VARIANT_TILE)
+        return 0;
     if (key->kernel == OG_KERNEL_PLANES) {
         snprintf(why, len,
                  "wgsl: the decode kernel's split-k pass (--kernel planes) is GLSL only; the WGSL "

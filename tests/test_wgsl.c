@@ -245,6 +245,35 @@ Test(wgsl, qdecode)
     }
 }
 
+/* The low-bit prefill tile (gemm_tile with qweights_element.tmpl): every
+ * weight format kind x A's type, the weights transposed (N x K), one pass;
+ * the decode of W(j, k) once, and Q8_0's arithmetic shift of a signed word. */
+Test(wgsl, qprefill)
+{
+    const int formats[] = {OG_QFORMAT_KEY(0, 0, 0), OG_QFORMAT_KEY(1, 0, 0), OG_QFORMAT_KEY(3, 0, 0),
+                           OG_QFORMAT_KEY(2, 0, 0), OG_QFORMAT_KEY(2, 1, 1), OG_QFORMAT_KEY(2, 0, 2)};
+    const og_dtype dtypes[] = {OG_F32, OG_F16, OG_BF16};
+    for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
+        for (int d = 0; d < 3; d++) {
+            og_kernel_key key = {.dtype = dtypes[d], .dialect = OG_WGSL, .p = og_params_qprefill(),
+                                 .qformat = formats[f], .trans_b = 1};
+            char why[512], *src = NULL;
+            cr_assert_eq(og_kernel_check(&key, NULL, why, sizeof why), 0, "%s", why);
+            check_structure(&key);
+            cr_assert_eq(og_gen_source(&key, &src, why, sizeof why), OG_OK, "%s", why);
+            int format = OG_QFORMAT_KEY_FORMAT(formats[f]);
+            cr_expect_eq(count(src, "fn og_qweight(w_base: u32, j: u32, k: u32) -> f32 {"), 1);
+            cr_expect_eq(count(src, "fn og_qe2m1x2(c: u32) -> f32 {"), format < 2, "%zu", f);
+            if (format == 3)
+                cr_expect_eq(count(src, "f32(bitcast<i32>(q << 24u) >> 24u)"), 1);
+            free(src);
+            /* No split-k pass: the prefill is one pass. */
+            key.kernel = OG_KERNEL_PLANES;
+            cr_expect_neq(og_kernel_check(&key, NULL, why, sizeof why), 0);
+        }
+    }
+}
+
 /* Refused kernels, each with the words that name why. */
 Test(wgsl, refusals)
 {
@@ -271,8 +300,6 @@ Test(wgsl, refusals)
          "split=4: the decode kernel's split-k ranges are GLSL only"},
         {{.kernel = OG_KERNEL_PLANES, .p = og_params_qdecode(1), .qformat = OG_QFORMAT_KEY(3, 0, 0)},
          "split-k pass (--kernel planes) is GLSL only"},
-        {{.p = og_params_qprefill(), .qformat = OG_QFORMAT_KEY(2, 0, 1), .trans_b = 1},
-         "low-bit prefill tile (the portable tile with a weight format) is GLSL only"},
     };
     cases[11].key.p.vec = 1, cases[11].key.p.split = 4;
     cases[12].key.p.vec = 1;

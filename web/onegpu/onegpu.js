@@ -347,23 +347,26 @@ class QGemm {
   }
 
   /**
-   * The checked call and its steps: og_params_qdecode's shape (4 columns
-   * of 32 k slices) with word loads (vec=1, WGSL's), ROWS the power of two
-   * that covers M up to 16; above 16 rows the same kernel over tiles of 16
-   * rows (the C runtime's prefill tile is GLSL only). Nothing is recorded
-   * when this throws.
+   * The checked call and its steps, as og_qgemm_default chooses in either
+   * mode: up to 16 rows og_params_qdecode's shape (4 columns of 32 k
+   * slices) with word loads (vec=1, WGSL's), ROWS the power of two that
+   * covers M; above 16 the prefill tile (og_params_qprefill: the default
+   * 64 x 64 tile, unsplit, decoding each weight as it loads it). Nothing is
+   * recorded when this throws.
    */
   prepare(args) {
     if (args === null || typeof args !== 'object') refuse('qgemm: the arguments are not an object');
     const g = this.gemm;
     const call = checkQGemm(g.limits, elementBytes[g.dtype], this.f, layoutOf, args);
-    const rows = qdecodeRows(call.m);
-    const text = `variant=qdecode,rows=${rows},cols=4,slices=32,vec=1`;
+    const prefill = call.m > 16;
+    const rows = prefill ? 64 : qdecodeRows(call.m);
+    const text = prefill ? g.kernels.qprefill : `variant=qdecode,rows=${rows},cols=4,slices=32,vec=1`;
+    const template = prefill ? 'gemm_tile' : 'qgemm_decode';
     const key = `${g.dtype}.${qformatKey(this.f)}`;
-    const kernel = g.kernels.qgemm?.[text]?.[key];
-    if (!call.empty && !kernel) refuse(`qgemm: this kernel table has no decode kernel ${text} for ${key} (regenerate it with the build's ogtune)`, 'unsupported');
-    const steps = planQGemm(g.limits, call, kernel, rows, 4, `the qgemm_decode kernel ${text}`);
-    return { call, text, steps };
+    const kernel = text && g.kernels.qgemm?.[text]?.[key];
+    if (!call.empty && !kernel) refuse(`qgemm: this kernel table has no ${prefill ? 'prefill tile' : 'decode kernel'} ${text} for ${key} (regenerate it with the build's ogtune)`, 'unsupported');
+    const steps = planQGemm(g.limits, call, kernel, rows, prefill ? 64 : 4, `the ${template} kernel ${text}`);
+    return { call, text, template, steps };
   }
 
   /** The bindings of a call's steps: W as the GEMM's B. */
@@ -401,17 +404,17 @@ class QGemm {
    * The kernel run would use for args, in one line, as og_qgemm_describe
    * (the record op, template, parameters and source): "qgemm:mxfp4
    * qgemm_decode variant=qdecode,rows=1,cols=4,slices=32,vec=1 (default)",
-   * then the tiles of 16 rows above 16 and the pieces of a large grid.
+   * above 16 rows "qgemm:mxfp4 gemm_tile bm=64,... (default)", then the
+   * pieces of a large grid.
    */
   describe(args) {
-    const { call, text, steps } = this.prepare(args);
+    const { call, text, template, steps } = this.prepare(args);
     if (call.empty) return 'nothing to compute (M or N is 0)';
     const source = this.gemm.mode === 'deterministic' ? 'default, Deterministic mode' : 'default';
-    const tiles = call.m > 16 ? `; ${Math.ceil(call.m / 16)} tiles of 16 rows` : '';
-    return `qgemm:${qformatName(this.f)} qgemm_decode ${text} (${source})${tiles}${steps.length > 1 ? `; ${steps.length} pieces` : ''}`;
+    return `qgemm:${qformatName(this.f)} ${template} ${text} (${source})${steps.length > 1 ? `; ${steps.length} pieces` : ''}`;
   }
 
-  /** Nothing to free: the decode kernel needs no scratch (kept for the objects' common shape). */
+  /** Nothing to free: the decode kernel and the prefill tile need no scratch (kept for the objects' common shape). */
   destroy() {}
 }
 

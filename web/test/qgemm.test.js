@@ -3,7 +3,7 @@
 // llvmpipe here), against qgemm.js's float64 reference over images packed
 // and decoded from runtime/onegpu_formats.h's table: every format (MXFP4,
 // NVFP4 with a tensor scale, INT4, Q8_0) x M in {1, 5} (one row, a
-// ragged tile of 8) x A float32, float16, bfloat16 and M 17 (tiles of 16)
+// ragged tile of 8) x A float32, float16, bfloat16 and M 17 (the prefill tile)
 // x float32 (float16 and bfloat16 through INT4's kinds) within a
 // bound on float32 rounding of the terms, and with small integers bit for
 // bit; INT4's other kernels (bfloat16 scales, uint4 and float zero points;
@@ -52,9 +52,9 @@ async function both(format, dtype, m) {
   await check({ format, dtype, m, n: 9, k: format.includes('g128') ? 128 : 64, integer: true });
 }
 
-// Tiles of 16 rows (M = 17) with float32 A, the type the epilogue test
-// below also runs them with; float16 and bfloat16 A at 16 rows through
-// INT4's kinds: each 16-row kernel costs llvmpipe up to half a minute.
+// The prefill tile (M = 17) with float32 A, the type the epilogue test
+// below also runs it with; float16 and bfloat16 A through INT4's kinds:
+// each kernel costs llvmpipe seconds to build.
 for (const format of formats) {
   test(`${format}: M 1, 5 x A f32, f16, bf16 and M 17 x f32 against the float64 reference, and small integers bit for bit`, async () => {
     for (const dtype of ['f32', 'f16', 'bf16']) for (const m of dtype === 'f32' ? [1, 5, 17] : [1, 5]) await both(format, dtype, m);
@@ -65,7 +65,7 @@ test('INT4 with float16 and bfloat16 scales, no, uint4 and float zero points, gr
   for (const [format, dtype, m] of int4Kinds) await both(format, dtype, m);
 });
 
-// The cases below reuse the kernels above (rows 1, 8 and 16).
+// The cases below reuse the kernels above (rows 1 and 8, and the prefill tile).
 test('the epilogue: beta, the bias, ReLU and both GELUs, bit for bit where the values are integers', async () => {
   for (const [i, act] of [0, 1, 2, 3].entries()) {
     await check({ format: formats[i], dtype: 'f16', m: 6, n: 21, k: 128, beta: 0.5, bias: true, act, tensorScale: 3 });
@@ -157,7 +157,7 @@ test('every refused call throws og_qgemm_check\'s message and writes nothing', a
   const lay4 = qweightsLayout('int4:uint4', 8, 64), w4 = buffer(device, new Uint32Array(lay4.bytes / 4));
   const a40 = buffer(device, new Float32Array(40 * 64)), c40 = buffer(device, new Float32Array(40 * 8));
   assert.equal(int4.describe({ ...base, a: a40, w: w4, c: c40, m: 40 }),
-    'qgemm:int4:g32:f16:uint4 qgemm_decode variant=qdecode,rows=16,cols=4,slices=32,vec=1 (default, Deterministic mode); 3 tiles of 16 rows');
+    'qgemm:int4:g32:f16:uint4 gemm_tile bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,load=staged,acc=blocked,vec=1,src=ssbo,split=1 (default, Deterministic mode)');
   for (const b of [w4, a40, c40]) b.destroy();
   for (const b of [a, w, c, bias]) b.destroy();
 });

@@ -81,13 +81,20 @@ test('the low-bit decode kernel: every kind of weight format x A f32, f16, bf16 
   }
 });
 
-test('ogtune refuses the low-bit kernels WGSL does not cover: vector loads, split-k, the prefill tile', () => {
+test('the low-bit prefill tile (the default tile, unsplit, decoding W as it loads it): every kind of weight format, A f32, f16 and bf16 in turn', async () => {
+  const formats = ['mxfp4', 'nvfp4', 'q8_0', 'int4:f16:none', 'int4:bf16:uint4', 'int4:f16:float'];
+  for (const [i, weights] of formats.entries()) {
+    const dtype = ['f32', 'f16', 'bf16'][i % 3];
+    await pipeline(device, generate({ params: tile({ bm: 64, bn: 64, tm: 4, tn: 4, pad: 0 }), dtype, weights, transB: true }));
+  }
+});
+
+test('ogtune refuses the low-bit kernels WGSL does not cover: the decode kernel\'s vector loads and split-k', () => {
   const decode = (changes) => ({ variant: 'qdecode', rows: 1, cols: 4, slices: 32, vec: 1, ...changes });
   const cases = [
     [{ params: decode({ vec: 4 }), weights: 'mxfp4' }, /^ogtune gen: wgsl: vec=4: the WGSL decode kernel reads A and the weights as 32-bit words \(vec=1\)/],
     [{ params: decode({ split: 4 }), weights: 'nvfp4' }, /wgsl: split=4: the decode kernel's split-k ranges are GLSL only/],
     [{ params: decode(), weights: 'q8_0', kernel: 'planes' }, /wgsl: the decode kernel's split-k pass \(--kernel planes\) is GLSL only/],
-    [{ params: tile({ split: 1 }), weights: 'int4', transB: true }, /wgsl: the low-bit prefill tile \(the portable tile with a weight format\) is GLSL only/],
     [{ params: decode({ cols: 16, slices: 32 }), weights: 'mxfp4' }, /512 invocations per workgroup exceed WebGPU's default/],
   ];
   for (const [options, message] of cases) assert.match(refusal(options) ?? 'generated', message);

@@ -128,13 +128,16 @@ if (ogtune(['gen', '--emit', 'wgsl', '--op', 'qgemm']) !== ogtune(['gen', '--emi
   process.exit(1);
 }
 const qformats = ['mxfp4', 'nvfp4', 'q8_0', ...['f16', 'bf16'].flatMap((s) => ['none', 'uint4', 'float'].map((z) => `int4:${s}:${z}`))];
+// Above 16 rows the prefill tile (og_params_qprefill: the default tile,
+// unsplit, decoding each weight as it loads it; W is N x K, so --trans-b).
+const qprefillParams = defaultTile.replace('split=rule', 'split=1');
 function qgemmKernels() {
   const out = {};
-  for (let rows = 1; rows <= 16; rows *= 2) {
-    const params = qdecodeParams(rows);
+  for (const params of [1, 2, 4, 8, 16].map(qdecodeParams).concat(qprefillParams)) {
     out[params] = {};
+    const tile = params === qprefillParams ? ['--trans-b'] : [];
     for (const dtype of dtypes) for (const f of qformats) {
-      out[params][`${dtype}.${f}`] = kernel(['--op', 'qgemm', '--weights', f, '--dtype', dtype, '--params', params]);
+      out[params][`${dtype}.${f}`] = kernel(['--op', 'qgemm', '--weights', f, '--dtype', dtype, '--params', params, ...tile]);
     }
   }
   return out;
@@ -156,7 +159,8 @@ const table = {
     tiles: { [defaultTile]: convKernels(defaultTile, dtypes) },
     reduce: Object.fromEntries(convLayouts.map((l) => [l, kernel(['--kernel', 'reduce', '--conv', `${l},krsc`])])),
   },
-  // createQGemm's decode kernels: {params: {'dtype.format': kernel}}.
+  // createQGemm's decode kernels and prefill tile: {params: {'dtype.format': kernel}}.
+  qprefill: qprefillParams,
   qgemm: qgemmKernels(),
   records: [],
   skipped: [],
