@@ -758,7 +758,9 @@ Test(gen, build_kernel_within_limits)
 
 /* The convolution's kernels compile in GLSL and HLSL (glslang's HLSL front
  * end): the tile and its planes of every input and weight layout, float16,
- * and the reduction; recovered float32 is refused by name. */
+ * and the reduction; a direct tile with vector loads from texel buffers in
+ * every layout (NHWC/KRSC's four channels a load), the three types in
+ * turn; recovered float32 is refused by name. */
 Test(gen, conv_kernels_compile)
 {
     og_limits lim = generous_limits();
@@ -774,6 +776,22 @@ Test(gen, conv_kernels_compile)
         cr_expect_eq(og_build_kernel(&key, &lim, &words, &count, &r, err, sizeof err), OG_OK,
                      "kernel %d, %s, conv %d: %s", (int)key.kernel,
                      key.dialect == OG_HLSL ? "HLSL" : "GLSL", key.conv, err);
+        free(words);
+    }
+    og_params direct = og_params_default();
+    direct.load = OG_LOAD_DIRECT, direct.vec = 4, direct.src = OG_SRC_TEXEL;
+    const og_dtype types[] = {OG_F32, OG_F16, OG_BF16};
+    for (int c = 0; c < 2 * 4; c++) {
+        og_kernel_key key = {.p = direct, .dtype = types[c % 3], .trans_b = 1,
+                             .dialect = c / 4 ? OG_HLSL : OG_GLSL,
+                             .conv = OG_CONV_KEY(c % 2, c / 2 % 2)};
+        uint32_t *words = NULL;
+        size_t count = 0;
+        og_reflection r;
+        char err[8192] = "";
+        cr_expect_eq(og_build_kernel(&key, &lim, &words, &count, &r, err, sizeof err), OG_OK,
+                     "vec=4 texel, %s, conv %d: %s", key.dialect == OG_HLSL ? "HLSL" : "GLSL",
+                     key.conv, err);
         free(words);
     }
     og_kernel_key key = {.p = og_params_default(), .dtype = OG_F32, .trans_b = 1, .recover = 11,
