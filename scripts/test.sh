@@ -52,7 +52,7 @@ step "build"
 # passes), so the heavy tests build samples of the tuning spaces that keep
 # every template path and parameter value but not every large tile:
 # test_gen every 80th standard tile (and the first of each parameter value)
-# and every 16th standard Int8Gemm tile, test_order every 122nd standard
+# and every 16th standard Int8Gemm tile, test_order every 175th standard
 # tile, test_int8_matrix four emulated modules (each type pair once, each
 # layout once; the Mesa 26 lane runs all 16 for real), test_int8gemm's
 # type and layout sweep the default tile and one other kernel a module,
@@ -91,8 +91,10 @@ step "the sanitizer build"
 # tune_store_select tunes a seeded random sample of about an 8th of each
 # shape's quick space (the plain pass tunes half of it), test_large
 # checks every 8th column of its sampled rows against the float64
-# reference, and test_conv's past_the_limits runs its split-k case only
-# (the 2049 x 2049 grid's pieces are conv/pieces' too). shaderc runs several
+# reference, test_conv's past_the_limits runs its split-k case only
+# (the 2049 x 2049 grid's pieces are conv/pieces' too), and test_resume's
+# tuners measure the first 5 of the quick space's 10 candidates (a worker
+# each, started under ASan and the layer). shaderc runs several
 # times slower under ASan: the generator test builds a spread of 40 modules
 # here (all of its sample in the plain run above), the number-format test
 # visits every 97th of the 2^32 float32 inputs, and the matrix module and

@@ -24,11 +24,12 @@ typedef struct order_case {
 /* Every STANDARD_STRIDE-th candidate of the standard space past the quick
  * ones, from the STANDARD_STRIDE / 2-th. Its large direct-load tiles are the
  * slowest kernels to compile: every 61st (18 tiles) took over half of the
- * test's time cold. Every 122nd from the 61st (9 tiles) keeps tiles of every
- * size (32 to 128, registers 2 to 16 a side, k steps 16 and 32) with staged,
- * direct, vector and texel loads; the quick cases run each load path on
- * every transpose and type. */
-#define STANDARD_STRIDE 122
+ * test's time cold, every 122nd (9 tiles) still about half of its 244 s in
+ * a fresh-clone run. Every 175th from the 87th (7 tiles) keeps tiles of
+ * every size (32 to 128, registers 2 to 16 a side, k steps 16 and 32) with
+ * staged, direct, vector and texel loads; the quick cases run each load
+ * path on every transpose and type. */
+#define STANDARD_STRIDE 175
 
 /* The blocked candidates of the quick space (staged and direct, storage and
  * texel buffers, element and vector loads), or a spread of the standard space
@@ -153,7 +154,7 @@ Test(order, f32_aligned_b_transposed)
     check_case(&(order_case){OG_F32, 0, 1, 128, 64, 144, 2, 0, 8, 0, 0});
 }
 
-/* A spread of the whole standard space (about 9 tiles) in GLSL: every
+/* A spread of the whole standard space (7 tiles) in GLSL: every
  * configuration sums in the documented order, split-k by the rule included. */
 Test(order, f32_standard_space_spread, .timeout = 600)
 {
