@@ -430,28 +430,34 @@ Test(conv, channels_and_groups, .timeout = 900)
     close_context(ctx);
 }
 
-/* The vec = 4 the rule lets case t keep (og_conv_loads_for_call) for tile p
- * with x and the weights at element offsets off[0] and off[1]. */
+/* Whether the plan of case t (og_conv_plan, as a call makes it) keeps vec =
+ * 4 for tile p with x, the weights and y at element offsets off[0..2]. */
 static int vector_loads_kept(og_context *ctx, const conv_case *t, const og_params *p,
                              const size_t off[3])
 {
     og_conv_args a = args_of(t);
     og_conv_shape s;
+    og_push push;
+    og_plan plan;
     char err[512];
     cr_assert_eq(og_conv_geometry_check(err, &a, &s), OG_OK, "%s", err);
     uint64_t elem = og_dtype_bytes(t->dtype);
     cr_assert_eq(og_buffer_create(ctx, (off[0] + (size_t)(t->n * t->c * t->h * t->w)) * elem, &a.x),
                  OG_OK);
     cr_assert_eq(og_buffer_create(ctx, (off[1] + (size_t)(t->k * s.k)) * elem, &a.wt), OG_OK);
+    cr_assert_eq(og_buffer_create(ctx, (off[2] + (size_t)(t->n * t->k * s.m)) * 4, &a.y), OG_OK);
     a.x_offset = (int64_t)off[0];
     a.w_offset = (int64_t)off[1];
-    uint32_t ranges = 1, range_len = (uint32_t)s.k;
-    og_split_ranges(p->split, s.m, s.n, s.k, s.batch, OG_SCRATCH_BYTES / 4, &ranges, &range_len);
-    og_params q = og_conv_loads_for_call(&ctx->limits, t->dtype, &a, &s, p, range_len);
+    a.y_offset = (int64_t)off[2];
+    cr_assert_eq(og_conv_check(&ctx->limits, err, elem, &a, &s, &push), OG_OK, "%s", err);
+    cr_assert_eq(og_conv_plan(&ctx->limits, err, t->dtype, OG_MODE_FAST, &a, &s, p, &push,
+                              OG_SCRATCH_BYTES, &plan),
+                 OG_OK, "%s", err);
     og_buffer_destroy(a.x);
     og_buffer_destroy(a.wt);
-    cr_assert_eq(q.src, p->src, "texel views reach these small tensors");
-    return q.vec == 4;
+    og_buffer_destroy(a.y);
+    cr_assert_eq(plan.key.p.src, p->src, "texel views reach these small tensors");
+    return plan.key.p.vec == 4;
 }
 
 /* Vector loads (vec = 4) and texel buffers in the convolution's tile: the

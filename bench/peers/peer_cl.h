@@ -6,14 +6,6 @@
 
 #ifndef CL_TARGET_OPENCL_VERSION
 #define CL_TARGET_OPENCL_VERSION 120
-/* Waits for the queue, then releases the call's event (NULL: none). */
-static inline void finish(ocl *o, cl_event ev)
-{
-    clFinish(o->queue);
-    if (ev)
-        clReleaseEvent(ev);
-}
-
 #endif
 #include <CL/cl.h>
 #include <stdio.h>

@@ -141,6 +141,24 @@ static int vec_aligned(const og_gemm_args *g)
     return 1;
 }
 
+/* Tile parameters q with texel loads of operands a and b of type t, whose
+ * last words lie a_words and b_words from the buffers' bases: storage
+ * buffers where a texel view cannot reach them, element loads where a
+ * buffer holds no whole vector texel. */
+static og_params texel_loads(const og_limits *lim, og_dtype t, const og_buffer *a,
+                             const og_buffer *b, uint64_t a_words, uint64_t b_words, og_params q)
+{
+    if (!texels_reach(lim, a, b, a_words, b_words)) {
+        q.src = OG_SRC_STORAGE;
+        return q;
+    }
+    /* A vector texel view needs at least one whole texel. */
+    uint64_t texel = t == OG_F32 ? 16 : 8;
+    if (a->allocated < texel || b->allocated < texel)
+        q.vec = 1;
+    return q;
+}
+
 static og_params float_loads_for_call(const og_gemm_config *cfg, const og_limits *lim,
                                       const og_gemm_args *g, const og_params *p,
                                       uint32_t range_len)
@@ -169,14 +187,7 @@ static og_params float_loads_for_call(const og_gemm_config *cfg, const og_limits
                                    g->trans_a ? g->k : g->m, g->lda, g->trans_a ? g->m : g->k);
         uint64_t b = operand_words(cfg->b_type, g->b_offset, batch, g->stride_b,
                                    g->trans_b ? g->n : g->k, g->ldb, g->trans_b ? g->k : g->n);
-        if (!texels_reach(lim, g->a, g->b, a, b)) {
-            q.src = OG_SRC_STORAGE;
-            return q;
-        }
-        /* A vector texel view needs at least one whole texel. */
-        uint64_t texel = cfg->a_type == OG_F32 ? 16 : 8;
-        if (g->a->allocated < texel || g->b->allocated < texel)
-            q.vec = 1;
+        q = texel_loads(lim, cfg->a_type, g->a, g->b, a, b, q);
     }
     return q;
 }
@@ -211,13 +222,7 @@ og_params og_conv_loads_for_call(const og_limits *lim, og_dtype input, const og_
         uint64_t x = operand_words(input, args->x_offset, 1, 0, 1, 0,
                                    args->n * args->c * args->h * args->w);
         uint64_t w = operand_words(input, args->w_offset, 1, 0, 1, 0, args->k * s->k);
-        if (!texels_reach(lim, args->x, args->wt, x, w)) {
-            q.src = OG_SRC_STORAGE;
-            return q;
-        }
-        uint64_t texel = input == OG_F32 ? 16 : 8;
-        if (args->x->allocated < texel || args->wt->allocated < texel)
-            q.vec = 1;
+        q = texel_loads(lim, input, args->x, args->wt, x, w, q);
     }
     return q;
 }
