@@ -35,6 +35,9 @@ static void teardown(void)
         ogb_stage_free(o->rt, &o->a[i]);
         ogb_stage_free(o->rt, &o->b[i]);
         ogb_stage_free(o->rt, &o->c[i]);
+        ogb_stage_free(o->rt, &o->ha[i]);
+        ogb_stage_free(o->rt, &o->hb[i]);
+        ogb_stage_free(o->rt, &o->hc[i]);
     }
     o->rt->gemm_destroy(o->gemm);
     o->rt->context_destroy(o->ctx);
@@ -75,6 +78,7 @@ static int start_once(void)
         snprintf(g.dead_why, sizeof g.dead_why, "og_gemm_create (%d): %s", st, o->rt->context_last_error(o->ctx));
     else if (ogb_slots_create(&o->slots, o->rt, o->ctx, g.dead_why, sizeof g.dead_why) == 0) {
         o->most = operand_most();
+        o->staged = strcmp(o->rt->context_memory_placement(o->ctx), "device-local") == 0;
         return 0;
     }
     teardown();
@@ -130,6 +134,7 @@ int ogb_gpu_sgemm(const ogb_call *call, ogb_gpu_times *times, char *why, size_t 
     int rc = start(why, len);
     if (!rc) {
         unsigned before = g.o.rt->context_validation_errors(g.o.ctx);
+        times->staged = g.o.staged;
         og_status st = ogb_tiled_sgemm(&g.o, call, times, why, len);
         if (g.o.ctx)
             times->validation_errors = g.o.rt->context_validation_errors(g.o.ctx) - before;
@@ -156,7 +161,7 @@ int ogb_gpu_device(char *name, size_t len)
 /* Makes stage s hold `bytes` for a measurement; 0 on success. */
 static int measure_grow(ogb_stage *s, uint64_t bytes)
 {
-    og_status st = ogb_stage_grow(g.o.rt, g.o.ctx, s, bytes, UINT64_MAX);
+    og_status st = ogb_stage_grow(g.o.rt, g.o.ctx, s, bytes, UINT64_MAX, OGB_STAGE_DEVICE);
     after_failure(st);
     return st != OG_OK;
 }

@@ -12,6 +12,7 @@ typedef struct ogb_gpu_times {
     double total_s; /* the whole call, waiting for the lock excluded */
     double copy_s;  /* uploads and the read back, host packing included */
     long tiles;     /* tiles the call ran as (ogb_tiled.h) */
+    int staged;     /* the copies went through the drop-in's host buffers (ogb_tiled.h) */
     /* Errors the validation layer reported during the call (OG_VALIDATION:
      * onegpu.h's og_context_desc.validation); 0 when it is off. */
     unsigned validation_errors;

@@ -144,8 +144,8 @@ void ogb_route(const char *api, const ogb_call *call)
     }
     if (gpu) {
         size_t used = strlen(why);
-        used += (size_t)snprintf(why + used, sizeof why - used, "; %.3g s, copies %.3g s, %ld tile%s", t.total_s,
-                                 t.copy_s, t.tiles, t.tiles == 1 ? "" : "s");
+        used += (size_t)snprintf(why + used, sizeof why - used, "%s; %.3g s, copies %.3g s, %ld tile%s",
+                                 t.staged ? "; staged" : "", t.total_s, t.copy_s, t.tiles, t.tiles == 1 ? "" : "s");
         if (t.validation_errors && used < sizeof why)
             snprintf(why + used, sizeof why - used, "; %u validation errors", t.validation_errors);
         ogb_trace(api, call, "gpu", why);

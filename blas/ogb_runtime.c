@@ -61,7 +61,12 @@ const ogb_runtime *ogb_runtime_open(char *why, size_t len)
         !resolve(h, "og_context_vk_device", &t.context_vk_device, why, len) ||
         !resolve(h, "og_context_vk_queue", &t.context_vk_queue, why, len) ||
         !resolve(h, "og_context_queue_family", &t.context_queue_family, why, len) ||
+        !resolve(h, "og_context_memory_placement", &t.context_memory_placement, why, len) ||
         !resolve(h, "og_buffer_create", &t.buffer_create, why, len) ||
+        !resolve(h, "og_buffer_create_host", &t.buffer_create_host, why, len) ||
+        !resolve(h, "og_buffer_host_pointer", &t.buffer_host_pointer, why, len) ||
+        !resolve(h, "og_buffer_vk_buffer", &t.buffer_vk_buffer, why, len) ||
+        !resolve(h, "og_buffer_vk_offset", &t.buffer_vk_offset, why, len) ||
         !resolve(h, "og_buffer_destroy", &t.buffer_destroy, why, len) ||
         !resolve(h, "og_buffer_write", &t.buffer_write, why, len) ||
         !resolve(h, "og_buffer_read", &t.buffer_read, why, len) ||

@@ -18,7 +18,12 @@ typedef struct ogb_runtime {
     __typeof__(og_context_vk_device) *context_vk_device;
     __typeof__(og_context_vk_queue) *context_vk_queue;
     __typeof__(og_context_queue_family) *context_queue_family;
+    __typeof__(og_context_memory_placement) *context_memory_placement;
     __typeof__(og_buffer_create) *buffer_create;
+    __typeof__(og_buffer_create_host) *buffer_create_host;
+    __typeof__(og_buffer_host_pointer) *buffer_host_pointer;
+    __typeof__(og_buffer_vk_buffer) *buffer_vk_buffer;
+    __typeof__(og_buffer_vk_offset) *buffer_vk_offset;
     __typeof__(og_buffer_destroy) *buffer_destroy;
     __typeof__(og_buffer_write) *buffer_write;
     __typeof__(og_buffer_read) *buffer_read;

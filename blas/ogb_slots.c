@@ -48,7 +48,9 @@ int ogb_slots_create(ogb_slots *s, const ogb_runtime *rt, og_context *ctx, char 
         !resolve(get, s->device, "vkEndCommandBuffer", &s->end, why, len) ||
         !resolve(get, s->device, "vkQueueSubmit", &s->submit, why, len) ||
         !resolve(get, s->device, "vkWaitForFences", &s->wait, why, len) ||
-        !resolve(get, s->device, "vkResetFences", &s->reset_fences, why, len)) {
+        !resolve(get, s->device, "vkResetFences", &s->reset_fences, why, len) ||
+        !resolve(get, s->device, "vkCmdCopyBuffer", &s->copy, why, len) ||
+        !resolve(get, s->device, "vkCmdPipelineBarrier", &s->barrier, why, len)) {
         *s = (ogb_slots){0};
         return -1;
     }
@@ -114,4 +116,19 @@ VkResult ogb_slots_wait(ogb_slots *s, int i)
     VkResult r = s->wait(s->device, 1, &s->fence[i], VK_TRUE, UINT64_MAX);
     s->pending[i] = 0; /* a lost device's fences are never waited for again */
     return r != VK_SUCCESS ? r : s->reset_fences(s->device, 1, &s->fence[i]);
+}
+
+void ogb_slots_copy(ogb_slots *s, int i, const ogb_runtime *rt, og_buffer *src, og_buffer *dst, uint64_t bytes)
+{
+    VkBufferCopy region = {.srcOffset = rt->buffer_vk_offset(src), .dstOffset = rt->buffer_vk_offset(dst),
+                           .size = bytes};
+    s->copy(s->cmd[i], rt->buffer_vk_buffer(src), rt->buffer_vk_buffer(dst), 1, &region);
+}
+
+void ogb_slots_barrier(ogb_slots *s, int i, VkPipelineStageFlags src_stage, VkAccessFlags src_access,
+                       VkPipelineStageFlags dst_stage, VkAccessFlags dst_access)
+{
+    VkMemoryBarrier m = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = src_access,
+                         .dstAccessMask = dst_access};
+    s->barrier(s->cmd[i], src_stage, dst_stage, 0, 1, &m, 0, NULL, 0, NULL);
 }

@@ -28,6 +28,8 @@ typedef struct ogb_slots {
     PFN_vkQueueSubmit submit;
     PFN_vkWaitForFences wait;
     PFN_vkResetFences reset_fences;
+    PFN_vkCmdCopyBuffer copy;
+    PFN_vkCmdPipelineBarrier barrier;
 } ogb_slots;
 
 /* Makes the slots for the context; 0 on success, else a reason in why
@@ -45,6 +47,15 @@ VkResult ogb_slots_begin(ogb_slots *s, int i);
 /* Ends slot i's recording and submits it to the queue with the slot's
  * fence, without waiting. */
 VkResult ogb_slots_submit(ogb_slots *s, int i);
+
+/* Records into slot i a copy of `bytes` bytes from src to dst (each at
+ * its og_buffer's first byte). */
+void ogb_slots_copy(ogb_slots *s, int i, const ogb_runtime *rt, og_buffer *src, og_buffer *dst, uint64_t bytes);
+
+/* Records into slot i a global memory barrier from the stages and accesses
+ * src_stage/src_access to dst_stage/dst_access. */
+void ogb_slots_barrier(ogb_slots *s, int i, VkPipelineStageFlags src_stage, VkAccessFlags src_access,
+                       VkPipelineStageFlags dst_stage, VkAccessFlags dst_access);
 
 /* Waits for slot i's submission (VK_SUCCESS at once when none is pending). */
 VkResult ogb_slots_wait(ogb_slots *s, int i);

@@ -3,14 +3,15 @@
 
 #include <stdlib.h>
 
-og_status ogb_stage_grow(const ogb_runtime *rt, og_context *ctx, ogb_stage *s, uint64_t bytes, uint64_t most)
+og_status ogb_stage_grow(const ogb_runtime *rt, og_context *ctx, ogb_stage *s, uint64_t bytes, uint64_t most,
+                         ogb_stage_kind kind)
 {
     if (bytes <= s->bytes && s->buf)
         return OG_OK;
     uint64_t want = bytes > s->bytes + s->bytes / 2 ? bytes : s->bytes + s->bytes / 2;
     want = want > most ? most : want;
     og_buffer *buf = NULL;
-    og_status st = rt->buffer_create(ctx, want, &buf);
+    og_status st = (kind == OGB_STAGE_HOST ? rt->buffer_create_host : rt->buffer_create)(ctx, want, &buf);
     if (st != OG_OK)
         return st;
     rt->buffer_destroy(s->buf);

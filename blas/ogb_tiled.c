@@ -59,19 +59,22 @@ static uint64_t b_bytes(const ogb_call *c)
 }
 
 /* Sizes the buffers for the call's largest tile (its first: blocks are
- * equal but the last), those of both slots when it has several tiles, and
- * o->image when beta != 0. */
+ * equal but the last), those of both slots when it has several tiles (and
+ * their host buffers when staged), and o->image when beta != 0. */
 static og_status prepare(ogb_gpu_objects *o, const ogb_call *c, const ogb_tiles *t, char *why, size_t len)
 {
     ogb_tile_pos pos;
     ogb_call f = ogb_tile_call(c, t, 0, &pos);
     int sets = ogb_tiles_count(t) > 1 ? OGB_SLOTS : 1, c_sets = (long)t->tm * t->tn > 1 ? OGB_SLOTS : 1;
-    uint64_t cb = 4 * (uint64_t)f.m * (uint64_t)f.n;
+    uint64_t ab = a_bytes(&f), bb = b_bytes(&f), cb = 4 * (uint64_t)f.m * (uint64_t)f.n;
     og_status st = OG_OK;
     for (int s = 0; s < sets && st == OG_OK; s++)
-        if ((st = ogb_stage_grow(o->rt, o->ctx, &o->a[s], a_bytes(&f), o->most)) != OG_OK ||
-            (st = ogb_stage_grow(o->rt, o->ctx, &o->b[s], b_bytes(&f), o->most)) != OG_OK ||
-            (s < c_sets && (st = ogb_stage_grow(o->rt, o->ctx, &o->c[s], cb, o->most)) != OG_OK))
+        if ((st = ogb_stage_grow(o->rt, o->ctx, &o->a[s], ab, o->most, OGB_STAGE_DEVICE)) != OG_OK ||
+            (st = ogb_stage_grow(o->rt, o->ctx, &o->b[s], bb, o->most, OGB_STAGE_DEVICE)) != OG_OK ||
+            (s < c_sets && (st = ogb_stage_grow(o->rt, o->ctx, &o->c[s], cb, o->most, OGB_STAGE_DEVICE)) != OG_OK) ||
+            (o->staged && ((st = ogb_stage_grow(o->rt, o->ctx, &o->ha[s], ab, o->most, OGB_STAGE_HOST)) != OG_OK ||
+                           (st = ogb_stage_grow(o->rt, o->ctx, &o->hb[s], bb, o->most, OGB_STAGE_HOST)) != OG_OK ||
+                           (st = ogb_stage_grow(o->rt, o->ctx, &o->hc[s], cb, o->most, OGB_STAGE_HOST)) != OG_OK)))
             return fail_og(o, "og_buffer_create", st, why, len);
     size_t mn = (size_t)c->m * (size_t)c->n;
     if (c->beta != 0.0f && ogb_host_grow(&o->image, mn))
@@ -79,24 +82,56 @@ static og_status prepare(ogb_gpu_objects *o, const ogb_call *c, const ogb_tiles 
     return OG_OK;
 }
 
-/* Uploads a tile's A and B into slot s's buffers and, at its block's first
- * K block with beta != 0, its C block (packed) into C buffer cs. */
+/* The host's address of a host buffer's floats. */
+static float *host_floats(const ogb_gpu_objects *o, const ogb_stage *s)
+{
+    return o->rt->buffer_host_pointer(s->buf);
+}
+
+/* Copies the M x N block of a column-major matrix with leading dimension
+ * ld_src to one with ld_dst (one memcpy when both are dense). */
+static void copy_block(float *dst, size_t ld_dst, const float *src, size_t ld_src, size_t m, size_t n)
+{
+    if (ld_dst == m && ld_src == m) {
+        memcpy(dst, src, m * n * sizeof(float));
+        return;
+    }
+    for (size_t j = 0; j < n; j++)
+        memcpy(dst + j * ld_dst, src + j * ld_src, m * sizeof(float));
+}
+
+/* Whether tile tc uploads its C block: at its block's first K block, when
+ * beta != 0. */
+static int uploads_c(const ogb_call *tc, const ogb_tile_pos *pos)
+{
+    return pos->first_k && tc->beta != 0.0f;
+}
+
+/* Writes a tile's A and B for slot s and, where it uploads C, its C block
+ * (packed) for C buffer cs: into the slot's host buffers when staged, else
+ * through the mapping of the device buffers. */
 static og_status upload(ogb_gpu_objects *o, const ogb_call *tc, const ogb_tile_pos *pos, int s, int cs, char *why,
                         size_t len)
 {
+    size_t m = (size_t)tc->m, n = (size_t)tc->n, mn = m * n;
+    if (o->staged) {
+        memcpy(host_floats(o, &o->ha[s]), tc->a, a_bytes(tc));
+        memcpy(host_floats(o, &o->hb[s]), tc->b, b_bytes(tc));
+        if (uploads_c(tc, pos))
+            copy_block(host_floats(o, &o->hc[s]), m, tc->c, (size_t)tc->ldc, m, n);
+        return OG_OK;
+    }
     og_status st;
     if ((st = o->rt->buffer_write(o->a[s].buf, 0, tc->a, a_bytes(tc))) != OG_OK ||
         (st = o->rt->buffer_write(o->b[s].buf, 0, tc->b, b_bytes(tc))) != OG_OK)
         return fail_og(o, "og_buffer_write", st, why, len);
-    if (!pos->first_k || tc->beta == 0.0f)
+    if (!uploads_c(tc, pos))
         return OG_OK;
-    size_t m = (size_t)tc->m, mn = m * (size_t)tc->n;
     const float *src = tc->c;
     if (tc->ldc != tc->m) {
         if (ogb_host_grow(&o->pack, mn))
             return no_host_memory(mn, why, len);
-        for (size_t j = 0; j < (size_t)tc->n; j++)
-            memcpy(o->pack.p + j * m, tc->c + j * (size_t)tc->ldc, m * sizeof(float));
+        copy_block(o->pack.p, m, tc->c, (size_t)tc->ldc, m, n);
         src = o->pack.p;
     }
     if ((st = o->rt->buffer_write(o->c[cs].buf, 0, src, mn * 4)) != OG_OK)
@@ -104,29 +139,66 @@ static og_status upload(ogb_gpu_objects *o, const ogb_call *tc, const ogb_tile_p
     return OG_OK;
 }
 
-/* Records a tile into slot s's command buffer and submits it. */
-static og_status launch(ogb_gpu_objects *o, const ogb_call *tc, int s, int cs, char *why, size_t len)
+/* Staged: records the copies of slot s's host buffers to the device ahead
+ * of the product; og_gemm_encode's first barrier makes their writes
+ * visible to the kernels. Nothing the copies write is in use: the buffers
+ * of slot s and C buffer cs were last used by tiles already waited for
+ * (ogb_tiled_sgemm waits for tile i - 2 before it records tile i, and a
+ * C buffer's previous block ended no later than that), and their writes
+ * were followed by og_gemm_encode's barriers. */
+static void record_uploads(ogb_gpu_objects *o, const ogb_call *tc, const ogb_tile_pos *pos, int s, int cs)
+{
+    ogb_slots_copy(&o->slots, s, o->rt, o->ha[s].buf, o->a[s].buf, a_bytes(tc));
+    ogb_slots_copy(&o->slots, s, o->rt, o->hb[s].buf, o->b[s].buf, b_bytes(tc));
+    if (uploads_c(tc, pos))
+        ogb_slots_copy(&o->slots, s, o->rt, o->hc[s].buf, o->c[cs].buf, 4 * (uint64_t)tc->m * (uint64_t)tc->n);
+}
+
+/* Staged, at a block's last K block: records the copy of C buffer cs into
+ * slot s's host buffer after the product (og_gemm_encode's last barrier
+ * makes the kernels' writes visible to it) and a barrier that makes the
+ * copy's writes visible to the host once the fence has signalled. */
+static void record_read_back(ogb_gpu_objects *o, const ogb_call *tc, int s, int cs)
+{
+    ogb_slots_copy(&o->slots, s, o->rt, o->c[cs].buf, o->hc[s].buf, 4 * (uint64_t)tc->m * (uint64_t)tc->n);
+    ogb_slots_barrier(&o->slots, s, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                      VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+}
+
+/* Records a tile into slot s's command buffer (with its copies when
+ * staged) and submits it. */
+static og_status launch(ogb_gpu_objects *o, const ogb_call *tc, const ogb_tile_pos *pos, int s, int cs, char *why,
+                        size_t len)
 {
     VkResult r = ogb_slots_begin(&o->slots, s);
     if (r != VK_SUCCESS)
         return fail_vk("vkBeginCommandBuffer", r, why, len);
+    if (o->staged)
+        record_uploads(o, tc, pos, s, cs);
     og_gemm_args args = ogb_row_major_args(tc, o->a[s].buf, o->b[s].buf, o->c[cs].buf);
     og_status st = o->rt->gemm_encode(o->gemm, o->slots.cmd[s], &args);
     if (st != OG_OK)
         return fail_og(o, "og_gemm_encode", st, why, len);
+    if (o->staged && pos->last_k)
+        record_read_back(o, tc, s, cs);
     r = ogb_slots_submit(&o->slots, s);
     return r != VK_SUCCESS ? fail_vk("vkQueueSubmit", r, why, len) : OG_OK;
 }
 
-/* Reads C buffer cs, the complete block of tile tc, into the caller's C
- * (beta = 0) or o->image: straight there when the destination's columns
- * are the block's, else through o->pack. */
-static og_status download(ogb_gpu_objects *o, const ogb_call *c, const ogb_call *tc, const ogb_tile_pos *pos, int cs,
-                          char *why, size_t len)
+/* Reads the complete C block of tile tc, run in slot s with C buffer cs,
+ * into the caller's C (beta = 0) or o->image: from the slot's host buffer
+ * when staged; else through the mapping, straight there when the
+ * destination's columns are the block's, otherwise through o->pack. */
+static og_status download(ogb_gpu_objects *o, const ogb_call *c, const ogb_call *tc, const ogb_tile_pos *pos, int s,
+                          int cs, char *why, size_t len)
 {
-    size_t m = (size_t)tc->m, mn = m * (size_t)tc->n;
+    size_t m = (size_t)tc->m, n = (size_t)tc->n, mn = m * n;
     size_t ld = c->beta == 0.0f ? (size_t)c->ldc : (size_t)c->m;
     float *dst = c->beta == 0.0f ? tc->c : o->image.p + pos->row0 + (size_t)pos->col0 * ld;
+    if (o->staged) {
+        copy_block(dst, ld, host_floats(o, &o->hc[s]), m, m, n);
+        return OG_OK;
+    }
     int direct = ld == m;
     if (!direct && ogb_host_grow(&o->pack, mn))
         return no_host_memory(mn, why, len);
@@ -134,8 +206,7 @@ static og_status download(ogb_gpu_objects *o, const ogb_call *c, const ogb_call 
     if (st != OG_OK)
         return fail_og(o, "og_buffer_read", st, why, len);
     if (!direct)
-        for (size_t j = 0; j < (size_t)tc->n; j++)
-            memcpy(dst + j * ld, o->pack.p + j * m, m * sizeof(float));
+        copy_block(dst, ld, o->pack.p, m, m, n);
     return OG_OK;
 }
 
@@ -150,7 +221,7 @@ static og_status finish(ogb_gpu_objects *o, const ogb_call *c, const ogb_call *t
     if (!pos->last_k)
         return OG_OK;
     double t0 = now();
-    og_status st = download(o, c, tc, pos, (int)(pos->block % OGB_SLOTS), why, len);
+    og_status st = download(o, c, tc, pos, s, (int)(pos->block % OGB_SLOTS), why, len);
     *copy_s += now() - t0;
     return st;
 }
@@ -172,7 +243,7 @@ og_status ogb_tiled_sgemm(ogb_gpu_objects *o, const ogb_call *c, ogb_gpu_times *
         st = upload(o, &tc, &pos, s, cs, why, len);
         copy_s += now() - t0;
         if (st == OG_OK)
-            st = launch(o, &tc, s, cs, why, len);
+            st = launch(o, &tc, &pos, s, cs, why, len);
         if (st == OG_OK && i > 0)
             st = finish(o, c, &prev, &prev_pos, (int)((i - 1) % OGB_SLOTS), &copy_s, why, len);
         prev = tc;
@@ -184,8 +255,7 @@ og_status ogb_tiled_sgemm(ogb_gpu_objects *o, const ogb_call *c, ogb_gpu_times *
         ogb_slots_wait(&o->slots, s);
     if (st == OG_OK && c->beta != 0.0f) {
         double t0 = now();
-        for (size_t j = 0; j < (size_t)c->n; j++)
-            memcpy(c->c + j * (size_t)c->ldc, o->image.p + j * (size_t)c->m, (size_t)c->m * sizeof(float));
+        copy_block(c->c, (size_t)c->ldc, o->image.p, (size_t)c->m, (size_t)c->m, (size_t)c->n);
         copy_s += now() - t0;
     }
     times->tiles = count;

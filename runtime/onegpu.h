@@ -324,6 +324,32 @@ void og_context_release_bindings(og_context *ctx);
  * OG_ERROR_UNSUPPORTED when no memory type can back it. */
 og_status og_buffer_create(og_context *ctx, uint64_t bytes, og_buffer **out);
 
+/* A host-visible, host-coherent buffer of `bytes` bytes for the caller's
+ * own staging copies (padded to a whole 32-bit word), mapped for its whole
+ * life: og_buffer_host_pointer gives its bytes. Usage: transfer source and
+ * destination only, so kernels never bind it (a GEMM, convolution or
+ * Int8Gemm given one fails with OG_ERROR_INVALID_ARGUMENT naming the
+ * operand); the caller records vkCmdCopyBuffer between it and
+ * og_buffer_create's buffers (og_buffer_vk_buffer, og_buffer_vk_offset).
+ * Memory: the type og_buffer_write's own staging uses (HOST_VISIBLE |
+ * HOST_COHERENT, HOST_CACHED and not DEVICE_LOCAL where the device has
+ * such a type), so the host writes and reads it at memory speed while the
+ * device computes, and the copies, not the kernels, cross the bus. Its
+ * contents start undefined. Errors: OG_ERROR_OUT_OF_MEMORY;
+ * OG_ERROR_UNSUPPORTED when the device has no host-visible coherent type. */
+og_status og_buffer_create_host(og_context *ctx, uint64_t bytes, og_buffer **out);
+
+/* The host's address of the buffer's first byte where the host maps it:
+ * always for og_buffer_create_host's buffers, and for og_buffer_create's
+ * where og_context_memory_placement is not "device-local"; NULL otherwise
+ * (staged and wrapped buffers). The host may touch those bytes only while
+ * no submitted command that accesses the buffer is pending (Vulkan's rule
+ * for mapped memory): its writes reach the device at the next
+ * vkQueueSubmit (coherent memory), and the device's writes reach it after
+ * the submission's fence has signalled when a barrier to HOST (HOST_READ)
+ * follows them in the command buffer. */
+void *og_buffer_host_pointer(const og_buffer *buf);
+
 /* An og_buffer over bytes [offset, offset + bytes) of the application's
  * VkBuffer, without a copy and without ownership: og_buffer_destroy leaves
  * the VkBuffer alone, and the application keeps it (and its memory) alive

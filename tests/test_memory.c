@@ -219,3 +219,49 @@ Test(memory, wrapped_buffers_check_and_copy_at_their_offset)
     og_buffer_destroy(owner);
     close_context(ctx);
 }
+
+/* og_buffer_create_host: mapped for the host whatever the placement (its
+ * writes and og_buffer_read agree), while a staged device buffer has no
+ * host pointer; kernels refuse it as an operand, naming it, with C
+ * untouched. */
+Test(memory, host_buffers_are_mapped_and_kernels_refuse_them)
+{
+    og_context *ctx = staging_context(CHUNK);
+    const size_t n = 1001;
+    unsigned char data[1001], got[1001];
+    fill_pattern(data, n, 4);
+    og_buffer *host = NULL;
+    cr_assert_eq(og_buffer_create_host(ctx, n, &host), OG_OK, "%s", og_context_last_error(ctx));
+    unsigned char *p = og_buffer_host_pointer(host);
+    cr_assert_not_null(p, "a host buffer is mapped");
+    memcpy(p, data, n);
+    cr_assert_eq(og_buffer_read(host, 0, got, n), OG_OK, "%s", og_context_last_error(ctx));
+    cr_expect(memcmp(got, data, n) == 0, "og_buffer_read sees the host's writes");
+    cr_assert_eq(og_buffer_write(host, 7, data, 100), OG_OK);
+    cr_expect(memcmp(p + 7, data, 100) == 0, "og_buffer_write lands in the mapping");
+
+    float c0[16];
+    for (int i = 0; i < 16; i++)
+        c0[i] = (float)i;
+    og_buffer *dev = make_buffer(ctx, c0, sizeof c0);
+    cr_expect_null(og_buffer_host_pointer(dev), "a staged buffer has no host pointer");
+    og_gemm *g = NULL;
+    cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &g), OG_OK);
+    og_gemm_args args = {.m = 4, .n = 4, .k = 4, .batch = 1, .alpha = 1, .beta = 0,
+                         .a = host, .b = dev, .c = dev, .lda = 4, .ldb = 4, .ldc = 4};
+    cr_expect_eq(og_gemm_run(g, &args), OG_ERROR_INVALID_ARGUMENT);
+    cr_expect(strstr(og_context_last_error(ctx), "A is a host buffer") != NULL, "%s", og_context_last_error(ctx));
+    args.a = dev;
+    args.c = host;
+    cr_expect_eq(og_gemm_run(g, &args), OG_ERROR_INVALID_ARGUMENT);
+    cr_expect(strstr(og_context_last_error(ctx), "C is a host buffer") != NULL, "%s", og_context_last_error(ctx));
+    float c1[16];
+    cr_assert_eq(og_buffer_read(dev, 0, c1, sizeof c1), OG_OK);
+    cr_expect(memcmp(c0, c1, sizeof c0) == 0, "nothing written");
+    cr_assert_eq(og_buffer_read(host, 0, got, n), OG_OK);
+    cr_expect(memcmp(got + 7, data, 100) == 0, "nothing written to the host buffer");
+    og_gemm_destroy(g);
+    og_buffer_destroy(dev);
+    og_buffer_destroy(host);
+    close_context(ctx);
+}

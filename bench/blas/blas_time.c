@@ -2,7 +2,8 @@
  * Times one library's Fortran sgemm_ (netlib's interface) for bench/blas.sh:
  *   blas_time LIBRARY M N K REPS
  * opens LIBRARY (dlopen, RTLD_LOCAL), makes column-major A (M x K), B
- * (K x N) and C (M x N) with values in [-1, 1), runs C = A B once untimed
+ * (K x N) and C (M x N) with values in [-1, 1), runs C = A B (C = A B +
+ * beta C with BLAS_TIME_BETA=beta, C starting at zero) once untimed
  * (the library's start, a GPU kernel's build) and prints the best of REPS
  * timed calls in seconds (host clock). Exits 1 with a message when the
  * library or its sgemm_ cannot be found.
@@ -51,7 +52,8 @@ int main(int argc, char **argv)
         seed = seed * 1664525u + 1013904223u;
         *(i < na ? &a[i] : &b[i - na]) = (float)(seed >> 8) / 8388608.0f - 1.0f;
     }
-    float alpha = 1, beta = 0;
+    const char *beta_env = getenv("BLAS_TIME_BETA");
+    float alpha = 1, beta = beta_env ? (float)atof(beta_env) : 0.0f;
     double best = 0;
     for (int r = 0; r <= reps; r++) {
         double t0 = now();

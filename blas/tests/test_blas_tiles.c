@@ -95,8 +95,9 @@ static int run_shapes(const int (*shapes)[3], int count)
 /* 1024 floats an operand: every call of run_shapes runs as several tiles;
  * the one with K = 3000 has a B column longer than a tile (one column a
  * block). Under synchronisation validation; staging: the copies as a
- * discrete GPU's, commands on the queue the layer checks, else host writes
- * to mapped memory while the previous tile computes. */
+ * discrete GPU's, the host filling the drop-in's host buffers while the
+ * previous tile computes and the copies recorded with the product (which
+ * the layer checks), else host writes to mapped memory. */
 static void many_tiles(int staging)
 {
     static const int shapes[][3] = {{65, 70, 40}, {33, 17, 129}, {100, 3, 50}, {7, 90, 300}, {5, 6, 3000}};
@@ -108,6 +109,8 @@ static void many_tiles(int staging)
     int calls = run_shapes(shapes, 5);
     cr_assert_eq(count_lines(trace, "-> gpu:"), calls, "every call on the GPU");
     cr_assert_eq(count_lines(trace, ", 1 tile\n"), 0, "every call in several tiles");
+    cr_assert_eq(count_lines(trace, "; staged;"), staging ? calls : 0,
+                 "the copies through the drop-in's host buffers exactly when onegpu's buffers are staged");
     cr_assert_eq(count_lines(trace, "validation errors"), 0, "the validation layer reported errors");
     unlink(trace);
 }

@@ -101,6 +101,13 @@ uint32_t og_binding_offset(const og_limits *lim, const og_buffer *buf, int64_t o
     return (uint32_t)((first - og_binding_start(lim, first)) / elem_bytes);
 }
 
+/* A buffer kernels cannot bind: og_buffer_create_host's, for copies only. */
+static og_status not_bindable(char *err, const char *op, const char *name)
+{
+    return bad(err, "%s: %s is a host buffer (og_buffer_create_host), which kernels cannot bind", op,
+               name);
+}
+
 og_status og_check_operand(const og_limits *lim, char *err, const char *op, const char *name,
                                const og_buffer *buf, uint64_t elem_bytes, int64_t off,
                                int64_t batch, int64_t stride, int64_t rows, int64_t ld,
@@ -108,6 +115,8 @@ og_status og_check_operand(const og_limits *lim, char *err, const char *op, cons
 {
     if (!buf)
         return bad(err, "%s: %s is NULL", op, name);
+    if (!og_buffer_bindable(buf))
+        return not_bindable(err, op, name);
     /* A wrapped buffer's operand starts skew bytes into its buffer. The
      * offset may pass 2^32 elements (the binding or the address starts near
      * the operand); the kernels index the operand's own extent in 32 bits. */
@@ -160,6 +169,8 @@ og_status og_check_fields(char *err, const char *op, const og_field *f, size_t n
 og_status og_check_columns(const og_limits *lim, char *err, const char *op, const char *name,
                                const og_buffer *buf, int64_t offset, int64_t n)
 {
+    if (!og_buffer_bindable(buf))
+        return not_bindable(err, op, name);
     if (offset < 0 || (uint64_t)offset > UINT64_MAX / 8)
         return bad(err, "%s: %s offset (%" PRId64 ") is negative or too large", op, name, offset);
     uint64_t need = buf->skew + 4 * ((uint64_t)offset + (uint64_t)n);

@@ -67,6 +67,27 @@ og_status og_buffer_create(og_context *ctx, uint64_t bytes, og_buffer **out)
     return OG_OK;
 }
 
+og_status og_buffer_create_host(og_context *ctx, uint64_t bytes, og_buffer **out)
+{
+    *out = NULL;
+    if (bytes > UINT64_MAX - 3)
+        return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT, "host buffer: size %" PRIu64 " bytes is too large",
+                       bytes);
+    og_buffer *buf = buffer_new(ctx, bytes);
+    if (!buf)
+        return og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "host buffer: out of memory");
+    buf->allocated = bytes < 4 ? 4 : (bytes + 3) & ~(uint64_t)3;
+    buf->usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    og_status st = og_buffer_back(buf, 1);
+    if (st != OG_OK) {
+        og_buffer_free(buf);
+        return st;
+    }
+    buf->map_reads = 1; /* its only host access is the mapping */
+    *out = buf;
+    return OG_OK;
+}
+
 /* The alignment descriptors of this buffer must start at: the larger of
  * the storage and the texel offset alignments (both powers of two). */
 static uint64_t bind_alignment(const og_context *ctx)
@@ -130,9 +151,19 @@ int og_buffer_texel_ok(const og_buffer *buf)
     return (buf->usage & VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT) != 0;
 }
 
+int og_buffer_bindable(const og_buffer *buf)
+{
+    return (buf->usage & VK_BUFFER_USAGE_STORAGE_BUFFER_BIT) != 0;
+}
+
 uint64_t og_buffer_size(const og_buffer *buf)
 {
     return buf->size;
+}
+
+void *og_buffer_host_pointer(const og_buffer *buf)
+{
+    return buf->mapped ? (char *)buf->mapped + buf->skew : NULL;
 }
 
 VkBuffer og_buffer_vk_buffer(const og_buffer *buf)

@@ -1,5 +1,5 @@
 /* A buffer's VkBuffer and device memory: created, allocated, bound and
- * mapped for og_buffer_create and for the staging buffer alike, and freed
+ * mapped for og_buffer_create and og_buffer_create_host alike, and freed
  * (below both, so og_buffer.c and og_staging.c call down into it). */
 #include <inttypes.h>
 
@@ -14,7 +14,7 @@ og_status og_buffer_back(og_buffer *buf, int staging)
                                .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
     VkResult r = ctx->vk.vkCreateBuffer(ctx->device, &info, NULL, &buf->buffer);
     if (r != VK_SUCCESS)
-        return og_vk_fail(ctx, r, staging ? "staging: creating the staging buffer"
+        return og_vk_fail(ctx, r, staging ? "host buffer: creating a host-visible buffer"
                                           : "buffer: vkCreateBuffer");
     VkMemoryRequirements req;
     ctx->vk.vkGetBufferMemoryRequirements(ctx->device, buf->buffer, &req);
@@ -24,7 +24,7 @@ og_status og_buffer_back(og_buffer *buf, int staging)
     int map = staging || mc.map_writes;
     if (staging && type < 0)
         return og_fail(ctx, OG_ERROR_UNSUPPORTED,
-                       "staging: the device has no host-visible coherent memory type");
+                       "host buffer: the device has no host-visible coherent memory type");
     if (!staging && (type < 0 || (!mc.map_writes && mc.staging_type < 0)))
         return og_fail(ctx, OG_ERROR_UNSUPPORTED,
                        "buffer: no memory type for a storage buffer of %" PRIu64 " bytes "
@@ -42,7 +42,7 @@ og_status og_buffer_back(og_buffer *buf, int staging)
         (r = ctx->vk.vkBindBufferMemory(ctx->device, buf->buffer, buf->memory, 0)) != VK_SUCCESS ||
         (map && (r = ctx->vk.vkMapMemory(ctx->device, buf->memory, 0, VK_WHOLE_SIZE, 0,
                                          &buf->mapped)) != VK_SUCCESS))
-        return og_vk_fail(ctx, r, staging ? "staging: creating the staging buffer"
+        return og_vk_fail(ctx, r, staging ? "host buffer: creating a host-visible buffer"
                                           : "buffer: allocating device memory");
     buf->map_reads = !staging && mc.map_reads;
     return OG_OK;

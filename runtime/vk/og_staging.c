@@ -69,17 +69,10 @@ static og_status staging(og_context *ctx, og_buffer **out)
         *out = ctx->staging;
         return OG_OK;
     }
-    og_buffer *s = og_mem_alloc(&ctx->allocator, sizeof *s);
-    if (!s)
-        return og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "staging: out of memory");
-    s->ctx = ctx;
-    s->size = s->allocated = ctx->staging_chunk;
-    s->usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-    og_status st = og_buffer_back(s, 1);
-    if (st != OG_OK) {
-        og_buffer_free(s);
+    og_buffer *s;
+    og_status st = og_buffer_create_host(ctx, ctx->staging_chunk, &s);
+    if (st != OG_OK)
         return st;
-    }
     ctx->staging = *out = s;
     return OG_OK;
 }

@@ -322,6 +322,9 @@ struct og_buffer {
 /* Whether A or B may be read through texel views of buf (its usage has
  * UNIFORM_TEXEL_BUFFER). */
 int og_buffer_texel_ok(const og_buffer *buf);
+/* Whether kernels may bind buf (its usage has STORAGE_BUFFER; a host buffer's
+ * has not). */
+int og_buffer_bindable(const og_buffer *buf);
 
 /* Backs buf (ctx, size, allocated and usage set) with a VkBuffer of
  * buf->allocated bytes bound to memory of its own: the operand type of
