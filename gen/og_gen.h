@@ -80,6 +80,10 @@ typedef struct og_params {
      * skinny and the low-bit decode kernel: rows and cols of C per
      * workgroup, k split into slices. */
     int cols, slices, rows;
+    /* The low-bit decode kernel: 32-weight units per trip of its k loop
+     * (1, 2 or 4; the order of the sums is the same for each); 0 for the
+     * other variants. */
+    int unroll;
     /* Int8Gemm: 1 multiplies with packed 4x8-bit dot products
      * (VK_KHR_shader_integer_dot_product), 0 with 32-bit integer products
      * (the direct-load tile: exact float32 products, see its template). */

@@ -56,7 +56,7 @@ og_params og_params_int8_skinny(void)
 
 og_params og_params_qdecode(int64_t m)
 {
-    og_params p = {.variant = OG_VARIANT_QDECODE, .rows = 1, .cols = 4, .slices = 32, .vec = 4};
+    og_params p = {.variant = OG_VARIANT_QDECODE, .rows = 1, .cols = 4, .slices = 32, .vec = 4, .unroll = 1};
     while (p.rows < 16 && p.rows < m)
         p.rows *= 2;
     return p;
@@ -174,9 +174,12 @@ void og_params_format(const og_params *p, char *buf, size_t len)
     if (p->variant == OG_VARIANT_QDECODE) {
         int used = snprintf(buf, len, "variant=qdecode,rows=%d,cols=%d,slices=%d,vec=%d", p->rows,
                             p->cols, p->slices, p->vec);
-        /* Split-k (k ranges) only where asked: unsplit texts stay as they were. */
+        /* Split-k (k ranges) and unrolling only where asked: the texts of
+         * the kernels from before they existed stay as they were. */
         if (p->split != OG_SPLIT_RULE && used >= 0 && (size_t)used < len)
-            snprintf(buf + used, len - (size_t)used, ",split=%d", p->split);
+            used += snprintf(buf + used, len - (size_t)used, ",split=%d", p->split);
+        if (p->unroll != 1 && used >= 0 && (size_t)used < len)
+            snprintf(buf + used, len - (size_t)used, ",unroll=%d", p->unroll);
         return;
     }
     if (p->variant == OG_VARIANT_INT8_SKINNY) {
@@ -218,7 +221,7 @@ static int *int_field(og_params *p, const char *key, unsigned *position)
         {"slices", offsetof(og_params, slices)}, {"rows", offsetof(og_params, rows)},
         {"dot", offsetof(og_params, dot)},       {"sgx", offsetof(og_params, sgx)},
         {"sgy", offsetof(og_params, sgy)},       {"sub", offsetof(og_params, sub)},
-        {"buf", offsetof(og_params, buf)},
+        {"buf", offsetof(og_params, buf)},       {"unroll", offsetof(og_params, unroll)},
     };
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         if (strcmp(fields[i].key, key) == 0) {
@@ -319,7 +322,7 @@ int og_params_parse(const char *text, og_params *out, char *why, size_t len)
     }
     /* Bits 0 and 1 are load and acc, 2..10 the tile's integers, 11 and 12
      * cols and slices, 13 rows, 14 dot, 15 and 16 sgx and sgy, 17 sub, 18
-     * buf, 28 frag, 29 mat, 30 src. */
+     * buf, 19 unroll, 28 frag, 29 mat, 30 src. */
     static const struct {
         unsigned keys;
         const char *what;
@@ -349,6 +352,12 @@ int og_params_parse(const char *text, og_params *out, char *why, size_t len)
                          ? 0x400u
                          : 0u;
     unsigned optional = (seen & extra) == extra ? extra : 0u;
+    /* The decode kernel may name its unrolling (1 when absent). */
+    if (p.variant == OG_VARIANT_QDECODE) {
+        optional |= seen & (1u << 19);
+        if (!(seen & (1u << 19)))
+            p.unroll = 1;
+    }
     if (p.variant != OG_VARIANT_TILE && !og_params_matrix(&p))
         optional |= seen & (1u << 30);
     /* The matrix kernels may name their extension, subgroup size, buffers
@@ -541,12 +550,14 @@ static int qdecode_check(const og_params *p, const og_limits *lim, char *why, si
     int threads = p->cols * p->slices;
     if (!one_of(p->rows, pow2, 5) || !one_of(p->cols, pow2, 7) || !one_of(p->slices, pow2, 8) ||
         threads < 32 || threads > 1024 || p->src != OG_SRC_STORAGE ||
-        (p->vec != 1 && p->vec != 4) || p->split < 0 || p->split > 16) {
+        (p->vec != 1 && p->vec != 4) || p->split < 0 || p->split > 16 ||
+        (p->unroll != 1 && p->unroll != 2 && p->unroll != 4)) {
         snprintf(why, len,
                  "params: qdecode rows=%d, cols=%d, slices=%d must be powers of two (rows up to "
                  "16, cols up to 64, slices up to 128) with 32..1024 invocations, vec=%d 1 or 4, "
-                 "split=%d the rule (none) or 1..16 k ranges, from storage buffers",
-                 p->rows, p->cols, p->slices, p->vec, p->split);
+                 "split=%d the rule (none) or 1..16 k ranges, unroll=%d 1, 2 or 4 units a trip, "
+                 "from storage buffers",
+                 p->rows, p->cols, p->slices, p->vec, p->split, p->unroll);
         return -1;
     }
     return lim ? limits_check(p, lim, (uint32_t)threads, 1, why, len) : 0;

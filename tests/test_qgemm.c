@@ -999,6 +999,59 @@ Test(qgemm, pieces_give_the_same_bits)
     close_context(ctx);
 }
 
+/* Unrolled trips (unroll = 2 and 4 units) add the same units in the same
+ * order as one unit a trip: the same bits, for every format, with float32
+ * and float16 A, 4-wide and word loads, unsplit and split in 2 ranges (the
+ * formats take those four in turn, so that each is compiled a few times
+ * only), 40 units over 8 slices: units left after the last whole trip. */
+Test(qgemm, unrolled_trips_give_the_same_bits, .timeout = 600)
+{
+    og_context *ctx = open_context();
+    int64_t m = 3, n = 9, k = 40 * 32;
+    size_t a_count = (size_t)(m * k), c_count = (size_t)(m * n);
+    float *a = malloc(a_count * 4), *want = malloc(c_count * 4), *got = malloc(c_count * 4);
+    cr_assert(a && want && got);
+    for (size_t i = 0; i < a_count; i++)
+        a[i] = (float)((int)(rnd() % 2001) - 1000) / 128.0f;
+    for (size_t fi = 0; fi < sizeof formats / sizeof formats[0]; fi++) {
+        const og_qweights_format *f = &formats[fi];
+        layout l = layout_for(f, n, k);
+        uint8_t *img = random_image(f, &l, n, k);
+        og_dtype at = fi % 2 ? OG_F16 : OG_F32;
+        size_t a_bytes;
+        void *a_stored = store_a(at, a, a_count, &a_bytes);
+        og_buffer *A = make_buffer(ctx, a_stored, a_bytes), *W = make_buffer(ctx, img, l.bytes), *C = NULL;
+        cr_assert_eq(og_buffer_create(ctx, c_count * 4, &C), OG_OK);
+        og_qgemm *q = NULL;
+        cr_assert_eq(og_qgemm_create(ctx, at, f, OG_MODE_FAST, &q), OG_OK);
+        og_qgemm_args args = {.m = m, .n = n, .k = k, .a = A, .lda = k, .w = W, .c = C, .ldc = n};
+        og_params p = og_params_qdecode(m);
+        p.cols = 4;
+        p.slices = 8;
+        p.vec = fi % 2 ? 1 : 4;
+        p.split = fi % 4 >= 2 ? 2 : OG_SPLIT_RULE;
+        for (int unroll = 1; unroll <= 4; unroll *= 2) {
+            p.unroll = unroll;
+            cr_assert_eq(run_qparams(q, ctx, &args, &p), OG_OK, "%s", og_context_last_error(ctx));
+            cr_assert_eq(og_buffer_read(C, 0, unroll == 1 ? want : got, c_count * 4), OG_OK);
+            char text[128];
+            og_params_format(&p, text, sizeof text);
+            cr_expect(unroll == 1 || memcmp(want, got, c_count * 4) == 0,
+                      "format %zu, A %s, %s: the bits differ from one unit a trip", fi, fi % 2 ? "f16" : "f32", text);
+        }
+        og_qgemm_destroy(q);
+        og_buffer_destroy(A);
+        og_buffer_destroy(W);
+        og_buffer_destroy(C);
+        free(a_stored);
+        free(img);
+    }
+    free(a);
+    free(want);
+    free(got);
+    close_context(ctx);
+}
+
 /* Faults planted in a copy of the template (OG_TEMPLATE_DIR) are caught by
  * the comparison above: nibbles swapped within a byte, the scale of the
  * next block, INT4's zero point ignored, a slice's sum left out of the
@@ -1010,8 +1063,8 @@ Test(qgemm, planted_faults_are_caught, .timeout = 900)
         size_t format;
     } faults[] = {
         {"swapped nibbles", "nibbles and 4 * (e % 8)", "nibbles and 4 * ((e ~ 1) % 8)", 0},
-        {"next block's scale", "og_byte(scales, scale_row + u))",
-         "og_byte(scales, scale_row + u + 1u))", 0},
+        {"next block's scale", "og_byte(scales, scale_row + ${unit}))",
+         "og_byte(scales, scale_row + ${unit} + 1u))", 0},
         {"zero point ignored",
          "${F}z = ${f32}((og_byte(zeros, zero_row + b / 2u) >> ((b & 1u) * 4u)) & 15u);",
          "${F}z = 8.0;", 3},

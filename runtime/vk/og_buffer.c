@@ -33,33 +33,50 @@ static uint64_t device_address(og_context *ctx, VkBuffer buffer, uint64_t offset
     return ctx->vk.vkGetBufferDeviceAddress(ctx->device, &info) + offset;
 }
 
-og_status og_buffer_create(og_context *ctx, uint64_t bytes, og_buffer **out)
+/* A buffer of onegpu's own: `bytes` bytes padded to whole 32-bit words (a
+ * 16-bit element at the end of an odd-length buffer is read as part of a
+ * word) with `usage`, backed by og_buffer_back (host: the staging memory
+ * type), into *out; what names the call in errors. */
+static og_status buffer_made(og_context *ctx, const char *what, uint64_t bytes, VkBufferUsageFlags usage,
+                             int host, og_buffer **out)
 {
     *out = NULL;
     if (bytes > UINT64_MAX - 3)
-        return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT, "buffer: size %" PRIu64 " bytes is too large",
+        return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT, "%s: size %" PRIu64 " bytes is too large", what,
                        bytes);
     og_buffer *buf = buffer_new(ctx, bytes);
     if (!buf)
-        return og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "buffer: out of memory");
-    /* A 16-bit element at the end of an odd-length buffer is read as part of a word. */
+        return og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "%s: out of memory", what);
     buf->allocated = bytes < 4 ? 4 : (bytes + 3) & ~(uint64_t)3;
-    buf->usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
-                 VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
-                 (ctx->limits.buffer_address ? VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT : 0u);
-    og_status st = og_buffer_back(buf, 0);
-    if (st == OG_OK) {
-        buf->address = device_address(ctx, buf->buffer, 0);
-        /* Small mapped buffers (host-coherent memory) are zeroed by the host:
-         * no queue round trip, and the next vkQueueSubmit makes the writes
-         * visible to the device. Large ones are filled on the device, where
-         * a memset through a discrete GPU's BAR would be the slower way. */
-        if (buf->mapped && buf->allocated <= OG_HOST_ZERO_BYTES)
-            memset(buf->mapped, 0, buf->allocated);
-        else
-            st = og_buffer_zero(buf);
-    }
+    buf->usage = usage;
+    og_status st = og_buffer_back(buf, host);
     if (st != OG_OK) {
+        og_buffer_free(buf);
+        return st;
+    }
+    *out = buf;
+    return OG_OK;
+}
+
+og_status og_buffer_create(og_context *ctx, uint64_t bytes, og_buffer **out)
+{
+    og_buffer *buf;
+    VkBufferUsageFlags usage =
+        VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
+        VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+        (ctx->limits.buffer_address ? VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT : 0u);
+    og_status st = buffer_made(ctx, "buffer", bytes, usage, 0, &buf);
+    *out = NULL;
+    if (st != OG_OK)
+        return st;
+    buf->address = device_address(ctx, buf->buffer, 0);
+    /* Small mapped buffers (host-coherent memory) are zeroed by the host:
+     * no queue round trip, and the next vkQueueSubmit makes the writes
+     * visible to the device. Large ones are filled on the device, where a
+     * memset through a discrete GPU's BAR would be the slower way. */
+    if (buf->mapped && buf->allocated <= OG_HOST_ZERO_BYTES)
+        memset(buf->mapped, 0, buf->allocated);
+    else if ((st = og_buffer_zero(buf)) != OG_OK) {
         og_buffer_destroy(buf);
         return st;
     }
@@ -69,23 +86,11 @@ og_status og_buffer_create(og_context *ctx, uint64_t bytes, og_buffer **out)
 
 og_status og_buffer_create_host(og_context *ctx, uint64_t bytes, og_buffer **out)
 {
-    *out = NULL;
-    if (bytes > UINT64_MAX - 3)
-        return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT, "host buffer: size %" PRIu64 " bytes is too large",
-                       bytes);
-    og_buffer *buf = buffer_new(ctx, bytes);
-    if (!buf)
-        return og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "host buffer: out of memory");
-    buf->allocated = bytes < 4 ? 4 : (bytes + 3) & ~(uint64_t)3;
-    buf->usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-    og_status st = og_buffer_back(buf, 1);
-    if (st != OG_OK) {
-        og_buffer_free(buf);
-        return st;
-    }
-    buf->map_reads = 1; /* its only host access is the mapping */
-    *out = buf;
-    return OG_OK;
+    og_status st = buffer_made(ctx, "host buffer", bytes,
+                               VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 1, out);
+    if (st == OG_OK)
+        (*out)->map_reads = 1; /* its only host access is the mapping */
+    return st;
 }
 
 /* The alignment descriptors of this buffer must start at: the larger of

@@ -510,8 +510,9 @@ og_status og_space_conv(const og_limits *lim, og_preset preset, og_dtype dtype, 
  * default for M (og_qgemm_default) first. M <= 16: the decode kernel's
  * column and slice counts around it with 16-byte loads (quick: 2 to 8
  * columns, 16 to 64 slices; standard: 64 to 512 invocations, word loads
- * too, and half the rows; where N gives fewer than 256 workgroups, the
- * default split in 2, 4 and 8 k ranges). M > 16: og_space's tiles, each
+ * too, and half the rows; the default with 2 and 4 units a trip
+ * (unroll); where N gives fewer than 256 workgroups, the default split in
+ * 2, 4 and 8 k ranges). M > 16: og_space's tiles, each
  * unsplit with element loads from storage buffers, then the decode kernel
  * over tiles of 16 rows around its default (quick: 5, standard: 9).
  * *out is malloc'ed. */

@@ -68,7 +68,7 @@ test('every kernel of the quick space (WebGPU\'s limits), every op(A) x op(B), p
   assert.ok(generated >= 4 * 80, `${generated} kernels`);
 });
 
-test('the low-bit decode kernel: every kind of weight format x A f32, f16, bf16 x rows 1 and 16 (2, 4, 8 for some), and a spread of columns x slices', async () => {
+test('the low-bit decode kernel: every kind of weight format x A f32, f16, bf16 x rows 1 and 16 (2, 4, 8 for some), a spread of columns x slices, and 2 and 4 units a trip', async () => {
   const formats = ['mxfp4', 'nvfp4', 'q8_0', ...['f16', 'bf16'].flatMap((s) => ['none', 'uint4', 'float'].map((z) => `int4:${s}:${z}`))];
   for (const [n, weights] of formats.entries()) for (const dtype of ['f32', 'f16', 'bf16']) {
     // The rows differ only in copies of the same statements: each middle count meets three formats.
@@ -78,6 +78,9 @@ test('the low-bit decode kernel: every kind of weight format x A f32, f16, bf16 
   }
   for (const [cols, slices] of [[1, 32], [2, 128], [8, 16], [64, 4]]) {
     await pipeline(device, generate({ params: { variant: 'qdecode', rows: 2, cols, slices, vec: 1 }, weights: 'int4:g128:uint4' }));
+  }
+  for (const [unroll, weights] of [[2, 'nvfp4'], [4, 'int4:g128:float']]) {
+    await pipeline(device, generate({ params: { variant: 'qdecode', rows: 2, cols: 4, slices: 32, vec: 1, unroll }, dtype: 'f16', weights }));
   }
 });
 
