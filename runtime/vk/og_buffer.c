@@ -1,26 +1,12 @@
 /* Storage buffers: made in device memory (og_memory_choose) or wrapped
  * around the application's VkBuffer; host access mapped or staged. */
 #include <inttypes.h>
-#include <stdatomic.h>
 #include <string.h>
 
 #include "og_vk.h"
 
 /* Up to how many bytes a new mapped buffer is zeroed by the host. */
 #define OG_HOST_ZERO_BYTES (256u * 1024u)
-
-static atomic_uint_fast64_t next_serial = 1;
-
-static og_buffer *buffer_new(og_context *ctx, uint64_t bytes)
-{
-    og_buffer *buf = og_mem_alloc(&ctx->allocator, sizeof *buf);
-    if (!buf)
-        return NULL;
-    buf->ctx = ctx;
-    buf->serial = atomic_fetch_add(&next_serial, 1);
-    buf->size = bytes;
-    return buf;
-}
 
 /* The device address of byte offset of buffer, 0 where the context does
  * not read buffers by address. */
@@ -33,31 +19,6 @@ static uint64_t device_address(og_context *ctx, VkBuffer buffer, uint64_t offset
     return ctx->vk.vkGetBufferDeviceAddress(ctx->device, &info) + offset;
 }
 
-/* A buffer of onegpu's own: `bytes` bytes padded to whole 32-bit words (a
- * 16-bit element at the end of an odd-length buffer is read as part of a
- * word) with `usage`, backed by og_buffer_back (host: the staging memory
- * type), into *out; what names the call in errors. */
-static og_status buffer_made(og_context *ctx, const char *what, uint64_t bytes, VkBufferUsageFlags usage,
-                             int host, og_buffer **out)
-{
-    *out = NULL;
-    if (bytes > UINT64_MAX - 3)
-        return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT, "%s: size %" PRIu64 " bytes is too large", what,
-                       bytes);
-    og_buffer *buf = buffer_new(ctx, bytes);
-    if (!buf)
-        return og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "%s: out of memory", what);
-    buf->allocated = bytes < 4 ? 4 : (bytes + 3) & ~(uint64_t)3;
-    buf->usage = usage;
-    og_status st = og_buffer_back(buf, host);
-    if (st != OG_OK) {
-        og_buffer_free(buf);
-        return st;
-    }
-    *out = buf;
-    return OG_OK;
-}
-
 og_status og_buffer_create(og_context *ctx, uint64_t bytes, og_buffer **out)
 {
     og_buffer *buf;
@@ -65,7 +26,7 @@ og_status og_buffer_create(og_context *ctx, uint64_t bytes, og_buffer **out)
         VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
         VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
         (ctx->limits.buffer_address ? VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT : 0u);
-    og_status st = buffer_made(ctx, "buffer", bytes, usage, 0, &buf);
+    og_status st = og_buffer_made(ctx, "buffer", bytes, usage, 0, &buf);
     *out = NULL;
     if (st != OG_OK)
         return st;
@@ -86,7 +47,7 @@ og_status og_buffer_create(og_context *ctx, uint64_t bytes, og_buffer **out)
 
 og_status og_buffer_create_host(og_context *ctx, uint64_t bytes, og_buffer **out)
 {
-    og_status st = buffer_made(ctx, "host buffer", bytes,
+    og_status st = og_buffer_made(ctx, "host buffer", bytes,
                                VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 1, out);
     if (st == OG_OK)
         (*out)->map_reads = 1; /* its only host access is the mapping */
@@ -121,7 +82,7 @@ og_status og_buffer_wrap(og_context *ctx, VkBuffer buffer, uint64_t offset, uint
     if (offset > UINT64_MAX - bytes)
         return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT,
                        "buffer wrap: offset %" PRIu64 " + size %" PRIu64 " overflows", offset, bytes);
-    og_buffer *buf = buffer_new(ctx, bytes);
+    og_buffer *buf = og_buffer_new(ctx, bytes);
     if (!buf)
         return og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "buffer wrap: out of memory");
     buf->wrapped = 1;

@@ -1,9 +1,24 @@
 /* A buffer's VkBuffer and device memory: created, allocated, bound and
- * mapped for og_buffer_create and og_buffer_create_host alike, and freed
- * (below both, so og_buffer.c and og_staging.c call down into it). */
+ * mapped for og_buffer_create, og_buffer_create_host and the staging
+ * buffer alike, and freed (below them, so og_buffer.c and og_staging.c
+ * call down into it). */
 #include <inttypes.h>
+#include <stdatomic.h>
 
 #include "og_vk.h"
+
+static atomic_uint_fast64_t next_serial = 1;
+
+og_buffer *og_buffer_new(og_context *ctx, uint64_t bytes)
+{
+    og_buffer *buf = og_mem_alloc(&ctx->allocator, sizeof *buf);
+    if (!buf)
+        return NULL;
+    buf->ctx = ctx;
+    buf->serial = atomic_fetch_add(&next_serial, 1);
+    buf->size = bytes;
+    return buf;
+}
 
 og_status og_buffer_back(og_buffer *buf, int staging)
 {
@@ -56,4 +71,25 @@ void og_buffer_free(og_buffer *buf)
     ctx->vk.vkDestroyBuffer(ctx->device, buf->buffer, NULL);
     ctx->vk.vkFreeMemory(ctx->device, buf->memory, NULL); /* unmaps too */
     og_mem_free(&ctx->allocator, buf);
+}
+
+og_status og_buffer_made(og_context *ctx, const char *what, uint64_t bytes, VkBufferUsageFlags usage,
+                         int host, og_buffer **out)
+{
+    *out = NULL;
+    if (bytes > UINT64_MAX - 3)
+        return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT, "%s: size %" PRIu64 " bytes is too large", what,
+                       bytes);
+    og_buffer *buf = og_buffer_new(ctx, bytes);
+    if (!buf)
+        return og_fail(ctx, OG_ERROR_OUT_OF_MEMORY, "%s: out of memory", what);
+    buf->allocated = bytes < 4 ? 4 : (bytes + 3) & ~(uint64_t)3;
+    buf->usage = usage;
+    og_status st = og_buffer_back(buf, host);
+    if (st != OG_OK) {
+        og_buffer_free(buf);
+        return st;
+    }
+    *out = buf;
+    return OG_OK;
 }

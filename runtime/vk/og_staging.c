@@ -70,7 +70,8 @@ static og_status staging(og_context *ctx, og_buffer **out)
         return OG_OK;
     }
     og_buffer *s;
-    og_status st = og_buffer_create_host(ctx, ctx->staging_chunk, &s);
+    og_status st = og_buffer_made(ctx, "staging", ctx->staging_chunk,
+                                  VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 1, &s);
     if (st != OG_OK)
         return st;
     ctx->staging = *out = s;

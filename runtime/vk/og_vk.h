@@ -333,6 +333,15 @@ int og_buffer_bindable(const og_buffer *buf);
  * VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT is allocated for addresses.
  * On error what was made stays in buf for og_buffer_free. */
 og_status og_buffer_back(og_buffer *buf, int staging);
+/* A new og_buffer of ctx for `bytes` bytes (a serial of its own, nothing
+ * backing it yet), or NULL without memory. */
+og_buffer *og_buffer_new(og_context *ctx, uint64_t bytes);
+/* A buffer of onegpu's own: `bytes` bytes padded to whole 32-bit words (a
+ * 16-bit element at the end of an odd-length buffer is read as part of a
+ * word) with `usage`, backed by og_buffer_back (host: the staging memory
+ * type, mapped), into *out; what names the call in errors. */
+og_status og_buffer_made(og_context *ctx, const char *what, uint64_t bytes, VkBufferUsageFlags usage,
+                         int host, og_buffer **out);
 /* Destroys the VkBuffer and memory of a buffer backed by og_buffer_back
  * (either may be VK_NULL_HANDLE), then buf; no descriptor-set bookkeeping
  * (og_buffer_destroy does that). NULL is ignored. */
