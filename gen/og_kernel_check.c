@@ -54,7 +54,8 @@ static int recover_check(const og_kernel_key *key, const og_limits *lim, char *w
                  "cooperative-matrix tile");
         return -1;
     }
-    if (key->dtype != OG_F32 || og_kernel_b_type(key) != OG_F32) {
+    /* A low-bit weight product's prefill takes its A types (qformat_check). */
+    if (!key->qformat && (key->dtype != OG_F32 || og_kernel_b_type(key) != OG_F32)) {
         snprintf(why, len, "gen: recovered float32 takes float32 inputs");
         return -1;
     }
@@ -117,8 +118,10 @@ static int conv_check(const og_kernel_key *key, char *why, size_t len)
 
 /* A weight format (og_kernel_key.qformat) goes with the low-bit decode
  * kernel (variant qdecode; GLSL, A float32, float16 or bfloat16 not
- * transposed) and with the portable tile's prefill loads (variant tile, B
- * the weights N x K, element loads from storage buffers, no split-k pass);
+ * transposed), with the portable tile's prefill loads (variant tile, B
+ * the weights N x K, element loads from storage buffers, no split-k pass)
+ * and with the prefill on matrices (the staged cooperative-matrix tile,
+ * recovered with range scaling, and range scaling's exponents pass, GLSL);
  * no other kernel takes one, and the decode kernel takes nothing else.
  * WGSL passes here and og_wgsl_check admits the decode kernel's one pass
  * with word loads (vec=1, unsplit) and the prefill tile. */
@@ -126,29 +129,45 @@ static int qformat_check(const og_kernel_key *key, char *why, size_t len)
 {
     int params = og_kernel_has_params(key);
     int decode = params && key->p.variant == OG_VARIANT_QDECODE;
-    /* The tile's prefill is unsplit; the decode kernel has a split-k pass. */
-    int kernel_ok = key->kernel == OG_KERNEL_GEMM || (decode && key->kernel == OG_KERNEL_PLANES);
     if (!decode && !key->qformat)
         return 0;
     int q = key->qformat, format = OG_QFORMAT_KEY_FORMAT(q);
     int int4 = format == 2; /* OG_QFORMAT_INT4 */
     int tile = params && key->p.variant == OG_VARIANT_TILE && !og_params_matrix(&key->p);
-    if ((!decode && !tile) || !kernel_ok || q < 1 || OG_QFORMAT_KEY_ZERO(q) > 2 ||
+    /* The prefill on matrices: recovered float32 with range scaling, and
+     * its exponents pass. */
+    int matrix = params && key->p.variant == OG_VARIANT_COOPMAT;
+    int exponents = key->kernel == OG_KERNEL_EXPONENTS;
+    /* The tile's prefill is unsplit; the decode kernel has a split-k pass. */
+    int kernel_ok = key->kernel == OG_KERNEL_GEMM || (decode && key->kernel == OG_KERNEL_PLANES) || exponents;
+    if ((!decode && !tile && !matrix && !exponents) || !kernel_ok || q < 1 || OG_QFORMAT_KEY_ZERO(q) > 2 ||
         (!int4 && (OG_QFORMAT_KEY_SCALE(q) || OG_QFORMAT_KEY_ZERO(q)))) {
         snprintf(why, len,
                  "gen: a weight format (qformat %d) goes with the low-bit decode kernel "
-                 "(variant=qdecode, and its split-k pass) and the portable tile's gemm pass, "
-                 "and the decode kernel takes one",
+                 "(variant=qdecode, and its split-k pass), the portable tile's gemm pass and "
+                 "the recovered cooperative-matrix tile's (with its exponents pass), and the "
+                 "decode kernel takes one",
                  q);
         return -1;
     }
     if ((key->dialect != OG_GLSL && key->dialect != OG_WGSL) || key->trans_a ||
-        key->trans_b != !decode || key->recover || key->scaled || key->conv || key->dtype_b != 0 ||
+        key->trans_b != !decode || key->conv || key->dtype_b != 0 ||
         (key->dtype != OG_F32 && key->dtype != OG_F16 && key->dtype != OG_BF16)) {
         snprintf(why, len,
                  "gen: the low-bit weight kernels are GLSL and WGSL, with "
                  "float32, float16 or bfloat16 A not transposed (and the tile's B, the weights, "
                  "transposed)");
+        return -1;
+    }
+    /* Range scaling keeps every decoded weight inside float16's range: the
+     * matrix prefill is recovered and scaled, GLSL, staged; nothing else is
+     * recovered. */
+    if (matrix ? !key->recover || !key->scaled || key->dialect != OG_GLSL || key->p.load != OG_LOAD_STAGED
+               : key->recover || key->scaled || (exponents && key->dialect != OG_GLSL)) {
+        snprintf(why, len,
+                 "gen: low-bit weights on matrices run the staged cooperative-matrix tile as "
+                 "recovered float32 with range scaling (GLSL); the other low-bit kernels are "
+                 "native");
         return -1;
     }
     if (tile && (key->p.vec != 1 || key->p.src != OG_SRC_STORAGE)) {
@@ -203,7 +222,7 @@ int og_kernel_check(const og_kernel_key *key, const og_limits *lim, char *why, s
     /* Cooperative matrices: float16 inputs (no bfloat16 cooperative matrices
      * in this toolchain), or float32 split into float16 parts (recovered),
      * GLSL (GL_NV_cooperative_matrix; glslang's HLSL has none). */
-    if (key->p.variant == OG_VARIANT_COOPMAT &&
+    if (key->p.variant == OG_VARIANT_COOPMAT && !key->qformat &&
         (key->dtype != (key->recover ? OG_F32 : OG_F16) || key->dialect != OG_GLSL)) {
         snprintf(why, len,
                  "gen: the cooperative-matrix kernel takes float16 inputs (float32 when "

@@ -78,18 +78,22 @@ static og_status prepare(og_qgemm *q, const og_qgemm_args *args, const og_params
     og_status st =
         og_qgemm_check(&ctx->limits, ctx->error, g->dtype, &q->format, args, &shape, &push);
     if (st == OG_OK)
-        st = og_qgemm_plan(&ctx->limits, ctx->error, g->dtype, q->qformat, &shape, p, &push,
+        st = og_qgemm_plan(&ctx->limits, ctx->error, g->dtype, q->qformat, g->mode, &shape, p, &push,
                            g->scratch_bytes, &c->plan);
-    /* Split-k's planes, made on first use (zero-filled on the context's
-     * copy command buffer, so this may happen while the caller records). */
+    /* Split-k's planes and range scaling's exponents, made on first use
+     * (zero-filled on the context's copy command buffer, so this may happen
+     * while the caller records). */
     if (st == OG_OK && c->plan.scratch_bytes && !g->scratch)
         st = og_buffer_create(ctx, c->plan.scratch_bytes, &g->scratch);
+    if (st == OG_OK && c->plan.exponent_bytes && !g->exponents)
+        st = og_buffer_create(ctx, c->plan.exponent_bytes, &g->exponents);
     c->ctx = ctx;
     og_buffer *ops[OG_OPERANDS] = {[OG_OPERAND_A] = args->a,
                                    [OG_OPERAND_B] = args->w,
                                    [OG_OPERAND_C] = args->c,
                                    [OG_OPERAND_BIAS] = args->bias,
-                                   [OG_OPERAND_SCRATCH] = g->scratch};
+                                   [OG_OPERAND_SCRATCH] = g->scratch,
+                                   [OG_OPERAND_EXPONENTS] = g->exponents};
     memcpy(c->operands, ops, sizeof ops);
     return st;
 }

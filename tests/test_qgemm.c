@@ -189,6 +189,10 @@ typedef struct qcase {
     float beta, tensor_scale;
     int bias;
     og_activation act;
+    const og_params *params; /* the kernel to run, or NULL: og_qgemm_run's choice */
+    /* MXFP4: block 1 of row 3 of W scaled by 2^40 (E8M0 167: its weights
+     * pass float16's range) and block 0 of row 5 by 2^-127 (E8M0 0). */
+    int extreme;
 } qcase;
 
 static double act_ref(og_activation a, double x)
@@ -227,6 +231,11 @@ static size_t case_mismatches(og_context *ctx, const qcase *c, og_mode mode, cha
     cr_assert(wimg && mats);
     for (int64_t e = 0; e < experts; e++) {
         mats[e] = random_image(f, &l, c->n, c->k);
+        if (c->extreme) {
+            cr_assert(f->format == OG_QFORMAT_MXFP4 && c->n > 5 && c->k >= 64);
+            mats[e][l.scales_at + 3 * l.scale_row + 1] = 167;
+            mats[e][l.scales_at + 5 * l.scale_row] = 0;
+        }
         memcpy(wimg + 16 * c->w_off + (uint64_t)e * stride_w, mats[e], l.bytes);
     }
     int64_t stride_a = c->m * lda, stride_c = c->m * ldc;
@@ -267,7 +276,7 @@ static size_t case_mismatches(og_context *ctx, const qcase *c, og_mode mode, cha
                           .beta = c->beta,
                           .bias = B,
                           .activation = c->act};
-    og_status st = og_qgemm_run(q, &args);
+    og_status st = c->params ? run_qparams(q, ctx, &args, c->params) : og_qgemm_run(q, &args);
     cr_assert_eq(st, OG_OK, "og_qgemm_run: %s", og_context_last_error(ctx));
     float *out = malloc(c_count * 4);
     cr_assert_not_null(out);
@@ -838,6 +847,102 @@ Test(qgemm, prefill_is_the_gemm_on_decoded_weights, .timeout = 900)
  * are the matrix encoded over that range alone (blocks are encoded apart).
  * MXFP4 with K = 2880 in 4 ranges (23, 23, 23 and 21 units), INT4 groups of
  * 128 with uint4 zero points and float16 A in 4 ranges of 1024. */
+/* The prefill on matrices: the staged cooperative-matrix tile as recovered
+ * float32 with range scaling (each decoded weight brought into float16's
+ * range by its column's power of two, split into float16 high and low
+ * parts), Fast mode. Every format, A float32, float16 and bfloat16 in turn,
+ * M and N past the tile's edges, two products with beta and the bias, and
+ * MXFP4 with a block scale of 2^40 and one of 2^-127; against the float64
+ * reference of the decoded weights with the cases' tolerance. In the Mesa
+ * 26 lane (OG_MESA26, CTest mesa26_test_qgemm_matrix) the device's KHR
+ * kernel on every format; elsewhere the same template with its fragments
+ * emulated (mat=emu) on every third (MXFP4, INT4 with uint4 zero points,
+ * Q8_0), to keep the plain pass short. */
+Test(qgemm, prefill_on_matrices, .timeout = 900)
+{
+    og_context *ctx = open_context();
+    const char *lane = getenv("OG_MESA26");
+    og_params p;
+    char err[256] = "";
+    cr_assert_eq(og_params_parse("variant=coopmat,bm=64,bn=64,bk=32,sgx=4,sgy=2,pad=0,load=staged,mat=emu", &p,
+                                 err, sizeof err),
+                 0, "%s", err);
+    if (lane && *lane) {
+        og_matrix_note notes[OG_MATRIX_VARIANTS];
+        og_matrix_choose(&ctx->limits, OG_F16, OG_MODE_FAST, notes);
+        cr_assert(notes[2].params.mat == OG_MATRIX_KHR && notes[2].why[0] == '\0',
+                  "OG_MESA26 is set, but %s has no KHR matrix kernel: %s", ctx->props.deviceName, notes[2].why);
+        p = notes[2].params;
+        p.load = OG_LOAD_STAGED;
+    }
+    static const og_dtype types[] = {OG_F32, OG_F16, OG_BF16};
+    int stride = og_test_stride() * (lane && *lane ? 1 : 3);
+    for (size_t fi = 0; fi < N_FORMATS; fi++) {
+        if ((int)fi % stride)
+            continue;
+        const og_qweights_format *f = &formats[fi];
+        qcase c = {.f = *f, .a_type = types[fi % 3], .m = 70, .n = 67, .k = f->group > 32 ? 2 * f->group : 96,
+                   .batch = 2, .beta = 0.5f, .bias = 1, .tensor_scale = 1.5f, .params = &p,
+                   .extreme = f->format == OG_QFORMAT_MXFP4};
+        run_case(ctx, &c, OG_MODE_FAST);
+    }
+    close_context(ctx);
+}
+
+/* A tuned record of the matrix prefill competes above 16 rows: on a device
+ * with float16 matrices (the Mesa 26 lane) a record of the device's KHR
+ * tile measured faster than anything else is selected, described and run
+ * right through og_qgemm_run; on one without (lavapipe 22) the same record
+ * is never taken. */
+Test(qgemm, matrix_records_are_taken_on_matrices, .timeout = 900)
+{
+    const char *lane = getenv("OG_MESA26");
+    int in_lane = lane && *lane;
+    char db[] = "/tmp/og_qgemm_records_XXXXXX", err[512];
+    int fd = mkstemp(db);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    og_context *ctx = NULL;
+    cr_assert_eq(og_context_create(&(og_context_desc){.tuning_db = db}, &ctx), OG_OK, "%s", og_last_error());
+    const og_qweights_format *f = &formats[0];
+    og_params p = og_params_recovered(&ctx->limits, OG_GLSL, OG_MODE_FAST);
+    cr_assert_eq(p.variant == OG_VARIANT_COOPMAT, in_lane, "the device's recovered kernel: %s", og_params_template(&p));
+    if (!in_lane)
+        cr_assert_eq(og_params_parse("variant=coopmat,bm=64,bn=64,bk=32,sgx=4,sgy=2,pad=0,load=staged,mat=khr", &p, err,
+                                     sizeof err),
+                     0, "%s", err);
+    og_record r = {.key = {.dtype = OG_F32, .mode = OG_MODE_FAST, .trans_b = 1},
+                   .m = 70, .n = 67, .k = 96, .batch = 2, .median_us = 1, .gflops = 1e6, .samples = 3, .accepted = 1};
+    og_qgemm_op(f, r.key.op, sizeof r.key.op);
+    snprintf(r.template_name, sizeof r.template_name, "gemm_coopmat");
+    r.template_hash = og_template_hash(r.template_name);
+    og_params_format(&p, r.params, sizeof r.params);
+    og_db *handle;
+    int64_t device;
+    cr_assert_eq(og_db_open(db, 1, &handle, err, sizeof err), OG_OK, "%s", err);
+    cr_assert_eq(og_db_device(handle, &ctx->info, &device, err, sizeof err), OG_OK, "%s", err);
+    cr_assert_eq(og_db_insert(handle, device, &r, err, sizeof err), OG_OK, "%s", err);
+    og_db_close(handle);
+    og_choice c;
+    cr_assert_eq(og_select_qgemm(ctx, OG_F32, f, OG_MODE_FAST, 70, 67, 96, 2, &c), OG_OK);
+    char chosen[OG_PARAMS_MAX];
+    og_params_format(&c.params, chosen, sizeof chosen);
+    if (in_lane) {
+        cr_expect(c.source == OG_SOURCE_DB && strcmp(chosen, r.params) == 0, "chose %s", chosen);
+        /* The record's kernel through og_qgemm_run, against the reference. */
+        qcase q = {.f = *f, .a_type = OG_F32, .m = 70, .n = 67, .k = 96, .batch = 2, .beta = 0.5f, .bias = 1,
+                   .extreme = 1};
+        run_case(ctx, &q, OG_MODE_FAST);
+    } else {
+        cr_expect(c.params.variant != OG_VARIANT_COOPMAT, "a matrix record chosen without matrices: %s", chosen);
+    }
+    og_choice det;
+    cr_assert_eq(og_select_qgemm(ctx, OG_F32, f, OG_MODE_DETERMINISTIC, 70, 67, 96, 2, &det), OG_OK);
+    cr_expect(det.source == OG_SOURCE_DEFAULT, "Deterministic mode took a record");
+    close_context(ctx);
+    unlink(db);
+}
+
 Test(qgemm, split_k_adds_the_ranges_in_order, .timeout = 900)
 {
     og_context *ctx = open_context();

@@ -5,6 +5,7 @@
  * rejects a wrong result; the command line parses --weights, explains its
  * choice and benchmarks; the records travel through export and import, and
  * a record edited to another format or kernel is refused. */
+#include "og_matrix_device.h"
 #include "og_ogtune.h"
 #include "og_records.h"
 #include "og_test.h"
@@ -193,6 +194,43 @@ Test(qgemm_tune, prefill_records, .timeout = 900)
     og_params_format(&c.params, params, sizeof params);
     cr_expect(c.source == OG_SOURCE_DB && strcmp(params, faster.params) == 0, "%s", params);
     free(rs.r);
+    close_context(ctx);
+}
+
+/* Above 16 rows a device with float16 matrices adds to the candidates its
+ * staged matrix tiles that run recovered with range scaling, each a kernel
+ * the generator takes with a weight format; up to 16 rows, and on a device
+ * without matrices (lavapipe 22), there are none. */
+Test(qgemm_tune, matrix_candidates_above_16_rows)
+{
+    og_limits lim = matrix_device();
+    lim.matrix.khr_shapes[lim.matrix.n_khr_shapes++] = f16_shape(16, 16, 16);
+    lim.matrix.khr_compute = 1;
+    og_context *ctx = open_context();
+    const og_limits *limits[2] = {&lim, &ctx->limits};
+    for (int d = 0; d < 2; d++)
+        for (int64_t m = 16; m <= 64; m += 48) {
+            og_params *list;
+            size_t n, matrix = 0;
+            cr_assert_eq(og_space_qgemm(limits[d], OG_PRESET_QUICK, &(og_shape){m, 256, 512, 1}, &list, &n), OG_OK);
+            for (size_t i = 0; i < n; i++) {
+                if (list[i].variant != OG_VARIANT_COOPMAT)
+                    continue;
+                matrix++;
+                og_kernel_key key = {.p = list[i], .dtype = OG_F16, .dialect = OG_GLSL, .trans_b = 1,
+                                     .qformat = OG_QFORMAT_KEY(OG_QFORMAT_MXFP4, 0, 0),
+                                     .recover = OG_RECOVER_SHIFT, .scaled = 1};
+                char why[256] = "", text[OG_PARAMS_MAX];
+                og_params_format(&list[i], text, sizeof text);
+                cr_expect(list[i].load == OG_LOAD_STAGED && list[i].mat != OG_MATRIX_EMU, "%s", text);
+                cr_expect_eq(og_kernel_check(&key, limits[d], why, sizeof why), 0, "%s: %s", text, why);
+            }
+            if (d == 0 && m > 16)
+                cr_expect_gt(matrix, 0, "no matrix candidate for M = 64 on a device with matrices");
+            else
+                cr_expect_eq(matrix, 0, "%zu matrix candidates for M = %lld, device %d", matrix, (long long)m, d);
+            free(list);
+        }
     close_context(ctx);
 }
 

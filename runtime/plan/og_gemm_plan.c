@@ -120,30 +120,34 @@ og_status og_gemm_plan(const og_gemm_config *cfg, const og_limits *lim, char *er
     out->tile_rows = tile ? (uint32_t)p->bm : 0;
     out->rows_per = tile ? (uint64_t)count[1] * (uint64_t)p->bm : (uint64_t)args->m;
     out->batch_per = count[2] / out->ranges;
-    if (cfg->scaled) {
-        /* A piece's exponents, (rows + N) per product, fit the scratch. */
-        uint64_t cap = OG_EXPONENT_BYTES / 4, n = (uint64_t)args->n;
-        uint64_t rows = out->rows_per < (uint64_t)args->m ? out->rows_per : (uint64_t)args->m;
-        if (rows + n > cap) {
-            if (n + (uint64_t)p->bm > cap)
-                return og_failf(err, OG_ERROR_UNSUPPORTED,
-                                "gemm: N = %" PRId64 " leaves no room for a tile of rows in the %u "
-                                "exponents of range scaling",
-                                args->n, (unsigned)cap);
-            rows = (cap - n) / (uint64_t)p->bm * (uint64_t)p->bm;
-            out->rows_per = rows;
-        }
-        if (out->batch_per > cap / (rows + n))
-            out->batch_per = cap / (rows + n);
-        out->scaled = 1;
-        out->exponent_bytes = OG_EXPONENT_BYTES;
-    }
+    if (cfg->scaled && (st = og_plan_exponents(out, err, "gemm", args->m, args->n, p->bm)) != OG_OK)
+        return st;
     if (out->ranges > 1)
         out->scratch_bytes = cfg->scratch_bytes;
     out->a_row = args->trans_a ? 1 : (uint64_t)args->lda;
     if (out->key.p.src == OG_SRC_TEXEL && out->key.p.vec != 1)
         out->vec_words = cfg->a_type == OG_F32 ? 4 : 2;
     og_plan_count_pieces(out);
+    return OG_OK;
+}
+
+og_status og_plan_exponents(og_plan *out, char *err, const char *op, int64_t m, int64_t n, int bm)
+{
+    uint64_t cap = OG_EXPONENT_BYTES / 4, cols = (uint64_t)n;
+    uint64_t rows = out->rows_per < (uint64_t)m ? out->rows_per : (uint64_t)m;
+    if (rows + cols > cap) {
+        if (cols + (uint64_t)bm > cap)
+            return og_failf(err, OG_ERROR_UNSUPPORTED,
+                            "%s: N = %" PRId64 " leaves no room for a tile of rows in the %u exponents of "
+                            "range scaling",
+                            op, n, (unsigned)cap);
+        rows = (cap - cols) / (uint64_t)bm * (uint64_t)bm;
+        out->rows_per = rows;
+    }
+    if (out->batch_per > cap / (rows + cols))
+        out->batch_per = cap / (rows + cols);
+    out->scaled = 1;
+    out->exponent_bytes = OG_EXPONENT_BYTES;
     return OG_OK;
 }
 

@@ -62,6 +62,8 @@ static void gemm_piece(const og_plan *pl, const og_push *q, og_piece *out)
     if (pl->ranges == 1) {
         if (pl->scaled) {
             og_kernel_key key = {.kernel = OG_KERNEL_EXPONENTS,
+                                 .dtype = pl->key.dtype,
+                                 .qformat = pl->key.qformat,
                                  .trans_a = pl->key.trans_a,
                                  .trans_b = pl->key.trans_b,
                                  .dialect = pl->dialect};

@@ -516,10 +516,11 @@ og_params og_qgemm_default(int64_t m);
 og_params og_qgemm_run_params(og_dtype a_type, const og_push *push, const og_params *p);
 
 /* Plans a checked low-bit weight product (og_qgemm_check's shape and push)
- * with parameters p (the decode kernel, or the prefill tile) for the
- * weights' key qformat; split-k's planes of the whole call must fit
+ * with parameters p (the decode kernel, the prefill tile, or in Fast mode
+ * the staged cooperative-matrix tile, recovered with range scaling) for
+ * the weights' key qformat; split-k's planes of the whole call must fit
  * scratch_bytes (fewer ranges where they would not). */
-og_status og_qgemm_plan(const og_limits *lim, char *err, og_dtype a_type, int qformat,
+og_status og_qgemm_plan(const og_limits *lim, char *err, og_dtype a_type, int qformat, og_mode mode,
                         const og_gemm_args *shape, const og_params *p, const og_push *push,
                         uint64_t scratch_bytes, og_plan *out);
 
@@ -528,6 +529,13 @@ og_status og_qgemm_plan(const og_limits *lim, char *err, og_dtype a_type, int qf
 void og_plan_start(og_plan *out, og_plan_kind kind, const og_limits *lim, og_dialect dialect,
                    const og_push *push);
 void og_plan_count_pieces(og_plan *out);
+
+/* Range scaling's exponents pass for a plan of tiles of bm rows whose
+ * rows_per and batch_per are set: fewer rows and products a piece where a
+ * piece's exponents, (rows + N) per product, would not fit the scratch of
+ * OG_EXPONENT_BYTES; sets scaled and exponent_bytes (og_gemm_plan.c).
+ * Errors: OG_ERROR_UNSUPPORTED naming op when N leaves no room for a tile. */
+og_status og_plan_exponents(og_plan *out, char *err, const char *op, int64_t m, int64_t n, int bm);
 
 /* Piece i of a plan (i < pl->pieces). Every piece has piece 0's steps
  * with other push constants and grids: the same kernel keys, layouts,

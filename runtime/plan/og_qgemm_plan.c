@@ -119,7 +119,7 @@ og_params og_qgemm_run_params(og_dtype a_type, const og_push *push, const og_par
     return run;
 }
 
-og_status og_qgemm_plan(const og_limits *lim, char *err, og_dtype a_type, int qformat,
+og_status og_qgemm_plan(const og_limits *lim, char *err, og_dtype a_type, int qformat, og_mode mode,
                         const og_gemm_args *shape, const og_params *p, const og_push *push,
                         uint64_t scratch_bytes, og_plan *out)
 {
@@ -127,13 +127,21 @@ og_status og_qgemm_plan(const og_limits *lim, char *err, og_dtype a_type, int qf
     og_binding_starts(lim, shape, og_dtype_bytes(a_type), 4, NULL, 0, out->start);
     if (shape->m == 0 || shape->n == 0)
         return OG_OK;
-    int tile = p->variant == OG_VARIANT_TILE;
+    /* The prefill on matrices: the staged cooperative-matrix tile as
+     * recovered float32 with range scaling (every decoded weight brought into
+     * float16's range by its column's power of two), after the exponents. */
+    int matrix = p->variant == OG_VARIANT_COOPMAT;
+    int tile = p->variant == OG_VARIANT_TILE || matrix;
     if (!tile && p->variant != OG_VARIANT_QDECODE)
         return og_failf(err, OG_ERROR_INVALID_ARGUMENT,
-                        "qgemm: parameters of variant %d are neither the decode kernel's nor the "
-                        "portable tile's",
+                        "qgemm: parameters of variant %d are neither the decode kernel's, the "
+                        "portable tile's nor the cooperative-matrix tile's",
                         (int)p->variant);
-    if (tile && (p->split != 1 || p->vec != 1 || p->src != OG_SRC_STORAGE || og_params_matrix(p)))
+    if (matrix && (p->load != OG_LOAD_STAGED || mode != OG_MODE_FAST))
+        return og_failf(err, OG_ERROR_UNSUPPORTED,
+                        "qgemm: the cooperative-matrix prefill stages the decoded weights "
+                        "(load=staged) and runs in Fast mode only");
+    if (tile && !matrix && (p->split != 1 || p->vec != 1 || p->src != OG_SRC_STORAGE))
         return og_failf(err, OG_ERROR_INVALID_ARGUMENT,
                         "qgemm: the prefill tile decodes each weight as it loads it: element "
                         "loads from storage buffers, unsplit (vec=1, src=ssbo, split=1)");
@@ -172,18 +180,24 @@ og_status og_qgemm_plan(const og_limits *lim, char *err, og_dtype a_type, int qf
                                .dtype = a_type,
                                .dialect = OG_GLSL,
                                .trans_b = tile,
-                               .qformat = qformat};
+                               .qformat = qformat,
+                               .recover = matrix ? OG_RECOVER_SHIFT : 0,
+                               .scaled = matrix};
     char why[256];
     if (tile && og_kernel_check(&out->key, lim, why, sizeof why) != 0)
         return og_failf(err, OG_ERROR_UNSUPPORTED, "qgemm: %s", why);
     if ((st = og_loops_check(lim, err, "qgemm", &out->key, shape->k,
-                             ranges > 1 ? range_units * 32 : (uint64_t)shape->k)) != OG_OK)
+                             ranges > 1 ? range_units * 32 : (uint64_t)shape->k)) != OG_OK ||
+        (matrix && (st = og_loops_check(lim, err, "qgemm", &(og_kernel_key){.kernel = OG_KERNEL_EXPONENTS},
+                                        shape->k, (uint64_t)shape->k)) != OG_OK))
         return st;
     out->gx = (uint32_t)gx;
     out->tile_rows = (uint32_t)(tile ? p->bm : p->rows);
     out->rows_per = (uint64_t)lim->max_count[1] * (uint64_t)out->tile_rows;
     out->batch_per = lim->max_count[2] / (uint32_t)ranges;
     out->a_row = (uint64_t)shape->lda;
+    if (matrix && (st = og_plan_exponents(out, err, "qgemm", shape->m, shape->n, p->bm)) != OG_OK)
+        return st;
     og_plan_count_pieces(out);
     return OG_OK;
 }

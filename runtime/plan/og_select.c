@@ -311,19 +311,24 @@ og_status og_select_qgemm(og_context *ctx, og_dtype dtype, const og_qweights_for
     og_qgemm_op(f, key.op, sizeof key.op);
     search_databases(ctx, &key, 0, m, n, k, batch, out);
     if (m > 16) {
-        /* Above 16 rows the decode kernel over tiles of 16 rows competes
-         * with the prefill tile (a CPU driver runs it faster, a GPU
-         * rarely): an exact record before a nearest one, then the higher
-         * rate. */
-        og_choice decode = *out;
-        decode.params = og_params_qdecode(m);
-        decode.source = OG_SOURCE_DEFAULT;
-        search_databases(ctx, &key, 0, m, n, k, batch, &decode);
-        int found = decode.source != OG_SOURCE_DEFAULT;
-        if (found && (out->source == OG_SOURCE_DEFAULT ||
-                      (decode.source == OG_SOURCE_DB && out->source == OG_SOURCE_DB_NEAREST) ||
-                      (decode.source == out->source && decode.gflops > out->gflops)))
-            *out = decode;
+        /* Above 16 rows the decode kernel over tiles of 16 rows (a CPU
+         * driver runs it faster, a GPU rarely) and, on matrix hardware, the
+         * recovered cooperative-matrix tile compete with the prefill tile:
+         * an exact record before a nearest one, then the higher rate. */
+        og_params others[2] = {og_params_qdecode(m), og_params_recovered(&ctx->limits, OG_GLSL, mode)};
+        for (int i = 0; i < 2; i++) {
+            if (i == 1 && others[i].variant != OG_VARIANT_COOPMAT)
+                continue;
+            og_choice other = *out;
+            other.params = others[i];
+            other.source = OG_SOURCE_DEFAULT;
+            search_databases(ctx, &key, i == 1 ? OG_RECOVER_SHIFT : 0, m, n, k, batch, &other);
+            int found = other.source != OG_SOURCE_DEFAULT;
+            if (found && (out->source == OG_SOURCE_DEFAULT ||
+                          (other.source == OG_SOURCE_DB && out->source == OG_SOURCE_DB_NEAREST) ||
+                          (other.source == out->source && other.gflops > out->gflops)))
+                *out = other;
+        }
     }
     /* The prefill decodes one weight at a time: a tile record (say, one
      * edited by hand) runs with element loads from storage, unsplit. */

@@ -204,8 +204,9 @@ og_status og_qgemm_candidate_verify(og_qgemm *q, og_qgemm_problem *pr, const og_
     int64_t shapes[2][4] = {
         {p->rows + 1, 2 * p->cols + 1, (units / step + 1) * step, 2},
         {p->rows > 1 ? p->rows - 1 : 3, 3 * p->cols - 1, step * (units > step ? 1 : 2), 1}};
-    if (p->variant == OG_VARIANT_TILE) {
-        /* The prefill tile: rows and columns off BM and BN, K off BK. */
+    if (p->variant == OG_VARIANT_TILE || p->variant == OG_VARIANT_COOPMAT) {
+        /* The prefill tile (portable or matrix): rows and columns off BM
+         * and BN, K off BK. */
         const int64_t tile[2][4] = {{p->bm + 1, p->bn + 3, (p->bk / step + 2) * step, 2},
                                     {2 * p->bm - 1, p->bn - 1, step, 1}};
         memcpy(shapes, tile, sizeof shapes);

@@ -499,6 +499,17 @@ og_status og_space_qgemm(const og_limits *lim, og_preset preset, const og_shape 
             st = add(&c, p);
         }
         free(all.list);
+        /* On matrix hardware, the matrix tiles that run recovered with range
+         * scaling (og_space_recovered's, staged), which og_select_qgemm
+         * weighs against the tile. */
+        og_params *rec = NULL;
+        size_t n_rec = 0;
+        if (st == OG_OK)
+            st = og_space_recovered(lim, OG_GLSL, preset, OG_MODE_FAST, s, &rec, &n_rec);
+        for (size_t i = 0; i < n_rec && st == OG_OK; i++)
+            if (rec[i].variant == OG_VARIANT_COOPMAT)
+                st = add(&c, rec[i]);
+        free(rec);
         /* The decode kernel over tiles of 16 rows competes (og_select_qgemm):
          * the default and its neighbours in columns and slices. */
         static const int qcols[] = {4, 2, 8}, qslices[] = {32, 16, 64};

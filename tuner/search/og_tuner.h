@@ -513,8 +513,10 @@ og_status og_space_conv(const og_limits *lim, og_preset preset, og_dtype dtype, 
  * too, and half the rows; the default with 2 and 4 units a trip
  * (unroll); where N gives fewer than 256 workgroups, the default split in
  * 2, 4 and 8 k ranges). M > 16: og_space's tiles, each
- * unsplit with element loads from storage buffers, then the decode kernel
- * over tiles of 16 rows around its default (quick: 5, standard: 9).
+ * unsplit with element loads from storage buffers, the staged matrix tiles
+ * that run recovered with range scaling (og_space_recovered's, where the
+ * device has float16 matrices), then the decode kernel over tiles of 16
+ * rows around its default (quick: 5, standard: 9).
  * *out is malloc'ed. */
 og_status og_space_qgemm(const og_limits *lim, og_preset preset, const og_shape *s, og_params **out,
                          size_t *n);

@@ -133,11 +133,12 @@ int og_record_check(const og_record *rec, char *why, size_t len)
             return -1;
         }
         int prefill =
-            p.variant == OG_VARIANT_TILE && p.vec == 1 && p.src == OG_SRC_STORAGE && p.split == 1;
+            (p.variant == OG_VARIANT_TILE && p.vec == 1 && p.src == OG_SRC_STORAGE && p.split == 1) ||
+            (p.variant == OG_VARIANT_COOPMAT && p.load == OG_LOAD_STAGED);
         if (qgemm ? p.variant != OG_VARIANT_QDECODE && !prefill : p.variant == OG_VARIANT_QDECODE) {
             snprintf(why, len, "params '%s' %s", rec->params,
-                     qgemm ? "are neither the decode kernel's (variant=qdecode) nor the prefill "
-                             "tile's (vec=1, src=ssbo, split=1)"
+                     qgemm ? "are neither the decode kernel's (variant=qdecode), the prefill "
+                             "tile's (vec=1, src=ssbo, split=1) nor the staged matrix tile's"
                            : "are the low-bit decode kernel's: its op starts " OG_OP_QGEMM_PREFIX);
             return -1;
         }
