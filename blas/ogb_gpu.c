@@ -134,7 +134,6 @@ int ogb_gpu_sgemm(const ogb_call *call, ogb_gpu_times *times, char *why, size_t 
     int rc = start(why, len);
     if (!rc) {
         unsigned before = g.o.rt->context_validation_errors(g.o.ctx);
-        times->staged = g.o.staged;
         og_status st = ogb_tiled_sgemm(&g.o, call, times, why, len);
         if (g.o.ctx)
             times->validation_errors = g.o.rt->context_validation_errors(g.o.ctx) - before;

@@ -260,5 +260,6 @@ og_status ogb_tiled_sgemm(ogb_gpu_objects *o, const ogb_call *c, ogb_gpu_times *
     }
     times->tiles = count;
     times->copy_s = copy_s;
+    times->staged = o->staged;
     return st;
 }

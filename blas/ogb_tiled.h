@@ -53,8 +53,8 @@ og_gemm_args ogb_row_major_args(const ogb_call *c, og_buffer *a, og_buffer *b, o
  * before it, whose barrier is global). C blocks go straight to the
  * caller's C when beta = 0 (a failure leaves C partly written; the
  * caller's repeat of the call never reads it), else to o->image, copied to
- * C after the last tile (C is as it was on failure). Fills times->tiles
- * and times->copy_s (the host's time in copies). Returns OG_OK, or the
+ * C after the last tile (C is as it was on failure). Fills times->tiles,
+ * times->copy_s (the host's time in copies) and times->staged. Returns OG_OK, or the
  * failing status with a reason in why (OG_ERROR_DEVICE_LOST when the device
  * was lost); nothing is pending on the device when it returns. */
 og_status ogb_tiled_sgemm(ogb_gpu_objects *o, const ogb_call *c, ogb_gpu_times *times, char *why, size_t len);

@@ -9,7 +9,7 @@
 #include <math.h>
 #include <unistd.h>
 
-#include "og_test.h"
+#include "og_lane.h"
 #include "og_text.h"
 
 /* ---- the reference: the table of onegpu_formats.h, in double ---- */
@@ -860,20 +860,18 @@ Test(qgemm, prefill_is_the_gemm_on_decoded_weights, .timeout = 900)
  * Q8_0), to keep the plain pass short. */
 Test(qgemm, prefill_on_matrices, .timeout = 900)
 {
-    og_context *ctx = open_context();
     const char *lane = getenv("OG_MESA26");
     og_params p;
-    char err[256] = "";
-    cr_assert_eq(og_params_parse("variant=coopmat,bm=64,bn=64,bk=32,sgx=4,sgy=2,pad=0,load=staged,mat=emu", &p,
-                                 err, sizeof err),
-                 0, "%s", err);
+    og_context *ctx;
     if (lane && *lane) {
-        og_matrix_note notes[OG_MATRIX_VARIANTS];
-        og_matrix_choose(&ctx->limits, OG_F16, OG_MODE_FAST, notes);
-        cr_assert(notes[2].params.mat == OG_MATRIX_KHR && notes[2].why[0] == '\0',
-                  "OG_MESA26 is set, but %s has no KHR matrix kernel: %s", ctx->props.deviceName, notes[2].why);
-        p = notes[2].params;
+        ctx = lane_matrix_context(&p);
         p.load = OG_LOAD_STAGED;
+    } else {
+        char err[256] = "";
+        ctx = open_context();
+        cr_assert_eq(og_params_parse("variant=coopmat,bm=64,bn=64,bk=32,sgx=4,sgy=2,pad=0,load=staged,mat=emu", &p,
+                                     err, sizeof err),
+                     0, "%s", err);
     }
     static const og_dtype types[] = {OG_F32, OG_F16, OG_BF16};
     int stride = og_test_stride() * (lane && *lane ? 1 : 3);

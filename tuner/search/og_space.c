@@ -543,10 +543,6 @@ og_status og_space_qgemm(const og_limits *lim, og_preset preset, const og_shape 
                                                  .vec = vec,
                                                  .unroll = 1});
                 }
-    /* Small N: fewer column workgroups than a large GPU has compute units
-     * (an H100 has 132, a 7900 XTX 96 with two SIMDs each): the default
-     * kernel also with k split in 2, 4 and 8 ranges, added in range order
-     * by a second pass. */
     /* The default with 2 and 4 units a trip: fewer loop tests and more
      * loads in flight (the same sums, so the same bits). */
     for (int unroll = 2; unroll <= 4 && st == OG_OK; unroll *= 2) {
@@ -554,6 +550,10 @@ og_status og_space_qgemm(const og_limits *lim, og_preset preset, const og_shape 
         p.unroll = unroll;
         st = add(&c, p);
     }
+    /* Small N: fewer column workgroups than a large GPU has compute units
+     * (an H100 has 132, a 7900 XTX 96 with two SIMDs each): the default
+     * kernel also with k split in 2, 4 and 8 ranges, added in range order
+     * by a second pass. */
     int64_t groups = (s->n + def.cols - 1) / def.cols * s->batch;
     for (int split = 2; split <= 8 && groups < 256 && st == OG_OK; split *= 2)
         if (s->k / 32 >= 2 * split) {
