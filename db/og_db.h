@@ -1,6 +1,7 @@
 /*
  * The tuning database: an SQLite file holding devices and tuning records
- * (parameters and measurements, never code; DESIGN.md invariant 2).
+ * (parameters and measurements, never code; docs/reference-design.md,
+ * "Invariants" 2).
  * Internal to onegpu; the runtime reads it, ogtune writes it.
  */
 #ifndef OG_DB_H

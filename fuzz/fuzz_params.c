@@ -11,7 +11,7 @@
 #include "og_fuzz.h"
 #include "og_gen.h"
 
-/* Lavapipe's limits (DESIGN.md, "Dependencies"). */
+/* Lavapipe's limits (docs/platform.md, "Lavapipe"). */
 static const og_limits lavapipe = {.max_invocations = 1024,
                                    .max_size = {1024, 1024, 64},
                                    .max_count = {65535, 65535, 65535},

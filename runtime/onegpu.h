@@ -6,7 +6,7 @@
  *     C = alpha * op(A) * op(B) + beta * C
  *
  * for `batch` independent products, as the reference GEMM design specifies
- * (shared/seeds/000: "Matrix multiplication (Gemm)"). op(X) is X or its
+ * ("Matrix multiplication (Gemm)"; docs/reference-design.md). op(X) is X or its
  * transpose. A and B are float32, float16 or bfloat16; products and sums are
  * float32 and C is float32. Matrices are dense and row-major with a leading
  * dimension; every size, leading dimension, stride and offset counts elements,
@@ -115,7 +115,7 @@ typedef enum og_activation {
 
 /* How the float GEMM forms its products (og_gemm_desc).
  * OG_PRECISION_RECOVERED: float32 recovered from float16 products (SGEMM-cube,
- * shared/seeds/001; Ootomo and Yokota's split): each float32 operand x is
+ * arXiv:2507.23387; Ootomo and Yokota's split): each float32 operand x is
  * split into hi = float16(x) and lo = float16((x - hi) * 2^s), and
  * op(A)*op(B) is rebuilt as sum(hi*hi) + sum(hi*lo + lo*hi) * 2^-s, the two
  * sums in float32 accumulators of their own, the small one added at the end
@@ -636,7 +636,7 @@ og_status og_int8gemm_describe(og_int8gemm *g, const og_int8gemm_args *args, cha
 /* ---- Convolution: forward, 1-D and 2-D, as an implicit GEMM ----
  *
  * The reference design's convolution "that shares the GEMM's tile"
- * (shared/seeds/000, "Accumulation order"): forward convolution
+ * (reference design, "Accumulation order"): forward convolution
  * (cross-correlation, as cuDNN, PyTorch and ONNX define Conv) of n images
  * with k filters, for every image, output channel kk and output pixel (p, q)
  *

@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
-# Installs the Debian packages onegpu builds and tests with (see DESIGN.md,
-# "Dependencies"; clang-14 and its libFuzzer runtime, libclang-rt-14-dev, for
-# the fuzz targets, fuzz/README.md). Does nothing when every package is
+# Installs the Debian packages onegpu builds and tests with: Lua 5.4 (the
+# template engine), the Vulkan headers and volk (the loader is opened at run
+# time), shaderc (GLSL and HLSL to SPIR-V), SPIRV-Cross (reflection, MSL),
+# SQLite (the tuning database), Criterion (the tests), Mesa's lavapipe (the
+# CPU Vulkan device every test runs on), spirv-tools (spirv-val on every
+# generated module) and the Vulkan validation layers; clang-14 and its
+# libFuzzer runtime, libclang-rt-14-dev, for the fuzz targets
+# (fuzz/README.md). docs/platform.md, "Dependencies", says why each is
+# there. Does nothing when every package is
 # already present. nodejs, npm and libegl-dev (the unversioned libEGL.so that
 # Dawn's OpenGL backend opens) run the WGSL tests in web/ (npm's webgpu
 # package, which scripts/test.sh installs from web/package-lock.json).

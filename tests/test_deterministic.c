@@ -1,4 +1,4 @@
-/* Deterministic mode (DESIGN.md invariant 1, reference design "Deterministic
+/* Deterministic mode (docs/reference-design.md "Invariants" 1, reference design "Deterministic
  * mode"): for every input type and every K of the list, the tile, split-k
  * and few-rows paths give the bits of the host emulation of the documented
  * order (docs/accumulation-order.md), and a tuning database changes nothing:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The ground floor and the tuner's folders (DESIGN.md, README.md "Layout"),
+# The ground floor and the tuner's folders (docs/architecture.md, "Folders"),
 # from the calls of the compiled objects (nm), as test_layers.sh does for
 # runtime/: no file of gen/ or db/ calls a function of runtime/ or tuner/;
 # no file of tuner/ reaches itself again through the files it calls, nor a

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The runtime's data flows one way (DESIGN.md): from the calls of the
-# compiled objects (nm), no file of runtime/ may reach itself again through
-# the files it calls (tsort finds the loops), and no layer may call one above
-# it: formats/ (the number formats and low-bit weight layouts, pure
-# functions) calls no other layer; vk/ calls neither plan/, record/ nor the
-# objects of runtime/; plan/ calls neither record/ nor those objects;
-# record/ does not call them.
+# The runtime's data flows one way (docs/architecture.md, "What may call
+# what"): from the calls of the compiled objects (nm), no file of runtime/
+# may reach itself again through the files it calls (tsort finds the loops),
+# and no layer may call one above it: formats/ (the number formats and
+# low-bit weight layouts, pure functions) calls no other layer; vk/ calls
+# neither plan/, record/ nor the objects of runtime/; plan/ calls neither
+# record/ nor those objects; record/ does not call them.
 # Usage: test_layers.sh OBJECT... (the og_objects target's objects; those
 # of runtime/ are checked)
 set -euo pipefail

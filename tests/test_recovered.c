@@ -1,4 +1,4 @@
-/* Float32 recovered from float16 products (SGEMM-cube, shared/seeds/001),
+/* Float32 recovered from float16 products (SGEMM-cube, arXiv:2507.23387),
  * on the portable kernel: the arithmetic a matrix engine would do, so
  * lavapipe checks the accuracy. The error table of bench/logs comes from
  * the same measurement (og_precision_errors_measure, `ogtune accuracy`). */

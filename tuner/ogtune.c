@@ -1,5 +1,6 @@
 /* ogtune: tune the local Vulkan device and inspect what was chosen.
- * See README.md and DESIGN.md ("The command line") for the contract. */
+ * Its commands and options are an interface other tools rely on: docs/ogtune.md
+ * is their reference, docs/reference-design.md "The command line" the rule. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

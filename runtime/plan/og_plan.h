@@ -306,7 +306,7 @@ typedef struct og_choice {
     og_matrix_note matrix[OG_MATRIX_VARIANTS]; /* the matrix variants considered */
 } og_choice;
 
-/* Selection (DESIGN.md "Selection order"): exact record, nearest tuned
+/* Selection (docs/reference-design.md, "Selection order"): exact record, nearest tuned
  * shape, else the default. Deterministic mode always takes the default.
  * Where a matrix variant qualifies (og_matrix_choose) it is the default, and
  * records of it and of the portable tile compete: an exact match before a

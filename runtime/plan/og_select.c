@@ -1,5 +1,5 @@
 /* Kernel selection: exact tuned record, nearest tuned shape, or the default
- * (DESIGN.md "Selection order"). */
+ * (docs/reference-design.md, "Selection order"). */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>

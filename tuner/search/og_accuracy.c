@@ -1,5 +1,5 @@
 /* Accuracy of float32 recovered from float16 products against the native
- * float32 kernel and plain float16 (SGEMM-cube's study, shared/seeds/001):
+ * float32 kernel and plain float16 (SGEMM-cube's study, arXiv:2507.23387):
  * what `ogtune accuracy` prints and tests/test_recovered.c asserts. */
 #include <math.h>
 #include <stdlib.h>

@@ -201,7 +201,7 @@ og_status og_conv_candidate_verify(og_conv *cv, og_conv_problem *pr, const og_pa
                                    int *accepted, double *metric, char *why, size_t len)
 {
     og_status st = og_conv_problem_verify(cv, pr, p, accepted, metric, why, len);
-    /* Ragged neighbours, as the GEMM's (DESIGN.md invariant 3): a record
+    /* Ragged neighbours, as the GEMM's (docs/reference-design.md, invariant 3): a record
      * serves nearby geometries too. Small ones, so verifying stays cheap: the
      * same filter, strides, dilations, padding, groups and layouts, on an
      * input whose output is 9 x 9, then 13 x 13 pixels in 2 images (rows

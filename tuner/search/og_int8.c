@@ -236,7 +236,8 @@ og_status og_int8_candidate_verify(og_int8gemm *g, og_int8_problem *pr, const og
                                    int *accepted, char *why, size_t len)
 {
     og_status st = og_int8_problem_verify(g, pr, p, accepted, why, len);
-    /* Ragged shapes around the tile boundaries, batched (DESIGN.md invariant 3);
+    /* Ragged shapes around the tile boundaries, batched (docs/reference-design.md,
+     * invariant 3);
      * the skinny kernel keeps M <= 16 and cuts columns and slices raggedly.
      * The first in the problem's layout, the second with odd leading
      * dimensions (word loads fall back to bytes). */

@@ -193,7 +193,7 @@ og_status og_qgemm_candidate_verify(og_qgemm *q, og_qgemm_problem *pr, const og_
                                     int *accepted, double *metric, char *why, size_t len)
 {
     og_status st = og_qgemm_problem_verify(q, pr, p, accepted, metric, why, len);
-    /* Ragged neighbours (DESIGN.md invariant 3), small so verifying stays
+    /* Ragged neighbours (docs/reference-design.md, invariant 3), small so verifying stays
      * cheap: for the decode kernel rows off the workgroup's ROWS (a second
      * tile of rows), columns off its COLS, K one block past a whole round of
      * the slices' units, then fewer units than slices (a per-channel INT4

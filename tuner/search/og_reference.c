@@ -1,5 +1,5 @@
 /* Host side of verification: element access, random data, the float64 reference
- * and the design's error metric (DESIGN.md "Accuracy"). */
+ * and the design's error metric (reference design, "Accuracy"; docs/reference-design.md). */
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>

@@ -121,7 +121,7 @@ og_status og_problem_verify(og_gemm *g, og_problem *pr, const og_params *p, int 
                             double *metric, char *why, size_t len);
 
 /* Verifies params p on the tuning problem and on ragged shapes around its
- * tile boundaries (DESIGN.md invariant 3), those with alpha != 1 and one of
+ * tile boundaries (docs/reference-design.md, invariant 3), those with alpha != 1 and one of
  * them with beta != 0, so that the epilogue is checked too. */
 og_status og_candidate_verify(og_gemm *g, og_problem *pr, const og_params *p, int *accepted,
                               double *metric, char *why, size_t len);

@@ -1,7 +1,7 @@
 // Kernel selection (runtime/plan/og_select.c): in Fast mode the exact
 // tuned shape of the call's key (dtype, op(A), op(B)), else the nearest
 // tuned shape, else the default tile; Deterministic mode always the default
-// (DESIGN.md invariant 1: it never depends on the database). The records are
+// (docs/reference-design.md, "Invariants" 1: it never depends on the database). The records are
 // those the build exported into the kernel table (web/tools/generate-kernels.js).
 
 /** Tile parameters from their text (bm=64,bn=64,...,split=rule), numbers where numeric. */
