@@ -1,5 +1,6 @@
 /* Where the pre-tuned databases lie: found from the file that holds the
- * library's code, so an install to any prefix finds its own share/onegpu. */
+ * library's code, so an install to any prefix finds its own share/onegpu,
+ * and the build tree's programs the databases the build made. */
 #define _GNU_SOURCE /* dladdr1, RTLD_DL_LINKMAP */
 #include <dlfcn.h>
 #include <link.h>
@@ -35,12 +36,31 @@ static int code_file(char *buf, size_t len, int *in_program)
     return snprintf(buf, len, "%s", path) < (int)len ? 0 : -1;
 }
 
-/* OG_PRETUNED_DIR when set; else share/onegpu of the prefix the library's
- * file lies in, when that directory exists: the library's directory plus
- * OG_LIB_TO_PRETUNED (libonegpu.so, or another shared object libonegpu.a
- * went into), or the program's plus OG_BIN_TO_PRETUNED (linked statically:
- * a program installed in the prefix's bin/); else the prefix configured at
- * build time, OG_PRETUNED_DIR. */
+/* Whether path names a directory. */
+static int is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Whether the file lies in the build tree this code was compiled in
+ * (OG_BUILD_TREE, resolved at configure time): the build's libonegpu.so, or
+ * a program of the build tree linked with libonegpu.a (ogtune, the tests). */
+static int in_build_tree(const char *file)
+{
+    size_t n = strlen(OG_BUILD_TREE);
+    return n > 1 && strncmp(file, OG_BUILD_TREE, n) == 0 && file[n] == '/';
+}
+
+/* OG_PRETUNED_DIR when set; else, for a library or program in the build
+ * tree, the build tree's own databases (OG_BUILD_PRETUNED) when they were
+ * made; else share/onegpu of the prefix the library's file lies in, when that
+ * directory exists: the library's directory plus OG_LIB_TO_PRETUNED
+ * (libonegpu.so, or another shared object libonegpu.a went into), or the
+ * program's plus OG_BIN_TO_PRETUNED (linked statically: a program installed
+ * in the prefix's bin/); else the prefix configured at build time,
+ * OG_PRETUNED_DIR. An installed copy lies outside the build tree, so it
+ * never depends on the build tree existing. */
 void og_pretuned_dir(char *buf, size_t len)
 {
     const char *env = getenv("OG_PRETUNED_DIR");
@@ -51,13 +71,16 @@ void og_pretuned_dir(char *buf, size_t len)
     char file[PATH_MAX];
     int in_program;
     if (code_file(file, sizeof file, &in_program) == 0) {
+        if (in_build_tree(file) && is_dir(OG_BUILD_PRETUNED)) {
+            snprintf(buf, len, "%s", OG_BUILD_PRETUNED);
+            return;
+        }
         char *slash = strrchr(file, '/');
         if (slash) {
             *slash = '\0';
-            struct stat st;
             int n = snprintf(buf, len, "%s/%s", file,
                              in_program ? OG_BIN_TO_PRETUNED : OG_LIB_TO_PRETUNED);
-            if (n > 0 && (size_t)n < len && stat(buf, &st) == 0 && S_ISDIR(st.st_mode))
+            if (n > 0 && (size_t)n < len && is_dir(buf))
                 return;
         }
     }
