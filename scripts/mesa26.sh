@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The second driver lane: Mesa 26's lavapipe, which executes
 # VK_KHR_cooperative_matrix (8x8x8 fragments, subgroups of 8), beside Debian
-# 12's Mesa 22.3.6, which has no matrices (DESIGN.md, "Two lavapipes, two
-# devices").
+# 12's Mesa 22.3.6, which has no matrices (docs/platform.md, "Two lavapipes,
+# two devices").
 #
 #   scripts/mesa26.sh setup          make the tree (seconds when it is there)
 #   scripts/mesa26.sh run CMD ARGS   run CMD on Mesa 26's lavapipe
@@ -21,9 +21,12 @@
 #
 # `run` runs a program built here (ogtune, a test) against the tree's glibc,
 # Vulkan loader and lavapipe: an ELF program runs as a copy whose interpreter
-# is the tree's ld.so and whose RPATH is the tree's library directory, so the
-# libraries it was linked with and does not find there (Lua, SQLite,
-# SPIRV-Cross, Criterion) come from the system as usual, and its own children
+# is the tree's ld.so and whose RPATH is the tree's library directory followed
+# by the program's own RPATH or RUNPATH (its $ORIGIN resolved to the original
+# program's directory), so a program linked against this build's libonegpu.so
+# finds it as it does outside the lane, the libraries it was linked with and
+# does not find there (Lua, SQLite, SPIRV-Cross, Criterion) come from the
+# system as usual, and its own children
 # (ogtune's tuning workers re-execute /proc/self/exe) stay in the lane. Why not
 # a chroot with the build inside: it needs root, a second toolchain (trixie's
 # glslang compiles differently from the one the main lane tests), and a
@@ -123,7 +126,20 @@ run() {
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/og-mesa26.XXXXXX")
   trap 'rm -rf "$tmp"' EXIT
   cp -- "$prog" "$tmp/$(basename -- "$prog")"
-  patchelf --set-interpreter "$ldso" --force-rpath --set-rpath "$lib" "$tmp/$(basename -- "$prog")"
+  # The tree's library directory first, then the program's own RPATH or
+  # RUNPATH (a program linked against this build's libonegpu.so finds it
+  # there), its $ORIGIN the original program's directory, not the copy's.
+  local origin rpath entry search=$lib entries=()
+  origin=$(dirname -- "$(readlink -f -- "$prog")")
+  rpath=$(patchelf --print-rpath "$prog") || die "run: cannot read $1's RPATH"
+  IFS=: read -r -a entries <<<"$rpath"
+  for entry in ${entries[@]+"${entries[@]}"}; do
+    [ -n "$entry" ] || continue
+    # shellcheck disable=SC2016 # $ORIGIN is the dynamic linker's, not the shell's
+    entry=${entry//'${ORIGIN}'/$origin} entry=${entry//'$ORIGIN'/$origin}
+    search=$search:$entry
+  done
+  patchelf --set-interpreter "$ldso" --force-rpath --set-rpath "$search" "$tmp/$(basename -- "$prog")"
   shift
   "$tmp/$(basename -- "$prog")" "$@" || status=$?
   exit "$status"
