@@ -12,7 +12,9 @@ shapes=${SHAPES:-1x4096x4096,1x14336x4096,8x4096x4096}
 formats=${FORMATS:-mxfp4 nvfp4 int4:g128:uint4 q8_0}
 log=bench/logs/$(date -u +%Y-%m-%d)-qgemm-$(build/ogtune devices --json 2>/dev/null |
   grep -o '"driver":"[a-z]*' | head -1 | sed 's/.*"//').txt
-export OG_TUNING_DB=
+# The built-in choice: no shipped records (the build tree's own pretuned
+# databases included).
+export OG_TUNING_DB= OG_PRETUNED_DIR=/nonexistent
 {
   echo "# onegpu: low-bit weight products, $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD)"
   echo "# $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
