@@ -1,4 +1,4 @@
-/* The drop-in's settings from the environment (README, "The drop-in BLAS"). */
+/* The drop-in's settings from the environment (docs/blas.md). */
 #include "ogb_env.h"
 
 #include <fcntl.h>

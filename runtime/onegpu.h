@@ -189,7 +189,7 @@ typedef struct og_context_desc {
      * share/onegpu of the prefix configured when it was built. A program
      * linked statically and installed elsewhere sets OG_PRETUNED_DIR.
      *
-     * Which records a database lends this device (README.md, "Which
+     * Which records a database lends this device (docs/ogtune.md, "Which
      * driver's records"): those of the same vendor id, device id and driver
      * id (VkPhysicalDeviceDriverProperties::driverID) only. Among them,
      * records of this driver build (the same driverVersion, driverInfo and
