@@ -2,10 +2,13 @@
 // runtime/plan/og_check.c in the same order with the same messages, plus
 // WebGPU's own (a GPUBuffer with STORAGE usage and a size in whole words,
 // no buffer bound both read-only and writable in one dispatch). Extents are
-// computed in BigInt, as the C runtime computes them in 64 bits.
+// computed in BigInt, as the C runtime computes them in 64 bits. Both
+// runtimes run the cases of tests/data/arg_checks.txt (web/test/checks.test.js,
+// tests/test_arg_checks.c): a changed rule or message changes that file.
 
 const U32 = 0xffffffffn;
 const U64 = (1n << 64n) - 1n;
+const I64 = (1n << 63n) - 1n;
 
 /** Throws the Error of a refused call; code 'invalid-argument' or 'unsupported' (onegpu.h's statuses). */
 export function refuse(message, code = 'invalid-argument') {
@@ -80,8 +83,8 @@ export function checkOperand(lim, op, name, buf, elemBytes, off, batch, stride, 
 
 /** A float32 vector read at offset + j for every column j < N (the bias). */
 export function checkColumns(lim, op, name, buf, offset, n) {
-  if (!Number.isSafeInteger(offset) || offset < 0) refuse(`${op}: ${name} offset (${offset}) is negative or too large`);
   checkBuffer(op, name, buf);
+  if (!Number.isSafeInteger(offset) || offset < 0) refuse(`${op}: ${name} offset (${offset}) is negative or too large`);
   const first = 4n * BigInt(offset);
   const need = first + 4n * BigInt(n);
   const start = bindingStart(lim, first);
@@ -257,17 +260,26 @@ export function checkConv(lim, elemBytes, args) {
   if (f.c % groups !== 0 || f.k % groups !== 0) refuse(`conv: groups (${groups}) must divide C (${f.c}) and K (${f.k})`);
   const cg = f.c / groups, kg = f.k / groups;
   const shape = { p, q, groups, cg, kg, m: p * q, n: kg, k: cg * f.r * f.s, batch: f.n * groups, empty: f.n === 0 || f.k === 0 };
-  // Exact in BigInt (P*Q, Cg*R*S and N*groups may pass 2^53 before they are refused).
-  checkFields(op, [['P * Q', BigInt(p) * BigInt(q)], ['Cg * R * S', BigInt(cg) * BigInt(f.r) * BigInt(f.s)], ['N * groups', BigInt(f.n) * BigInt(groups)]]);
+  // Exact in BigInt (P*Q, Cg*R*S and N*groups may pass 2^53 before they are
+  // refused); the C computes them in 64 bits and refuses one past first.
+  const gemmDims = [['P * Q', BigInt(p) * BigInt(q)], ['Cg * R * S', BigInt(cg) * BigInt(f.r) * BigInt(f.s)], ['N * groups', BigInt(f.n) * BigInt(groups)]];
+  for (const [name, v] of gemmDims) if (v > I64) refuse(`conv: ${name} overflows 64 bits`);
+  checkFields(op, gemmDims);
   const activation = args.activation ?? 0;
   if (!Number.isInteger(activation) || activation < 0 || activation > 3) refuse(`conv: activation ${activation} is not none, ReLU, GELU (erf) or GELU (tanh)`);
   const call = { shape, gemm: false, push: null, bindings: null };
   if (shape.empty) return call;
 
-  const xCount = f.n * f.c * f.h * f.w, wCount = f.k * shape.k, yCount = f.n * f.k * shape.m;
-  const x = checkOperand(lim, op, 'x', args.x, elemBytes, f.x_offset, 1, 0, 1, 1, xCount);
-  const wt = checkOperand(lim, op, 'wt', args.wt, elemBytes, f.w_offset, 1, 0, 1, 1, wCount);
-  const y = checkOperand(lim, op, 'y', args.y, 4, f.y_offset, 1, 0, 1, 1, yCount);
+  // Each tensor's elements, counted in 64 bits as the C counts them: past
+  // 2^63 refused before its buffer is looked at.
+  const tensor = (name, buf, bytes, offset, ...sizes) => {
+    const count = sizes.reduce((a, b) => a * BigInt(b), 1n);
+    if (count > I64) refuse(`conv: ${name} spans more than 2^63 elements`);
+    return checkOperand(lim, op, name, buf, bytes, offset, 1, 0, 1, 1, Number(count));
+  };
+  const x = tensor('x', args.x, elemBytes, f.x_offset, f.n, f.c, f.h, f.w);
+  const wt = tensor('wt', args.wt, elemBytes, f.w_offset, f.k, shape.k);
+  const y = tensor('y', args.y, 4, f.y_offset, f.n, f.k, shape.m);
   const bias = args.bias ? checkColumns(lim, op, 'bias', args.bias, args.bias_offset ?? 0, f.k) : null;
   checkAliases(op, y, [['x', x], ['wt', wt], ['the bias', bias]], 'y');
   call.bindings = { x, wt, y, bias };
