@@ -225,8 +225,9 @@ export function convOutputSize(args) {
  * messages, then WebGPU's own): {shape, gemm, push, bindings} where shape
  * is the implicit GEMM's {p, q, groups, cg, kg, m: P*Q, n: Kg, k: Cg*R*S,
  * batch: N*groups, empty}, gemm whether it is the GEMM itself (1x1, stride
- * 1, unpadded, ungrouped NHWC), push the uniform's values (conv_gather.tmpl
- * reads the geometry from words the GEMM does not use for a convolution)
+ * 1, unpadded, ungrouped NHWC, more than 4 pixels), push the uniform's
+ * values (conv_gather.tmpl reads the geometry from words the GEMM does not
+ * use for a convolution)
  * and bindings {x, wt, y, bias} as checkOperand makes them. Throws the
  * refusal otherwise.
  */
@@ -283,8 +284,10 @@ export function checkConv(lim, elemBytes, args) {
   const bias = args.bias ? checkColumns(lim, op, 'bias', args.bias, args.bias_offset ?? 0, f.k) : null;
   checkAliases(op, y, [['x', x], ['wt', wt], ['the bias', bias]], 'y');
   call.bindings = { x, wt, y, bias };
+  // More than 4 pixels, as og_conv_geometry_check: the GEMM's few-rows
+  // kernel (another order) never takes the call, so both routes sum alike.
   call.gemm = layout === ConvLayout.NHWC && f.r === 1 && f.s === 1 && orOne(f.stride_h) === 1 && orOne(f.stride_w) === 1 &&
-    f.pad_top === 0 && f.pad_bottom === 0 && f.pad_left === 0 && f.pad_right === 0 && groups === 1;
+    f.pad_top === 0 && f.pad_bottom === 0 && f.pad_left === 0 && f.pad_right === 0 && groups === 1 && shape.m > 4;
   const nchw = layout === ConvLayout.NCHW;
   // The 16-bit halves as sums: a shift past bit 31 would turn the word negative.
   const halves = (lo, hi) => lo + hi * 65536;

@@ -97,3 +97,11 @@ test('every case of the shared argument-check file: check.js accepts or refuses 
   assert.equal(ran + cOnly, cases.length);
   assert.ok(ran >= 40, `only ${ran} cases run`);
 });
+
+test('a 1x1 convolution is the GEMM itself past 4 pixels only, as og_conv_geometry_check says', () => {
+  const args = (h, w) => ({ n: 3, c: 4, h, w, k: 8, r: 1, s: 1, x: { size: 4 * 3 * 4 * h * w, usage: GPUBufferUsage.STORAGE },
+    wt: { size: 4 * 32, usage: GPUBufferUsage.STORAGE }, y: { size: 4 * 3 * 8 * h * w, usage: GPUBufferUsage.STORAGE } });
+  assert.equal(checkConv(limits, 4, args(2, 2)).gemm, false);
+  assert.equal(checkConv(limits, 4, args(1, 5)).gemm, true);
+  assert.equal(checkConv(limits, 4, { ...args(1, 5), layout: 1 }).gemm, false);
+});
