@@ -108,15 +108,17 @@ step "the sanitizer build"
 # The WebGPU tests (test_wgsl_webgpu, test_webgpu_runtime,
 # test_webgpu_qgemm, test_webgpu_browser) are left out: they run node, Dawn
 # and Chromium, none of onegpu's code but ogtune gen (and show, import,
-# export), which test_wgsl and test_travel cover here.
+# export), which test_wgsl, test_travel_dumps and test_travel_merge cover
+# here.
 export OG_TEST_STRIDE=8 OG_TEST_GEN_MODULES=40 OG_TEST_FORMATS_STRIDE=97
 export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-# c's tests: test_gen only generates and compiles kernels, test_formats
-# converts numbers, test_search replays recorded measurements on the host,
-# test_wgsl generates WGSL and the fuzz_replay_ tests replay the fuzz
-# corpora: no Vulkan calls to validate; test_install's and test_build_tree's
-# examples do not count the layer's reports.
-no_vulkan='test_gen|test_formats|test_search|test_install|test_build_tree|test_wgsl|fuzz_replay_.*'
+# c's tests: test_gen only generates and compiles kernels,
+# test_formats_convert and test_formats_blocks convert numbers, test_search
+# replays recorded measurements on the host, test_wgsl generates WGSL and the
+# fuzz_replay_ tests replay the fuzz corpora: no Vulkan calls to validate;
+# test_install's and test_build_tree's examples do not count the layer's
+# reports.
+no_vulkan='test_gen|test_formats_convert|test_formats_blocks|test_search|test_install|test_build_tree|test_wgsl|fuzz_replay_.*'
 webgpu='test_wgsl_webgpu|test_webgpu_runtime|test_webgpu_qgemm|test_webgpu_browser'
 OG_VALIDATION=1 ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE 'mesa26|staging' \
   -E "^($no_vulkan|$webgpu)\$"

@@ -1,6 +1,6 @@
 /* The second driver lane's device (scripts/mesa26.sh run, CTest label
  * mesa26), for the tests that run only there (test_matrix_lane,
- * test_conv_lane, and test_qgemm's matrix prefill in the lane). */
+ * test_conv_lane, and test_qgemm_prefill's matrix prefill in the lane). */
 #ifndef OG_LANE_H
 #define OG_LANE_H
 
