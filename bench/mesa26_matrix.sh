@@ -18,7 +18,7 @@ shapes=${SHAPES:-256x256x256,512x512x512,1024x1024x1024}
 log=bench/logs/$(date +%Y-%m-%d)-mesa26-matrix-llvmpipe.txt
 # The built-in defaults: no user or shipped records (the build tree's own
 # pretuned databases included).
-export OG_TUNING_DB= OG_PRETUNED_DIR=/nonexistent
+export OG_TUNING_DB='' OG_PRETUNED_DIR=/nonexistent
 load() { echo "load average $(cut -d' ' -f1-3 /proc/loadavg)"; }
 {
   echo "# onegpu: matrix kernels on Mesa 26 against the portable tile, $(date -u +%Y-%m-%dT%H:%MZ)"

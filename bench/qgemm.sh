@@ -14,7 +14,7 @@ log=bench/logs/$(date -u +%Y-%m-%d)-qgemm-$(build/ogtune devices --json 2>/dev/n
   grep -o '"driver":"[a-z]*' | head -1 | sed 's/.*"//').txt
 # The built-in choice: no shipped records (the build tree's own pretuned
 # databases included).
-export OG_TUNING_DB= OG_PRETUNED_DIR=/nonexistent
+export OG_TUNING_DB='' OG_PRETUNED_DIR=/nonexistent
 {
   echo "# onegpu: low-bit weight products, $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD)"
   echo "# $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
