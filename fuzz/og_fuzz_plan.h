@@ -12,6 +12,7 @@
 #define OG_FUZZ_PLAN_H
 
 #include "og_fuzz.h"
+#include "og_internal.h" /* the plan layer, which the targets drive */
 #include "og_tuner.h"
 
 /* One of the devices the targets plan for (which % 3): lavapipe; a device

@@ -129,6 +129,18 @@ og_status og_conv_encode_params(og_conv *cv, VkCommandBuffer cmd, const og_conv_
     return st != OG_OK ? st : og_call_record(&c, cmd);
 }
 
+og_status og_conv_run_with(og_conv *cv, const og_conv_args *args, const og_params *p)
+{
+    conv_call cc;
+    og_call c;
+    og_params q = og_conv_params(p);
+    og_status st = check(cv, args, &cc);
+    if (st != OG_OK || cc.shape.empty)
+        return st;
+    st = prepare(cv, args, &cc, &q, &c);
+    return st != OG_OK ? st : og_call_run(&c);
+}
+
 og_status og_conv_time(og_conv *cv, const og_conv_args *args, const og_params *p,
                        const og_timing_plan *plan, og_timing *out)
 {

@@ -46,6 +46,13 @@ og_status og_gemm_encode_params(og_gemm *g, VkCommandBuffer cmd, const og_gemm_a
     return st != OG_OK ? st : og_call_record(&c, cmd);
 }
 
+og_status og_gemm_run_with(og_gemm *g, const og_gemm_args *args, const og_params *p)
+{
+    og_call c;
+    og_status st = prepare(g, args, p, &c);
+    return st != OG_OK ? st : og_call_run(&c);
+}
+
 /* Check, then choose: a bad call names its dimension before any selection. */
 static og_status check_and_choose(og_gemm *g, const og_gemm_args *args, og_params *p)
 {
@@ -127,7 +134,7 @@ og_status og_gemm_describe(og_gemm *g, const og_gemm_args *args, char *buf, size
     char params[OG_PARAMS_MAX], split[64] = "", inputs[96] = "", reads[96] = "";
     og_params_format(&c.params, params, sizeof params);
     uint32_t ranges = 1, range_len = 0;
-    if (c.params.variant == OG_VARIANT_TILE)
+    if (og_family_can(&c.params, OG_FAMILY_SPLIT))
         og_split_ranges(c.params.split, args->m, args->n, args->k, batch, g->scratch_bytes / 4,
                         &ranges, &range_len);
     og_gemm_config cfg = og_gemm_config_of(g);

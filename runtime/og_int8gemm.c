@@ -82,6 +82,13 @@ og_status og_int8gemm_encode_params(og_int8gemm *g, VkCommandBuffer cmd,
     return st != OG_OK ? st : og_call_record(&c, cmd);
 }
 
+og_status og_int8gemm_run_with(og_int8gemm *g, const og_int8gemm_args *args, const og_params *p)
+{
+    og_call c;
+    og_status st = prepare(g, args, p, &c);
+    return st != OG_OK ? st : og_call_run(&c);
+}
+
 /* Check, then choose: a bad call names its dimension before any selection. */
 static og_status check_and_choose(og_int8gemm *g, const og_int8gemm_args *args, og_params *p)
 {

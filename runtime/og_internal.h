@@ -16,6 +16,7 @@
 #include "plan/og_plan.h"
 #include "record/og_record.h"
 #include "vk/og_vk.h"
+#include "og_tuning.h" /* what the tuner uses of the runtime */
 
 typedef struct og_shape_choice {
     int trans_a, trans_b;
@@ -91,68 +92,13 @@ og_status og_choice_cache(og_gemm *g, int trans_a, int trans_b, int64_t m, int64
  * only the unscaled kernel with the default shift is tuned). */
 og_status og_gemm_select(og_gemm *g, const og_gemm_args *args, og_choice *c);
 
-/* The selected parameters for a call (selection cache, then og_gemm_select). */
-og_status og_gemm_choose(og_gemm *g, const og_gemm_args *args, og_params *p);
-
 /* The input type whose records and rules select g's kernels: float32's for
  * FP8 inputs (the same tile and few-rows geometry), else A's. */
 og_dtype og_gemm_select_type(const og_gemm *g);
-
-/* Records the GEMM with the given parameters instead of the selected ones
- * (the tuner's candidates, the tests' forced variants). */
-og_status og_gemm_encode_params(og_gemm *g, VkCommandBuffer cmd, const og_gemm_args *args,
-                                const og_params *p);
-
-/* Times the GEMM with parameters p (og_time_encoder's plan and result). */
-og_status og_gemm_time(og_gemm *g, const og_gemm_args *args, const og_params *p,
-                       const og_timing_plan *plan, og_timing *out);
-
-/* The selected parameters for an Int8Gemm call (selection cache, then og_select_int8). */
-og_status og_int8gemm_choose(og_int8gemm *g, const og_int8gemm_args *args, og_params *p);
-
-/* Records Int8Gemm with the given parameters (the tuner's candidates, tests). */
-og_status og_int8gemm_encode_params(og_int8gemm *g, VkCommandBuffer cmd,
-                                    const og_int8gemm_args *args, const og_params *p);
-
-/* Times Int8Gemm with parameters p, as og_gemm_time. */
-og_status og_int8gemm_time(og_int8gemm *g, const og_int8gemm_args *args, const og_params *p,
-                           const og_timing_plan *plan, og_timing *out);
 
 /* The tile a convolution runs (og_conv_params of og_select_conv's choice),
  * through the object's cache. shape: og_conv_check's. */
 og_status og_conv_choose(og_conv *cv, const og_conv_args *args, const og_conv_shape *shape,
                          og_params *p);
-
-/* Records the convolution kernel with tile parameters p (og_conv_params
- * applies), also for a 1x1 call that og_conv_encode would hand to the GEMM:
- * the tuner's candidates and the tests' forced tiles. */
-og_status og_conv_encode_params(og_conv *cv, VkCommandBuffer cmd, const og_conv_args *args,
-                                const og_params *p);
-
-/* Times the convolution kernel with parameters p, as og_gemm_time. */
-og_status og_conv_time(og_conv *cv, const og_conv_args *args, const og_params *p,
-                       const og_timing_plan *plan, og_timing *out);
-
-/* The explicit im2col matrix of a convolution call written to out
- * (og_conv_im2col_plan's layout: float32, og_conv_im2col_bytes of it), or
- * timed as og_gemm_time: the benchmarks' im2col + GEMM baseline, never a
- * call's path. Errors: an empty call, out too small, a matrix past one
- * binding of the device. */
-og_status og_conv_im2col_run(og_conv *cv, const og_conv_args *args, og_buffer *out);
-og_status og_conv_im2col_time(og_conv *cv, const og_conv_args *args, og_buffer *out,
-                              const og_timing_plan *plan, og_timing *t);
-
-/* The decode kernel's parameters for a low-bit weight call (selection
- * cache, then og_select_qgemm), before og_qgemm_run_params. */
-og_status og_qgemm_choose(og_qgemm *q, const og_qgemm_args *args, og_params *p);
-
-/* Records a low-bit weight product with parameters p (the tuner's
- * candidates, the tests' forced shapes). */
-og_status og_qgemm_encode_params(og_qgemm *q, VkCommandBuffer cmd, const og_qgemm_args *args,
-                                 const og_params *p);
-
-/* Times a low-bit weight product with parameters p, as og_gemm_time. */
-og_status og_qgemm_time(og_qgemm *q, const og_qgemm_args *args, const og_params *p,
-                        const og_timing_plan *plan, og_timing *out);
 
 #endif /* OG_INTERNAL_H */

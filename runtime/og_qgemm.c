@@ -106,6 +106,13 @@ og_status og_qgemm_encode_params(og_qgemm *q, VkCommandBuffer cmd, const og_qgem
     return st != OG_OK ? st : og_call_record(&c, cmd);
 }
 
+og_status og_qgemm_run_with(og_qgemm *q, const og_qgemm_args *args, const og_params *p)
+{
+    og_call c;
+    og_status st = prepare(q, args, p, &c);
+    return st != OG_OK ? st : og_call_run(&c);
+}
+
 og_status og_qgemm_encode(og_qgemm *q, VkCommandBuffer cmd, const og_qgemm_args *args)
 {
     og_params p;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "og_internal.h" /* the tests look inside the runtime */
 #include "og_tuner.h"
 
 /* Every how many cases of their sweeps the heavy tests run:

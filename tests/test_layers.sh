@@ -5,10 +5,15 @@
 # and no layer may call one above it: formats/ (the number formats and
 # low-bit weight layouts, pure functions) calls no other layer; vk/ calls
 # neither plan/, record/ nor the objects of runtime/; plan/ calls neither
-# record/ nor those objects; record/ does not call them.
+# record/ nor those objects; record/ does not call them. And the tuner
+# sees the runtime through its narrow interface only: no source of tuner/
+# includes a header of runtime/ but onegpu.h, onegpu_formats.h and
+# og_tuning.h (grep; og_internal.h and the layers' headers are the
+# runtime's own).
 # Usage: test_layers.sh OBJECT... (the og_objects target's objects; those
 # of runtime/ are checked)
 set -euo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
 defs=$(mktemp) edges=$(mktemp)
 trap 'rm -f "$defs" "$edges" "$defs.err"' EXIT
 declare -A name=()
@@ -37,6 +42,15 @@ done < "$edges"
 if ! tsort "$edges" > /dev/null 2> "$defs.err"; then
   echo "test_layers: runtime files in a circle:" >&2
   cat "$defs.err" >&2
+  failed=1
+fi
+private=$(find "$src/runtime" -name '*.h' -printf '%f\n' |
+  grep -vxE 'onegpu\.h|onegpu_formats\.h|og_tuning\.h' | sed 's/\./\\./' | paste -sd'|')
+[ -n "$private" ] || { echo "test_layers: no private headers of runtime/ found" >&2; exit 1; }
+if grep -rnE "#[[:space:]]*include[[:space:]]*[<\"]([^>\"]*/)?($private)[>\"]" "$src/tuner" \
+  --include='*.[ch]' >&2; then
+  echo "test_layers: tuner/ includes a private header of runtime/ (above): og_tuning.h is" \
+    "the tuner's interface to the runtime" >&2
   failed=1
 fi
 echo "test_layers: $(wc -l < "$edges") calls between ${#name[@]} runtime files checked"

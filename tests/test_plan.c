@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "og_internal.h" /* the plan layer under test */
 #include "og_tuner.h"
 
 /* A lavapipe-like device, with its grid counts lowered where a test says. */

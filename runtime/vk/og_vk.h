@@ -12,9 +12,9 @@
 #include "og_db.h"
 #include "og_gen.h"
 #include "onegpu.h"
-
-/* Messages are cut to this many bytes. */
-#define OG_ERROR_MAX 1024
+/* What the tuner uses of the runtime besides onegpu.h: OG_ERROR_MAX,
+ * og_fail, the timing types and og_time_encoder among them. */
+#include "og_tuning.h"
 
 /* Push constants of every kernel, in the declaration order of
  * templates/common.tmpl: the one push-constant range of every pipeline layout. */
@@ -193,10 +193,6 @@ struct og_context {
 
 /* Records the message into err (OG_ERROR_MAX bytes) and returns st. */
 og_status og_failf(char *err, og_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* The same into the context's message (og_context_create's thread-local
- * one when ctx is NULL). */
-og_status og_fail(og_context *ctx, og_status st, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 og_status og_vk_fail(og_context *ctx, VkResult r, const char *what);
 /* Empties og_last_error's message (og_context_create, at its start). */
 void og_last_error_clear(void);
@@ -208,15 +204,6 @@ void og_last_error_clear(void);
 og_status og_instance_create(og_context *ctx, int validation);
 og_status og_physical_pick(og_context *ctx, const char *want);
 void og_properties_read(og_context *ctx);
-/* Counts n errors of the validation layer against ctx and in the process's
- * total: the messenger's, one at a time, and the tuner's for errors its
- * worker processes report on ctx's behalf. */
-void og_validation_count(og_context *ctx, uint32_t n);
-/* The validation layer's errors against every context of this process since
- * it started, those counted while a context was destroyed and those of
- * destroyed contexts included (og_context_validation_errors can no longer be
- * read then): what a process checks at its end. */
-uint32_t og_validation_errors_total(void);
 
 /* VK_KHR_cooperative_matrix, which Debian 12's Vulkan headers (1.3.239)
  * predate: its structures and command as the Vulkan registry (vk.xml,
@@ -383,12 +370,6 @@ int og_cache_dir(char *dir, size_t len);
 int og_cache_read(const og_allocator *a, const char *path, size_t min_bytes, size_t max_bytes,
                   void **data, size_t *bytes);
 
-/* mkdir -p of the directory part of path (mode 0700, as the XDG base
- * directory specification asks of the cache): every missing directory up to
- * the last '/'. path is restored; a directory that cannot be made is left
- * for the open that follows to report. */
-void og_make_dirs(char *path);
-
 /* Writes data and its checksum to a new file beside path (creating the
  * directories, mode 0600), then renames it onto path. Returns 0, or -1 with
  * nothing left behind and path as it was. */
@@ -424,46 +405,14 @@ void og_cmd_barrier(og_context *ctx, VkCommandBuffer cmd, VkPipelineStageFlags s
 /* Submits one recorded command buffer and waits for it. */
 og_status og_submit_wait(og_context *ctx, VkCommandBuffer cmd);
 
-/* Records work into a command buffer. */
-typedef og_status (*og_encoder)(void *user, VkCommandBuffer cmd);
-
 /* Begins cmd (one of the context's), records through fn, submits, waits. */
 og_status og_run_on(og_context *ctx, VkCommandBuffer cmd, og_encoder fn, void *user);
 /* The same on the context's command buffer ctx->cmd. */
 og_status og_run_recorded(og_context *ctx, og_encoder fn, void *user);
 
-/* How og_time_encoder repeats: warmup untimed recordings, then one timed
- * call to estimate, then as many timed calls as cover min_gpu_us of GPU
- * time, within [min_reps, max_reps]. */
-typedef struct og_timing_plan {
-    int warmup;
-    int min_reps, max_reps;
-    double min_gpu_us;
-} og_timing_plan;
-
-/* The tuner's plan: 1 warm-up, 3 to 1000 calls covering 0.2 s; ogtune
- * bench's rounds: the same covering 0.1 s each. */
-#define OG_TIMING_DEFAULT ((og_timing_plan){1, 3, 1000, 2e5})
-#define OG_TIMING_BENCH ((og_timing_plan){1, 3, 1000, 1e5})
-
-/* One measurement: the median of reps timed calls, and their spread
- * ((slowest - fastest) / median). */
-typedef struct og_timing {
-    double median_us;
-    double spread;
-    int reps;
-} og_timing;
-
 /* The time between two timestamps of a queue family with valid_bits valid
  * bits (Vulkan: only those bits count; the counter wraps at 2^valid_bits),
  * in ns, with period ns a tick (timestampPeriod). */
 double og_timestamp_ns(uint64_t start, uint64_t end, uint32_t valid_bits, float period);
-
-/* Times recordings of encode with timestamp queries (differences masked to
- * the queue family's timestampValidBits, times timestampPeriod). Errors:
- * OG_ERROR_UNSUPPORTED naming the queue family when it has no valid
- * timestamp bits. */
-og_status og_time_encoder(og_context *ctx, og_encoder encode, void *user,
-                          const og_timing_plan *plan, og_timing *out);
 
 #endif /* OG_VK_H */

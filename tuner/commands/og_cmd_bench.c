@@ -107,7 +107,8 @@ int og_cmd_bench(const og_cli *o)
             st = og_select(ctx, dtypes[d], OG_MODE_FAST, o->trans_a, o->trans_b, s->m, s->n, s->k,
                            s->batch, &c);
             if (st == OG_OK && recovered)
-                c.params = og_params_recovered(&ctx->limits, ctx->dialect, OG_MODE_FAST);
+                c.params = og_params_recovered(og_context_limits(ctx), og_context_dialect(ctx),
+                                               OG_MODE_FAST);
             if (st == OG_OK && o->params) /* a given kernel instead of the selected one */
                 c.params = given;
             if (st == OG_OK) /* the kernel must be right before it is timed */

@@ -1,5 +1,5 @@
 /* ogtune devices: every Vulkan device, its limits, its queue and memory,
- * and which memory types onegpu uses for what (og_memory_choose). */
+ * and which memory types onegpu uses for what (og_context_facts). */
 #include <stdio.h>
 
 #include "og_commands.h"
@@ -15,7 +15,7 @@ static const struct {
                     {VK_MEMORY_PROPERTY_PROTECTED_BIT, "protected"}};
 
 /* What onegpu uses type t for ("" for nothing). */
-static const char *type_use(const og_memory_choice *mc, int t)
+static const char *type_use(const og_context_facts *mc, int t)
 {
     if (t == mc->operand_type && t == mc->staging_type && !mc->map_writes)
         return "operands and scratch; staging";
@@ -26,11 +26,13 @@ static const char *type_use(const og_memory_choice *mc, int t)
 
 static void print_memory_json(const og_context *ctx)
 {
-    const VkPhysicalDeviceMemoryProperties *mp = &ctx->memory_props;
-    const og_memory_choice *mc = &ctx->memory;
+    og_context_facts facts;
+    og_context_facts_of(ctx, &facts);
+    const VkPhysicalDeviceMemoryProperties *mp = &facts.memory_props;
+    const og_context_facts *mc = &facts;
     printf(",\"memory_placement\":\"%s\",\"operand_type\":%d,\"staging_type\":%d,"
            "\"map_writes\":%s,\"map_reads\":%s,\"heaps\":[",
-           og_placement_name(mc->placement), mc->operand_type, mc->staging_type,
+           og_context_memory_placement(ctx), mc->operand_type, mc->staging_type,
            mc->map_writes ? "true" : "false", mc->map_reads ? "true" : "false");
     for (uint32_t h = 0; h < mp->memoryHeapCount; h++)
         printf("%s{\"size\":%llu,\"device_local\":%s}", h ? "," : "",
@@ -52,8 +54,10 @@ static void print_memory_json(const og_context *ctx)
 
 static void print_memory_text(const og_context *ctx)
 {
-    const VkPhysicalDeviceMemoryProperties *mp = &ctx->memory_props;
-    const og_memory_choice *mc = &ctx->memory;
+    og_context_facts facts;
+    og_context_facts_of(ctx, &facts);
+    const VkPhysicalDeviceMemoryProperties *mp = &facts.memory_props;
+    const og_context_facts *mc = &facts;
     for (uint32_t h = 0; h < mp->memoryHeapCount; h++)
         printf("   heap %u: %.1f GiB%s\n", h, (double)mp->memoryHeaps[h].size / (1u << 30),
                mp->memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT ? ", device-local" : "");
@@ -65,7 +69,7 @@ static void print_memory_text(const og_context *ctx)
         const char *use = type_use(mc, (int)t);
         printf("%s%s\n", *use ? "  <- onegpu: " : "", use);
     }
-    printf("   memory: %s (writes %s, reads %s)\n", og_placement_name(mc->placement),
+    printf("   memory: %s (writes %s, reads %s)\n", og_context_memory_placement(ctx),
            mc->map_writes ? "mapped" : "staged", mc->map_reads ? "mapped" : "staged");
 }
 
@@ -85,8 +89,10 @@ int og_cmd_devices(const og_cli *o)
             og_cli_fail("ogtune: %s\n", og_last_error());
             return 1;
         }
-        const og_device_info *d = &ctx->info;
-        const og_limits *l = &ctx->limits;
+        const og_device_info *d = og_context_device_info(ctx);
+        const og_limits *l = og_context_limits(ctx);
+        og_context_facts f;
+        og_context_facts_of(ctx, &f);
         if (o->json) {
             printf("%s{\"index\":%d,\"name\":", i ? "," : "", i);
             og_json_string(stdout, d->name);
@@ -101,8 +107,8 @@ int og_cmd_devices(const og_cli *o)
                    "\"timestamps\":%s",
                    d->vendor_id, d->device_id, d->driver_id, d->driver_version, l->subgroup_size,
                    l->max_invocations, l->max_shared_bytes,
-                   (unsigned long long)l->max_storage_range, ctx->queue_family, ctx->timestamp_bits,
-                   ctx->timestamp_bits ? "true" : "false");
+                   (unsigned long long)l->max_storage_range, f.queue_family, f.timestamp_bits,
+                   f.timestamp_bits ? "true" : "false");
             print_memory_json(ctx);
             printf("}");
         } else {
@@ -113,8 +119,8 @@ int og_cmd_devices(const og_cli *o)
                    i, d->name, d->driver_name, d->driver_info, d->vendor_id, d->device_id,
                    d->driver_id, d->driver_version, d->pipeline_cache_uuid, l->subgroup_size,
                    l->max_invocations, l->max_shared_bytes,
-                   (unsigned long long)l->max_storage_range, ctx->queue_family,
-                   ctx->timestamp_bits ? "yes" : "no", ctx->timestamp_bits);
+                   (unsigned long long)l->max_storage_range, f.queue_family,
+                   f.timestamp_bits ? "yes" : "no", f.timestamp_bits);
             print_memory_text(ctx);
         }
         og_context_destroy(ctx);

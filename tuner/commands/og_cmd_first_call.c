@@ -48,8 +48,10 @@ static void measure(first_call *r)
         return;
     }
     snprintf(r->device, sizeof r->device, "%s", og_context_device_name(ctx));
-    r->pipeline_cache_bytes = ctx->pipeline_cache_loaded;
-    r->caches_on = ctx->pipeline_cache_path[0] != '\0';
+    og_context_facts facts;
+    og_context_facts_of(ctx, &facts);
+    r->pipeline_cache_bytes = facts.pipeline_cache_loaded;
+    r->caches_on = facts.caches_on;
     st = og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &g);
     if (st == OG_OK)
         st = og_problem_create(ctx, OG_F32, 0, 0, FIRST_CALL_SIZE, FIRST_CALL_SIZE, FIRST_CALL_SIZE,
@@ -60,7 +62,8 @@ static void measure(first_call *r)
         t0 = now_ms();
         st = og_gemm_run(g, &pr->args);
         r->run_ms = now_ms() - t0;
-        r->compiled = ctx->kernels_compiled;
+        og_context_facts_of(ctx, &facts);
+        r->compiled = facts.kernels_compiled;
     }
     if (st == OG_OK)
         st = og_buffer_read(pr->args.c, 0, pr->c, pr->nc * sizeof(float));

@@ -191,12 +191,7 @@ static og_status bufs_make(og_context *ctx, const og_qgemm_problem *pr, bench_bu
 static og_status record_copy(void *user, VkCommandBuffer cmd)
 {
     bench_bufs *b = user;
-    og_context *ctx = b->w->ctx;
-    VkBufferCopy region = {.srcOffset = og_buffer_vk_offset(b->w),
-                           .dstOffset = og_buffer_vk_offset(b->copy),
-                           .size = b->w_bytes};
-    ctx->vk.vkCmdCopyBuffer(cmd, og_buffer_vk_buffer(b->w), og_buffer_vk_buffer(b->copy), 1,
-                            &region);
+    og_record_copy(cmd, b->w, b->copy, b->w_bytes);
     return OG_OK;
 }
 

@@ -147,31 +147,17 @@ void og_conv_problem_destroy(og_conv_problem *pr)
     free(pr);
 }
 
-/* A convolution with a given tile, for og_run_recorded. */
-typedef struct forced_call {
-    og_conv *cv;
-    const og_conv_args *args;
-    const og_params *p;
-} forced_call;
-
-static og_status encode_forced(void *user, VkCommandBuffer cmd)
-{
-    const forced_call *f = user;
-    return og_conv_encode_params(f->cv, cmd, f->args, f->p);
-}
-
 og_status og_conv_problem_verify(og_conv *cv, og_conv_problem *pr, const og_params *p,
                                  int *accepted, double *metric, char *why, size_t len)
 {
-    og_context *ctx = cv->gemm.ctx;
+    og_context *ctx = og_conv_context(cv);
     *accepted = 0;
     *metric = 0;
     og_status st = og_buffer_write(pr->args.y, 0, pr->y0, pr->ny * sizeof(float));
     if (st != OG_OK)
         return st;
-    forced_call call = {cv, &pr->args, p};
-    if ((st = og_run_recorded(ctx, encode_forced, &call)) != OG_OK) {
-        snprintf(why, len, "%s", ctx->error);
+    if ((st = og_conv_run_with(cv, &pr->args, p)) != OG_OK) {
+        snprintf(why, len, "%s", og_context_last_error(ctx));
         return st;
     }
     if ((st = og_buffer_read(pr->args.y, 0, pr->y, pr->ny * sizeof(float))) != OG_OK)
@@ -229,7 +215,7 @@ og_status og_conv_candidate_verify(og_conv *cv, og_conv_problem *pr, const og_pa
             continue;
         og_conv_problem *small;
         double m2;
-        st = og_conv_problem_create(cv->gemm.ctx, pr->dtype, &g, 77 + (uint64_t)i, &small);
+        st = og_conv_problem_create(og_conv_context(cv), pr->dtype, &g, 77 + (uint64_t)i, &small);
         if (st != OG_OK)
             break;
         small->args.bias = small->bias_buf;

@@ -40,20 +40,6 @@ og_plant og_plant_for(const og_params *p)
     return OG_PLANT_NONE;
 }
 
-/* A buffer of size 0 breaks VUID-VkBufferCreateInfo-size-00912. Only where
- * the layer is on: a driver need not take one. */
-static void break_a_rule(og_context *ctx)
-{
-    if (!ctx->messenger)
-        return;
-    VkBufferCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                               .size = 0,
-                               .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT};
-    VkBuffer buf = VK_NULL_HANDLE;
-    if (ctx->vk.vkCreateBuffer(ctx->device, &info, NULL, &buf) == VK_SUCCESS)
-        ctx->vk.vkDestroyBuffer(ctx->device, buf, NULL);
-}
-
 /* A block whose only pointer is dropped (volatile: the compiler keeps the
  * allocation and the store that forgets it). */
 static void leak(void)
@@ -83,7 +69,7 @@ void og_plant_fault(og_plant kind, og_context *ctx)
 {
     switch (kind) {
     case OG_PLANT_VALIDATION:
-        break_a_rule(ctx);
+        og_validation_provoke(ctx);
         break;
     case OG_PLANT_CRASH:
         raise(SIGKILL);

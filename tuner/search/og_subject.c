@@ -164,7 +164,7 @@ og_status og_subject_measure(og_subject *s, const og_params *p, og_record *r)
     if (st != OG_OK) {
         r->accepted = 0;
         snprintf(r->reason, sizeof r->reason, "%s: %s", failure_class(st),
-                 why[0] ? why : s->ctx->error);
+                 why[0] ? why : og_context_last_error(s->ctx));
         one_line(r->reason);
         return st == OG_ERROR_DEVICE_LOST ? st : OG_OK;
     }

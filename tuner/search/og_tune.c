@@ -180,12 +180,13 @@ static og_status tune_shape(og_context *ctx, og_db *db, int64_t device, const og
     int int8 = og_dtype_is_int8(t);
     og_params *space;
     size_t n;
+    const og_limits *lim = og_context_limits(ctx);
     og_status st =
-        o->qformat ? og_space_qgemm(&ctx->limits, o->preset, s, &space, &n)
-        : conv     ? og_space_conv(&ctx->limits, o->preset, t, s, &space, &n)
+        o->qformat ? og_space_qgemm(lim, o->preset, s, &space, &n)
+        : conv     ? og_space_conv(lim, o->preset, t, s, &space, &n)
         : o->recovered
-            ? og_space_recovered(&ctx->limits, ctx->dialect, o->preset, o->mode, s, &space, &n)
-            : og_space(&ctx->limits, o->preset, t, o->trans_a, o->trans_b, s, &space, &n);
+            ? og_space_recovered(lim, og_context_dialect(ctx), o->preset, o->mode, s, &space, &n)
+            : og_space(lim, o->preset, t, o->trans_a, o->trans_b, s, &space, &n);
     if (st != OG_OK)
         return og_fail(ctx, st, "tune: out of memory");
     /* Deterministic mode has one kernel per shape, fixed by the rule: it is
@@ -280,15 +281,17 @@ og_status og_tune(og_context *ctx, const og_tune_opts *o)
     int64_t device;
     char err[1024];
     /* The workers make their own contexts on the same device and queue family choice. */
-    if (ctx->timestamp_bits == 0)
+    og_context_facts facts;
+    og_context_facts_of(ctx, &facts);
+    if (facts.timestamp_bits == 0)
         return og_fail(ctx, OG_ERROR_UNSUPPORTED,
                        "tune: queue family %u of %s has no valid timestamp bits "
                        "(timestampValidBits 0): tuning needs a queue that can time its work",
-                       ctx->queue_family, og_context_device_name(ctx));
+                       facts.queue_family, og_context_device_name(ctx));
     og_status st = og_db_open(o->db_path, 1, &db, err, sizeof err);
     if (st != OG_OK)
         return og_fail(ctx, st, "%s", err);
-    if ((st = og_db_device(db, &ctx->info, &device, err, sizeof err)) != OG_OK) {
+    if ((st = og_db_device(db, og_context_device_info(ctx), &device, err, sizeof err)) != OG_OK) {
         og_db_close(db);
         return og_fail(ctx, st, "%s", err);
     }
@@ -302,8 +305,10 @@ og_status og_tune(og_context *ctx, const og_tune_opts *o)
                 continue;
             }
             og_conv_shape cs;
-            if ((st = og_conv_geometry_check(ctx->error, &o->convs[s], &cs)) != OG_OK)
+            if ((st = og_conv_geometry_check(err, &o->convs[s], &cs)) != OG_OK) {
+                og_fail(ctx, st, "%s", err);
                 break;
+            }
             og_shape gemm = {cs.m, cs.n, cs.k, cs.batch};
             st = tune_shape(ctx, db, device, o, o->dtypes[d], &gemm, &o->convs[s], share);
         }
