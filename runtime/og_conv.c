@@ -83,27 +83,36 @@ og_status og_conv_choose(og_conv *cv, const og_conv_args *args, const og_conv_sh
     return OG_OK;
 }
 
-/* A checked call: its shape and push constants. */
-typedef struct conv_call {
-    og_conv_shape shape;
-    og_push push;
-} conv_call;
-
-static og_status check(og_conv *cv, const og_conv_args *args, conv_call *c)
+static og_context *context(const void *obj)
 {
+    return ((const og_conv *)obj)->gemm.ctx;
+}
+
+static og_status check(void *obj, const void *args, og_checked *c)
+{
+    og_conv *cv = obj;
     og_context *ctx = cv->gemm.ctx;
-    return og_conv_check(&ctx->limits, ctx->error, og_dtype_bytes(cv->gemm.dtype), args, &c->shape,
-                         &c->push);
+    og_status st = og_conv_check(&ctx->limits, ctx->error, og_dtype_bytes(cv->gemm.dtype), args,
+                                 &c->conv, &c->push);
+    c->empty = st == OG_OK && c->conv.empty;
+    return st;
+}
+
+static og_status choose(void *obj, const void *args, const og_checked *c, og_params *p)
+{
+    return og_conv_choose(obj, args, &c->conv, p);
 }
 
 /* Plans a checked call that runs the convolution kernel with tile p. */
-static og_status prepare(og_conv *cv, const og_conv_args *args, const conv_call *cc,
-                         const og_params *p, og_call *c)
+static og_status plan(void *obj, const void *args_, const og_checked *chk, const og_params *p,
+                      og_call *c)
 {
+    og_conv *cv = obj;
+    const og_conv_args *args = args_;
     og_gemm *g = &cv->gemm;
     og_context *ctx = g->ctx;
-    og_status st = og_conv_plan(&ctx->limits, ctx->error, g->dtype, g->mode, args, &cc->shape, p,
-                                &cc->push, g->scratch_bytes, &c->plan);
+    og_status st = og_conv_plan(&ctx->limits, ctx->error, g->dtype, g->mode, args, &chk->conv, p,
+                                &chk->push, g->scratch_bytes, &c->plan);
     if (st == OG_OK && c->plan.scratch_bytes && !g->scratch)
         st = og_buffer_create(ctx, c->plan.scratch_bytes, &g->scratch);
     c->ctx = ctx;
@@ -116,63 +125,49 @@ static og_status prepare(og_conv *cv, const og_conv_args *args, const conv_call 
     return st;
 }
 
+static og_status describe(void *obj, const void *args, const og_checked *c, char *buf, size_t len);
+
+/* The convolution kernel's table; a 1x1 call that is a GEMM goes to
+ * og_op_gemm instead (call below). */
+const og_op og_op_conv = {"conv", context, check, choose, plan, describe, 1};
+
 og_status og_conv_encode_params(og_conv *cv, VkCommandBuffer cmd, const og_conv_args *args,
                                 const og_params *p)
 {
-    conv_call cc;
-    og_call c;
     og_params q = og_conv_params(p);
-    og_status st = check(cv, args, &cc);
-    if (st != OG_OK || cc.shape.empty)
-        return st;
-    st = prepare(cv, args, &cc, &q, &c);
-    return st != OG_OK ? st : og_call_record(&c, cmd);
+    return og_op_encode(&og_op_conv, cv, cmd, args, &q);
 }
 
 og_status og_conv_run_with(og_conv *cv, const og_conv_args *args, const og_params *p)
 {
-    conv_call cc;
-    og_call c;
     og_params q = og_conv_params(p);
-    og_status st = check(cv, args, &cc);
-    if (st != OG_OK || cc.shape.empty)
-        return st;
-    st = prepare(cv, args, &cc, &q, &c);
-    return st != OG_OK ? st : og_call_run(&c);
+    return og_op_run(&og_op_conv, cv, args, &q);
 }
 
 og_status og_conv_time(og_conv *cv, const og_conv_args *args, const og_params *p,
                        const og_timing_plan *plan, og_timing *out)
 {
-    conv_call cc;
-    og_call c;
     og_params q = og_conv_params(p);
-    *out = (og_timing){0};
-    og_status st = check(cv, args, &cc);
-    if (st == OG_OK && cc.shape.empty)
-        st = og_fail(cv->gemm.ctx, OG_ERROR_INVALID_ARGUMENT, "conv: nothing to time");
-    if (st == OG_OK)
-        st = prepare(cv, args, &cc, &q, &c);
-    return st != OG_OK ? st : og_call_time(&c, plan, out);
+    return og_op_time(&og_op_conv, cv, args, &q, plan, out);
 }
 
 /* Plans the explicit im2col matrix of a checked call into out. */
 static og_status im2col_prepare(og_conv *cv, const og_conv_args *args, og_buffer *out, og_call *c)
 {
-    conv_call cc;
+    og_checked cc;
     og_context *ctx = cv->gemm.ctx;
-    og_status st = check(cv, args, &cc);
+    og_status st = og_op_check(&og_op_conv, cv, args, &cc);
     if (st != OG_OK)
         return st;
-    if (cc.shape.empty)
+    if (cc.empty)
         return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT, "conv im2col: nothing to gather");
-    uint64_t bytes = og_conv_im2col_bytes(&cc.shape);
+    uint64_t bytes = og_conv_im2col_bytes(&cc.conv);
     if (!out || og_buffer_size(out) < bytes)
         return og_fail(ctx, OG_ERROR_INVALID_ARGUMENT,
                        "conv im2col: the matrix takes %llu bytes, the buffer holds %llu",
                        (unsigned long long)bytes,
                        (unsigned long long)(out ? og_buffer_size(out) : 0));
-    st = og_conv_im2col_plan(&ctx->limits, ctx->error, cv->gemm.dtype, args, &cc.shape, &cc.push,
+    st = og_conv_im2col_plan(&ctx->limits, ctx->error, cv->gemm.dtype, args, &cc.conv, &cc.push,
                              out, &c->plan);
     c->ctx = ctx;
     og_buffer *ops[OG_OPERANDS] = {[OG_OPERAND_A] = args->x, [OG_OPERAND_C] = out};
@@ -196,48 +191,52 @@ og_status og_conv_im2col_time(og_conv *cv, const og_conv_args *args, og_buffer *
     return st != OG_OK ? st : og_call_time(&c, plan, t);
 }
 
-/* Records (cmd) or runs (cmd NULL) a call. */
-static og_status call(og_conv *cv, VkCommandBuffer cmd, const og_conv_args *args)
+/* Checks a call once, then records or runs it: the convolution kernel, or
+ * for a 1x1 call that is a GEMM the GEMM itself, planned on what
+ * og_conv_check covered (its push constants computed, not checked again). */
+static og_status call(og_conv *cv, og_op_way way, VkCommandBuffer cmd, const og_conv_args *args)
 {
-    conv_call cc;
-    og_call c;
-    og_params p;
-    og_status st = check(cv, args, &cc);
-    if (st != OG_OK || cc.shape.empty)
+    og_checked c;
+    og_status st = og_op_check(&og_op_conv, cv, args, &c);
+    if (st != OG_OK || c.empty)
         return st;
-    if (cc.shape.gemm) {
-        og_gemm_args g = og_conv_as_gemm(args);
-        return cmd ? og_gemm_encode(&cv->gemm, cmd, &g) : og_gemm_run(&cv->gemm, &g);
-    }
-    if ((st = og_conv_choose(cv, args, &cc.shape, &p)) != OG_OK ||
-        (st = prepare(cv, args, &cc, &p, &c)) != OG_OK)
-        return st;
-    return cmd ? og_call_record(&c, cmd) : og_call_run(&c);
+    if (!c.conv.gemm)
+        return og_op_call(&og_op_conv, cv, way, cmd, args, &c, NULL);
+    og_gemm_args g = og_conv_as_gemm(args);
+    og_checked gc;
+    memset(&gc, 0, sizeof gc);
+    uint64_t bytes = og_dtype_bytes(cv->gemm.dtype);
+    og_product_push(&cv->gemm.ctx->limits, bytes, bytes, &g, &gc.push);
+    return og_op_call(&og_op_gemm, &cv->gemm, way, cmd, &g, &gc, NULL);
 }
 
 og_status og_conv_encode(og_conv *cv, VkCommandBuffer cmd, const og_conv_args *args)
 {
     if (!cmd)
         return og_fail(cv->gemm.ctx, OG_ERROR_INVALID_ARGUMENT, "conv: the command buffer is NULL");
-    return call(cv, cmd, args);
+    return call(cv, OG_OP_ENCODE, cmd, args);
 }
 
 og_status og_conv_run(og_conv *cv, const og_conv_args *args)
 {
-    return call(cv, NULL, args);
+    return call(cv, OG_OP_RUN, VK_NULL_HANDLE, args);
 }
 
 og_status og_conv_describe(og_conv *cv, const og_conv_args *args, char *buf, size_t len)
 {
-    conv_call cc;
-    og_status st = check(cv, args, &cc);
-    if (st != OG_OK)
-        return st;
-    if (cc.shape.empty) {
+    return og_op_describe(&og_op_conv, cv, args, buf, len);
+}
+
+static og_status describe(void *obj, const void *args_, const og_checked *cc, char *buf, size_t len)
+{
+    og_conv *cv = obj;
+    const og_conv_args *args = args_;
+    og_status st;
+    if (cc->empty) {
         snprintf(buf, len, "nothing to compute (no image or no output channel)");
         return OG_OK;
     }
-    if (cc.shape.gemm) {
+    if (cc->conv.gemm) {
         og_gemm_args g = og_conv_as_gemm(args);
         char gemm[512];
         if ((st = og_gemm_describe(&cv->gemm, &g, gemm, sizeof gemm)) != OG_OK)
@@ -247,7 +246,7 @@ og_status og_conv_describe(og_conv *cv, const og_conv_args *args, char *buf, siz
         return OG_OK;
     }
     og_choice choice;
-    const og_conv_shape *s = &cc.shape;
+    const og_conv_shape *s = &cc->conv;
     if ((st = og_select_conv(cv->gemm.ctx, cv->gemm.dtype, cv->gemm.mode, args, s->m, s->n, s->k,
                              s->batch, &choice)) != OG_OK)
         return st;
@@ -255,7 +254,7 @@ og_status og_conv_describe(og_conv *cv, const og_conv_args *args, char *buf, siz
     og_context *ctx = cv->gemm.ctx;
     og_plan plan;
     if ((st = og_conv_plan(&ctx->limits, ctx->error, cv->gemm.dtype, cv->gemm.mode, args, s,
-                           &choice.params, &cc.push, cv->gemm.scratch_bytes, &plan)) != OG_OK)
+                           &choice.params, &cc->push, cv->gemm.scratch_bytes, &plan)) != OG_OK)
         return st;
     og_params p = plan.key.p;
     p.split = og_conv_params(&choice.params).split;

@@ -1,6 +1,7 @@
-/* The float GEMM's calls: each is checked, its kernel chosen, planned and
- * recorded (og_internal.h), in that order, so a bad call is refused before
- * any selection, allocation or command. */
+/* The float GEMM's calls: each is checked once, its kernel chosen,
+ * planned and recorded, in that order (og_op.c's path, through og_op_gemm
+ * and og_op_elementwise), so a bad call is refused before any selection,
+ * allocation or command. */
 #include <stdio.h>
 #include <string.h>
 
@@ -14,15 +15,33 @@ static og_status ensure(og_context *ctx, og_buffer **buf, uint64_t bytes)
     return bytes == 0 || *buf ? OG_OK : og_buffer_create(ctx, bytes, buf);
 }
 
-/* Checks and plans a call with parameters p. */
-static og_status prepare(og_gemm *g, const og_gemm_args *args, const og_params *p, og_call *c)
+static og_context *context(const void *obj)
 {
+    return ((const og_gemm *)obj)->ctx;
+}
+
+static og_status check(void *obj, const void *args, og_checked *c)
+{
+    og_gemm *g = obj;
+    og_gemm_config cfg = og_gemm_config_of(g);
+    return og_gemm_check(&cfg, &g->ctx->limits, g->ctx->error, args, &c->push);
+}
+
+static og_status choose(void *obj, const void *args, const og_checked *c, og_params *p)
+{
+    (void)c;
+    return og_gemm_choose(obj, args, p);
+}
+
+/* Plans a checked call with parameters p. */
+static og_status plan(void *obj, const void *args_, const og_checked *chk, const og_params *p,
+                      og_call *c)
+{
+    og_gemm *g = obj;
+    const og_gemm_args *args = args_;
     og_context *ctx = g->ctx;
     og_gemm_config cfg = og_gemm_config_of(g);
-    og_push push;
-    og_status st = og_gemm_check(&cfg, &ctx->limits, ctx->error, args, &push);
-    if (st == OG_OK)
-        st = og_gemm_plan(&cfg, &ctx->limits, ctx->error, args, p, &push, &c->plan);
+    og_status st = og_gemm_plan(&cfg, &ctx->limits, ctx->error, args, p, &chk->push, &c->plan);
     if (st == OG_OK)
         st = ensure(ctx, &g->scratch, c->plan.scratch_bytes);
     if (st == OG_OK)
@@ -38,90 +57,94 @@ static og_status prepare(og_gemm *g, const og_gemm_args *args, const og_params *
     return st;
 }
 
+static og_status describe(void *obj, const void *args, const og_checked *c, char *buf, size_t len);
+
+/* Described unchecked: og_gemm_describe names the kernel of any shape. */
+const og_op og_op_gemm = {"gemm", context, check, choose, plan, describe, 0};
+
 og_status og_gemm_encode_params(og_gemm *g, VkCommandBuffer cmd, const og_gemm_args *args,
                                 const og_params *p)
 {
-    og_call c;
-    og_status st = prepare(g, args, p, &c);
-    return st != OG_OK ? st : og_call_record(&c, cmd);
+    return og_op_encode(&og_op_gemm, g, cmd, args, p);
 }
 
 og_status og_gemm_run_with(og_gemm *g, const og_gemm_args *args, const og_params *p)
 {
-    og_call c;
-    og_status st = prepare(g, args, p, &c);
-    return st != OG_OK ? st : og_call_run(&c);
-}
-
-/* Check, then choose: a bad call names its dimension before any selection. */
-static og_status check_and_choose(og_gemm *g, const og_gemm_args *args, og_params *p)
-{
-    og_gemm_config cfg = og_gemm_config_of(g);
-    og_push push;
-    og_status st = og_gemm_check(&cfg, &g->ctx->limits, g->ctx->error, args, &push);
-    return st != OG_OK ? st : og_gemm_choose(g, args, p);
+    return og_op_run(&og_op_gemm, g, args, p);
 }
 
 og_status og_gemm_encode(og_gemm *g, VkCommandBuffer cmd, const og_gemm_args *args)
 {
-    og_params p;
-    og_status st = check_and_choose(g, args, &p);
-    return st != OG_OK ? st : og_gemm_encode_params(g, cmd, args, &p);
+    return og_op_encode(&og_op_gemm, g, cmd, args, NULL);
 }
 
 og_status og_gemm_run(og_gemm *g, const og_gemm_args *args)
 {
-    og_params p;
-    og_call c;
-    og_status st = check_and_choose(g, args, &p);
-    if (st == OG_OK)
-        st = prepare(g, args, &p, &c);
-    return st != OG_OK ? st : og_call_run(&c);
+    return og_op_run(&og_op_gemm, g, args, NULL);
 }
 
 og_status og_gemm_time(og_gemm *g, const og_gemm_args *args, const og_params *p,
                        const og_timing_plan *plan, og_timing *out)
 {
-    og_call c;
-    *out = (og_timing){0};
-    og_status st = prepare(g, args, p, &c);
-    return st != OG_OK ? st : og_call_time(&c, plan, out);
+    return og_op_time(&og_op_gemm, g, args, p, plan, out);
 }
 
-/* An elementwise call: checked and planned, bound to C and the bias. */
-static og_status prepare_elementwise(og_gemm *g, og_elementwise op, const og_gemm_args *args,
-                                     og_call *c)
+/* An elementwise call (og_elementwise_call): checked, planned, bound to C
+ * and the bias. */
+static og_context *elementwise_context(const void *obj)
 {
-    og_context *ctx = g->ctx;
-    og_push push;
-    og_status st = og_elementwise_check(&ctx->limits, ctx->error, args, &push);
-    if (st == OG_OK)
-        st = og_elementwise_plan(&ctx->limits, ctx->error, ctx->dialect, op, args, &push,
-                                 &c->plan);
+    return ((const og_elementwise_call *)obj)->g->ctx;
+}
+
+static og_status elementwise_check(void *obj, const void *args, og_checked *c)
+{
+    og_context *ctx = elementwise_context(obj);
+    return og_elementwise_check(&ctx->limits, ctx->error, args, &c->push);
+}
+
+static og_status elementwise_plan(void *obj, const void *args_, const og_checked *chk,
+                                  const og_params *p, og_call *c)
+{
+    const og_elementwise_call *e = obj;
+    const og_gemm_args *args = args_;
+    og_context *ctx = e->g->ctx;
+    (void)p;
+    og_status st = og_elementwise_plan(&ctx->limits, ctx->error, ctx->dialect, e->op, args,
+                                       &chk->push, &c->plan);
     c->ctx = ctx;
     og_buffer *ops[OG_OPERANDS] = {[OG_OPERAND_C] = args->c, [OG_OPERAND_BIAS] = args->bias};
     memcpy(c->operands, ops, sizeof ops);
     return st;
 }
 
+const og_op og_op_elementwise = {
+    "gemm", elementwise_context, elementwise_check, NULL, elementwise_plan, NULL, 0};
+
 og_status og_gemm_encode_elementwise(og_gemm *g, VkCommandBuffer cmd, og_elementwise op,
                                      const og_gemm_args *args)
 {
-    og_call c;
-    og_status st = prepare_elementwise(g, op, args, &c);
-    return st != OG_OK ? st : og_call_record(&c, cmd);
+    og_elementwise_call e = {g, op};
+    return og_op_encode(&og_op_elementwise, &e, cmd, args, NULL);
 }
 
 og_status og_gemm_run_elementwise(og_gemm *g, og_elementwise op, const og_gemm_args *args)
 {
-    og_call c;
-    og_status st = prepare_elementwise(g, op, args, &c);
-    return st != OG_OK ? st : og_call_run(&c);
+    og_elementwise_call e = {g, op};
+    return og_op_run(&og_op_elementwise, &e, args, NULL);
 }
 
 og_status og_gemm_describe(og_gemm *g, const og_gemm_args *args, char *buf, size_t len)
 {
+    return og_op_describe(&og_op_gemm, g, args, buf, len);
+}
+
+static og_status describe(void *obj, const void *args_, const og_checked *chk, char *buf,
+                          size_t len)
+{
+    og_gemm *g = obj;
+    const og_gemm_args *args = args_;
     og_choice c;
+    (void)chk;
     int64_t batch = args->batch == 0 ? 1 : args->batch;
     if (!og_gemm_has_product(args)) {
         snprintf(buf, len, "elementwise scale: C = act(beta * C + bias), A and B not read (%s is 0)",

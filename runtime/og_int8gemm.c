@@ -1,5 +1,6 @@
-/* Int8Gemm objects: kernel choice (skinny, tile or matrix tile), recording, runs, timing
- * (reference design, "8-bit products"). */
+/* Int8Gemm objects: kernel choice (skinny, tile or matrix tile) and the op
+ * table of their calls (og_op.c: recording, runs, timing; reference
+ * design, "8-bit products"). */
 #include <stdio.h>
 #include <string.h>
 
@@ -56,14 +57,30 @@ og_status og_int8gemm_choose(og_int8gemm *g, const og_int8gemm_args *args, og_pa
     return st;
 }
 
-static og_status prepare(og_int8gemm *g, const og_int8gemm_args *args, const og_params *p,
-                         og_call *c)
+static og_context *context(const void *obj)
 {
-    og_context *ctx = g->gemm.ctx;
-    og_push push;
-    og_status st = og_int8gemm_check(&ctx->limits, ctx->error, args, &push);
-    if (st == OG_OK)
-        st = og_int8gemm_plan(&ctx->limits, ctx->error, ctx->dialect, args, p, &push, &c->plan);
+    return ((const og_int8gemm *)obj)->gemm.ctx;
+}
+
+static og_status check(void *obj, const void *args, og_checked *c)
+{
+    og_context *ctx = context(obj);
+    return og_int8gemm_check(&ctx->limits, ctx->error, args, &c->push);
+}
+
+static og_status choose(void *obj, const void *args, const og_checked *c, og_params *p)
+{
+    (void)c;
+    return og_int8gemm_choose(obj, args, p);
+}
+
+static og_status plan(void *obj, const void *args_, const og_checked *chk, const og_params *p,
+                      og_call *c)
+{
+    const og_int8gemm_args *args = args_;
+    og_context *ctx = context(obj);
+    og_status st =
+        og_int8gemm_plan(&ctx->limits, ctx->error, ctx->dialect, args, p, &chk->push, &c->plan);
     c->ctx = ctx;
     og_buffer *ops[OG_OPERANDS] = {[OG_OPERAND_A] = args->a,
                                    [OG_OPERAND_B] = args->b,
@@ -74,59 +91,50 @@ static og_status prepare(og_int8gemm *g, const og_int8gemm_args *args, const og_
     return st;
 }
 
+static og_status describe(void *obj, const void *args, const og_checked *c, char *buf, size_t len);
+
+/* Described unchecked, as the GEMM. */
+const og_op og_op_int8gemm = {"int8gemm", context, check, choose, plan, describe, 0};
+
 og_status og_int8gemm_encode_params(og_int8gemm *g, VkCommandBuffer cmd,
                                     const og_int8gemm_args *args, const og_params *p)
 {
-    og_call c;
-    og_status st = prepare(g, args, p, &c);
-    return st != OG_OK ? st : og_call_record(&c, cmd);
+    return og_op_encode(&og_op_int8gemm, g, cmd, args, p);
 }
 
 og_status og_int8gemm_run_with(og_int8gemm *g, const og_int8gemm_args *args, const og_params *p)
 {
-    og_call c;
-    og_status st = prepare(g, args, p, &c);
-    return st != OG_OK ? st : og_call_run(&c);
-}
-
-/* Check, then choose: a bad call names its dimension before any selection. */
-static og_status check_and_choose(og_int8gemm *g, const og_int8gemm_args *args, og_params *p)
-{
-    og_context *ctx = g->gemm.ctx;
-    og_push push;
-    og_status st = og_int8gemm_check(&ctx->limits, ctx->error, args, &push);
-    return st != OG_OK ? st : og_int8gemm_choose(g, args, p);
+    return og_op_run(&og_op_int8gemm, g, args, p);
 }
 
 og_status og_int8gemm_encode(og_int8gemm *g, VkCommandBuffer cmd, const og_int8gemm_args *args)
 {
-    og_params p;
-    og_status st = check_and_choose(g, args, &p);
-    return st != OG_OK ? st : og_int8gemm_encode_params(g, cmd, args, &p);
+    return og_op_encode(&og_op_int8gemm, g, cmd, args, NULL);
 }
 
 og_status og_int8gemm_run(og_int8gemm *g, const og_int8gemm_args *args)
 {
-    og_params p;
-    og_call c;
-    og_status st = check_and_choose(g, args, &p);
-    if (st == OG_OK)
-        st = prepare(g, args, &p, &c);
-    return st != OG_OK ? st : og_call_run(&c);
+    return og_op_run(&og_op_int8gemm, g, args, NULL);
 }
 
 og_status og_int8gemm_time(og_int8gemm *g, const og_int8gemm_args *args, const og_params *p,
                            const og_timing_plan *plan, og_timing *out)
 {
-    og_call c;
-    *out = (og_timing){0};
-    og_status st = prepare(g, args, p, &c);
-    return st != OG_OK ? st : og_call_time(&c, plan, out);
+    return og_op_time(&og_op_int8gemm, g, args, p, plan, out);
 }
 
 og_status og_int8gemm_describe(og_int8gemm *g, const og_int8gemm_args *args, char *buf, size_t len)
 {
+    return og_op_describe(&og_op_int8gemm, g, args, buf, len);
+}
+
+static og_status describe(void *obj, const void *args_, const og_checked *chk, char *buf,
+                          size_t len)
+{
+    og_int8gemm *g = obj;
+    const og_int8gemm_args *args = args_;
     og_choice c;
+    (void)chk;
     int64_t batch = args->batch == 0 ? 1 : args->batch;
     og_status st = og_select_int8(g->gemm.ctx, !!args->trans_a, !!args->trans_b, args->m, args->n,
                                   args->k, batch, &c);

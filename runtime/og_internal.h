@@ -3,7 +3,10 @@
  * through the layers below:
  *
  *   og_gemm.c, og_gemm_call.c, og_int8gemm.c, og_conv.c, og_qgemm.c
- *             objects and the public calls
+ *             objects, the public calls and their op tables
+ *   og_op.c   the path every call shares: check once, choose, plan, then
+ *             encode, run, time or describe
+ *   og_tuning.c  what the tuner needs beside onegpu.h (og_tuning.h)
  *   record/   a plan into commands
  *   plan/     checks, rules, selection and plans: plain data, no Vulkan
  *   vk/       context, memory, buffers, descriptor sets, pipelines, timing
@@ -100,5 +103,78 @@ og_dtype og_gemm_select_type(const og_gemm *g);
  * through the object's cache. shape: og_conv_check's. */
 og_status og_conv_choose(og_conv *cv, const og_conv_args *args, const og_conv_shape *shape,
                          og_params *p);
+
+/* ---- One path for every op object (og_op.c) ----
+ * Each public call of the GEMM, Int8Gemm, low-bit weight and convolution
+ * objects (and the GEMM's elementwise calls) is checked once by its op's
+ * check, which leaves what it found in an og_checked; choose, plan and
+ * describe take that instead of checking again. og_op.c holds the
+ * sequence every op shares: run (record into the context's command buffer,
+ * submit, wait), encode (record into the application's), time (timestamps
+ * around the recording) and describe; the objects keep only their table. */
+
+/* A checked call: what its op's check found. */
+typedef struct og_checked {
+    og_push push;       /* the kernels' push constants for the whole call */
+    og_gemm_args shape; /* a low-bit weight product as a GEMM's arguments */
+    og_conv_shape conv; /* a convolution's shape */
+    int empty;          /* nothing to record: the call succeeds at once */
+} og_checked;
+
+/* What differs between the op objects; obj is the object, args its call's
+ * arguments (og_gemm_args, og_int8gemm_args, ...). */
+typedef struct og_op {
+    const char *name; /* of the messages: "gemm", "conv", ... */
+    og_context *(*context)(const void *obj);
+    /* Checks a call (the op's messages), filling c. */
+    og_status (*check)(void *obj, const void *args, og_checked *c);
+    /* The parameters a checked call selects (the object's cache, then the
+     * selection); NULL where the op has no choice to make. */
+    og_status (*choose)(void *obj, const void *args, const og_checked *c, og_params *p);
+    /* Plans a checked call with parameters p into call: its plan, the
+     * scratch it needs (made on first use) and its operands. */
+    og_status (*plan)(void *obj, const void *args, const og_checked *c, const og_params *p,
+                      og_call *call);
+    /* The text of what a call would run (onegpu.h, og_*_describe): of a
+     * checked call (c) where describe_checks, else of the arguments as
+     * they are (c NULL). */
+    og_status (*describe)(void *obj, const void *args, const og_checked *c, char *buf, size_t len);
+    int describe_checks;
+} og_op;
+
+/* The op tables (og_gemm_call.c, og_int8gemm.c, og_qgemm.c, og_conv.c);
+ * og_op_elementwise's object is an og_elementwise_call. */
+extern const og_op og_op_gemm, og_op_elementwise, og_op_int8gemm, og_op_qgemm, og_op_conv;
+
+/* The object of og_op_elementwise: a GEMM object and the pass over C. */
+typedef struct og_elementwise_call {
+    og_gemm *g;
+    og_elementwise op;
+} og_elementwise_call;
+
+/* What og_op_call does with a planned call. */
+typedef enum og_op_way { OG_OP_ENCODE, OG_OP_RUN } og_op_way;
+
+/* Checks a call (og_op.check) into c. */
+og_status og_op_check(const og_op *op, void *obj, const void *args, og_checked *c);
+
+/* Chooses (p NULL) or takes p, plans and records a checked call into cmd
+ * (OG_OP_ENCODE) or runs it (OG_OP_RUN); an empty call succeeds at once. */
+og_status og_op_call(const og_op *op, void *obj, og_op_way way, VkCommandBuffer cmd,
+                     const void *args, const og_checked *c, const og_params *p);
+
+/* Check, then og_op_call: encode into cmd, or run. p: given parameters
+ * (the tuner's, the tests'), or NULL for the selected ones. */
+og_status og_op_encode(const og_op *op, void *obj, VkCommandBuffer cmd, const void *args,
+                       const og_params *p);
+og_status og_op_run(const og_op *op, void *obj, const void *args, const og_params *p);
+
+/* Check, plan with p and time (og_time_encoder's plan and result); an
+ * empty call is refused ("<name>: nothing to time"). */
+og_status og_op_time(const og_op *op, void *obj, const void *args, const og_params *p,
+                     const og_timing_plan *plan, og_timing *out);
+
+/* The op's describe, after its check where describe_checks. */
+og_status og_op_describe(const og_op *op, void *obj, const void *args, char *buf, size_t len);
 
 #endif /* OG_INTERNAL_H */

@@ -1,7 +1,7 @@
-/* Low-bit weight products (og_qgemm_*, onegpu.h): objects, kernel choice,
- * recording, runs and timing. Each call is checked, planned and recorded
- * (og_internal.h) in that order, so a bad call is refused before any
- * command. */
+/* Low-bit weight products (og_qgemm_*, onegpu.h): objects, kernel choice
+ * and the op table of their calls. Each call is checked once, its kernel
+ * chosen, planned and recorded (og_op.c) in that order, so a bad call is
+ * refused before any selection or command. */
 #include <stdio.h>
 #include <string.h>
 
@@ -69,17 +69,34 @@ og_status og_qgemm_choose(og_qgemm *q, const og_qgemm_args *args, og_params *p)
     return st;
 }
 
-static og_status prepare(og_qgemm *q, const og_qgemm_args *args, const og_params *p, og_call *c)
+static og_context *context(const void *obj)
 {
+    return ((const og_qgemm *)obj)->gemm.ctx;
+}
+
+static og_status check(void *obj, const void *args, og_checked *c)
+{
+    og_qgemm *q = obj;
+    og_context *ctx = q->gemm.ctx;
+    return og_qgemm_check(&ctx->limits, ctx->error, q->gemm.dtype, &q->format, args, &c->shape,
+                          &c->push);
+}
+
+static og_status choose(void *obj, const void *args, const og_checked *c, og_params *p)
+{
+    (void)c;
+    return og_qgemm_choose(obj, args, p);
+}
+
+static og_status plan(void *obj, const void *args_, const og_checked *chk, const og_params *p,
+                      og_call *c)
+{
+    og_qgemm *q = obj;
+    const og_qgemm_args *args = args_;
     og_gemm *g = &q->gemm;
     og_context *ctx = g->ctx;
-    og_push push;
-    og_gemm_args shape;
-    og_status st =
-        og_qgemm_check(&ctx->limits, ctx->error, g->dtype, &q->format, args, &shape, &push);
-    if (st == OG_OK)
-        st = og_qgemm_plan(&ctx->limits, ctx->error, g->dtype, q->qformat, g->mode, &shape, p, &push,
-                           g->scratch_bytes, &c->plan);
+    og_status st = og_qgemm_plan(&ctx->limits, ctx->error, g->dtype, q->qformat, g->mode,
+                                 &chk->shape, p, &chk->push, g->scratch_bytes, &c->plan);
     /* Split-k's planes and range scaling's exponents, made on first use
      * (zero-filled on the context's copy command buffer, so this may happen
      * while the caller records). */
@@ -98,63 +115,57 @@ static og_status prepare(og_qgemm *q, const og_qgemm_args *args, const og_params
     return st;
 }
 
+static og_status describe(void *obj, const void *args, const og_checked *c, char *buf, size_t len);
+
+/* Described after its check: the run parameters need the push constants. */
+const og_op og_op_qgemm = {"qgemm", context, check, choose, plan, describe, 1};
+
 og_status og_qgemm_encode_params(og_qgemm *q, VkCommandBuffer cmd, const og_qgemm_args *args,
                                  const og_params *p)
 {
-    og_call c;
-    og_status st = prepare(q, args, p, &c);
-    return st != OG_OK ? st : og_call_record(&c, cmd);
+    return og_op_encode(&og_op_qgemm, q, cmd, args, p);
 }
 
 og_status og_qgemm_run_with(og_qgemm *q, const og_qgemm_args *args, const og_params *p)
 {
-    og_call c;
-    og_status st = prepare(q, args, p, &c);
-    return st != OG_OK ? st : og_call_run(&c);
+    return og_op_run(&og_op_qgemm, q, args, p);
 }
 
 og_status og_qgemm_encode(og_qgemm *q, VkCommandBuffer cmd, const og_qgemm_args *args)
 {
-    og_params p;
-    og_status st = og_qgemm_choose(q, args, &p);
-    return st != OG_OK ? st : og_qgemm_encode_params(q, cmd, args, &p);
+    return og_op_encode(&og_op_qgemm, q, cmd, args, NULL);
 }
 
 og_status og_qgemm_run(og_qgemm *q, const og_qgemm_args *args)
 {
-    og_params p;
-    og_call c;
-    og_status st = og_qgemm_choose(q, args, &p);
-    if (st == OG_OK)
-        st = prepare(q, args, &p, &c);
-    return st != OG_OK ? st : og_call_run(&c);
+    return og_op_run(&og_op_qgemm, q, args, NULL);
 }
 
 og_status og_qgemm_time(og_qgemm *q, const og_qgemm_args *args, const og_params *p,
                         const og_timing_plan *plan, og_timing *out)
 {
-    og_call c;
-    *out = (og_timing){0};
-    og_status st = prepare(q, args, p, &c);
-    return st != OG_OK ? st : og_call_time(&c, plan, out);
+    return og_op_time(&og_op_qgemm, q, args, p, plan, out);
 }
 
 og_status og_qgemm_describe(og_qgemm *q, const og_qgemm_args *args, char *buf, size_t len)
 {
+    return og_op_describe(&og_op_qgemm, q, args, buf, len);
+}
+
+static og_status describe(void *obj, const void *args_, const og_checked *chk, char *buf,
+                          size_t len)
+{
+    const og_qgemm *q = obj;
+    const og_qgemm_args *args = args_;
     const og_gemm *g = &q->gemm;
     og_context *ctx = g->ctx;
-    og_gemm_args shape;
-    og_push push;
-    og_status st =
-        og_qgemm_check(&ctx->limits, ctx->error, g->dtype, &q->format, args, &shape, &push);
-    if (st != OG_OK)
-        return st;
+    og_status st;
     og_choice c;
     const int64_t batch = args->batch == 0 ? 1 : args->batch;
     if ((st = og_select_qgemm(ctx, g->dtype, &q->format, g->mode, args->m, args->n, args->k, batch,
                               &c)) != OG_OK)
         return st;
-    og_params run = og_qgemm_run_params(g->dtype, &push, &c.params);
+    og_params run = og_qgemm_run_params(g->dtype, &chk->push, &c.params);
     char params[OG_PARAMS_MAX], op[32], source[160];
     og_params_format(&run, params, sizeof params);
     og_qgemm_op(&q->format, op, sizeof op);

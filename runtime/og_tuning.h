@@ -5,7 +5,8 @@
  * and plan/og_plan.h include it); tuner/ includes this one and no other of
  * them (tests/test_layers.sh checks). Implemented across the layers: the
  * context's facts in og_tuning.c, timing in vk/, selection and the rules
- * in plan/, the objects' calls with given parameters in the object files. */
+ * in plan/, the objects' calls with given parameters in the object files
+ * through og_op.c's shared path. */
 #ifndef OG_TUNING_H
 #define OG_TUNING_H
 
@@ -297,7 +298,7 @@ void og_qgemm_op(const og_qweights_format *f, char *buf, size_t len);
  * BM rows. */
 og_params og_qgemm_default(int64_t m);
 
-/* ---- The objects with given parameters (the object files) ----
+/* ---- The objects with given parameters (the object files, og_op.c) ----
  * The tuner's candidates and the tests' forced kernels: each call is
  * checked as the public one is, then planned with p instead of the
  * selected parameters, and recorded into cmd (encode), into the context's

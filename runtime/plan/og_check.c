@@ -290,6 +290,14 @@ og_status og_check_product(const og_limits *lim, char *err, const char *op, uint
     st = og_check_operand(lim, err, op, "C", g->c, 4, g->c_offset, batch, g->stride_c, g->m, g->ldc, g->n);
     if (st != OG_OK)
         return st;
+    og_product_push(lim, a_bytes, b_bytes, g, push);
+    return OG_OK;
+}
+
+void og_product_push(const og_limits *lim, uint64_t a_bytes, uint64_t b_bytes,
+                     const og_gemm_args *g, og_push *push)
+{
+    const int64_t batch = g->batch == 0 ? 1 : g->batch;
     *push = (og_push){.m = (uint32_t)g->m,
                       .n = (uint32_t)g->n,
                       .k = (uint32_t)g->k,
@@ -314,7 +322,6 @@ og_status og_check_product(const og_limits *lim, char *err, const char *op, uint
     push->off_c = og_binding_offset(lim, g->c, g->c_offset, 4);
     if (g->bias)
         push->bias_off = og_binding_offset(lim, g->bias, g->bias_offset, 4);
-    return OG_OK;
 }
 
 og_status og_gemm_check(const og_gemm_config *cfg, const og_limits *lim, char *err,
