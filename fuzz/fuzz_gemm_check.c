@@ -51,8 +51,8 @@ static int read_params(og_fuzz_input *in, const og_gemm_config *cfg, const og_li
         if (og_params_parse(text, p, why, sizeof why) != 0 ||
             og_params_check(p, lim, why, sizeof why) != 0)
             return 0;
-        return p->variant == OG_VARIANT_TILE || p->variant == OG_VARIANT_FEWROWS ||
-               p->variant == OG_VARIANT_COOPMAT;
+        /* The float GEMM's families. */
+        return !og_family_can(p, OG_FAMILY_INT8) && !og_family_can(p, OG_FAMILY_WEIGHTS);
     }
     }
 }

@@ -234,9 +234,9 @@ static og_u128 check_step(const og_fuzz_call *call, const og_limits *lim, const 
                        "kernel %d: %u workgroups of %llu columns for N = %u", (int)kernel,
                        s->grid[0], (unsigned long long)step_width(s), q->n);
     if (kernel == OG_KERNEL_GEMM || kernel == OG_KERNEL_PLANES) {
-        uint64_t rows = s->key.p.variant == OG_VARIANT_INT8_SKINNY ? (uint64_t)s->key.p.rows
-                        : pl->tile_rows                            ? pl->tile_rows
-                                                                   : q->m;
+        int skinny = og_family_can(&s->key.p, OG_FAMILY_INT8) &&
+                     !og_family_can(&s->key.p, OG_FAMILY_TILED);
+        uint64_t rows = skinny ? (uint64_t)s->key.p.rows : pl->tile_rows ? pl->tile_rows : q->m;
         og_fuzz_assert((og_u128)s->grid[1] * rows >= q->m, "%u workgroups of %llu rows for %u",
                        s->grid[1], (unsigned long long)rows, q->m);
         og_fuzz_assert(s->grid[2] == (kernel == OG_KERNEL_PLANES ? q->batch * q->ranges : q->batch),

@@ -2,7 +2,7 @@
  * parameters' own checks, and the WGSL dialect's (og_wgsl.c). */
 #include <stdio.h>
 
-#include "og_gen.h"
+#include "og_family.h"
 
 /* The float variants' type pairs: A and B equal, or FP8 beside FP8 or
  * float32 (bytes in words: element loads only). */
@@ -27,11 +27,11 @@ static int float_types_check(const og_kernel_key *key, char *why, size_t len)
                  og_dtype_name(a), og_dtype_name(b));
         return -1;
     }
-    if (key->p.variant != OG_VARIANT_TILE && key->p.variant != OG_VARIANT_FEWROWS) {
+    if (!og_family_can(&key->p, OG_FAMILY_FP8)) {
         snprintf(why, len, "gen: FP8 inputs run the portable tile or the few-rows kernel");
         return -1;
     }
-    if (key->p.variant == OG_VARIANT_TILE && key->p.vec != 1) {
+    if (og_family_can(&key->p, OG_FAMILY_FP8_ELEMENTS) && key->p.vec != 1) {
         snprintf(why, len, "gen: FP8 inputs are read one element at a time (vec=1)");
         return -1;
     }
@@ -46,8 +46,9 @@ static int recover_check(const og_kernel_key *key, const og_limits *lim, char *w
     if (!key->recover && !key->scaled)
         return 0;
     const og_params *p = &key->p;
-    int tile = p->variant == OG_VARIANT_TILE && p->vec == 1 && p->src == OG_SRC_STORAGE;
-    if (key->kernel != OG_KERNEL_GEMM || (!tile && p->variant != OG_VARIANT_COOPMAT) ||
+    /* A matrix tile stages its fragments; a portable one reads elements. */
+    int elements = og_family_can(p, OG_FAMILY_MATRIX) || (p->vec == 1 && p->src == OG_SRC_STORAGE);
+    if (key->kernel != OG_KERNEL_GEMM || !og_family_can(p, OG_FAMILY_RECOVER) || !elements ||
         p->load != OG_LOAD_STAGED) {
         snprintf(why, len,
                  "gen: recovered float32 runs the staged tile (vec=1, src=ssbo) or the staged "
@@ -96,9 +97,9 @@ static int conv_check(const og_kernel_key *key, char *why, size_t len)
         return 0;
     const og_params *p = &key->p;
     int layout = !key->trans_a && key->trans_b;
-    int tile = (key->kernel == OG_KERNEL_GEMM || key->kernel == OG_KERNEL_PLANES) &&
-               p->variant == OG_VARIANT_TILE && p->src != OG_SRC_ADDR && layout;
-    int matrix = key->kernel == OG_KERNEL_GEMM && p->variant == OG_VARIANT_COOPMAT &&
+    int gather = og_kernel_has_params(key) && og_family_can(p, OG_FAMILY_CONV);
+    int tile = gather && !og_family_can(p, OG_FAMILY_MATRIX) && p->src != OG_SRC_ADDR && layout;
+    int matrix = gather && key->kernel == OG_KERNEL_GEMM && og_family_can(p, OG_FAMILY_MATRIX) &&
                  p->load == OG_LOAD_STAGED && key->dtype == OG_F16 && key->dialect == OG_GLSL &&
                  layout;
     if (key->conv < OG_CONV_KEY(0, 0) || key->conv > OG_CONV_KEY(1, 1) ||
@@ -128,15 +129,16 @@ static int conv_check(const og_kernel_key *key, char *why, size_t len)
 static int qformat_check(const og_kernel_key *key, char *why, size_t len)
 {
     int params = og_kernel_has_params(key);
-    int decode = params && key->p.variant == OG_VARIANT_QDECODE;
+    int decode = params && og_family_can(&key->p, OG_FAMILY_WEIGHTS);
     if (!decode && !key->qformat)
         return 0;
     int q = key->qformat, format = OG_QFORMAT_KEY_FORMAT(q);
     int int4 = format == 2; /* OG_QFORMAT_INT4 */
-    int tile = params && key->p.variant == OG_VARIANT_TILE && !og_params_matrix(&key->p);
+    int prefill = params && og_family_can(&key->p, OG_FAMILY_PREFILL);
+    int tile = prefill && !og_params_matrix(&key->p);
     /* The prefill on matrices: recovered float32 with range scaling, and
      * its exponents pass. */
-    int matrix = params && key->p.variant == OG_VARIANT_COOPMAT;
+    int matrix = prefill && og_params_matrix(&key->p);
     int exponents = key->kernel == OG_KERNEL_EXPONENTS;
     /* The tile's prefill is unsplit; the decode kernel has a split-k pass. */
     int kernel_ok = key->kernel == OG_KERNEL_GEMM || (decode && key->kernel == OG_KERNEL_PLANES) || exponents;
@@ -199,52 +201,23 @@ int og_kernel_check(const og_kernel_key *key, const og_limits *lim, char *why, s
         snprintf(why, len, "gen: src=addr (buffer device addresses) is GLSL only");
         return -1;
     }
-    if (key->kernel == OG_KERNEL_PLANES && key->p.variant != OG_VARIANT_TILE &&
-        key->p.variant != OG_VARIANT_QDECODE) {
+    const og_family *f = og_family_of(&key->p);
+    if (key->kernel == OG_KERNEL_PLANES && !(f->can & OG_FAMILY_SPLIT)) {
         snprintf(why, len,
                  "gen: split-k planes exist for the tile and the low-bit decode kernel only");
         return -1;
     }
-    int integer_variant = key->p.variant == OG_VARIANT_INT8_TILE ||
-                          key->p.variant == OG_VARIANT_INT8_SKINNY ||
-                          key->p.variant == OG_VARIANT_INT8_COOPMAT;
+    int integer_variant = (f->can & OG_FAMILY_INT8) != 0;
     int both_int8 = og_dtype_is_int8(key->dtype) && og_dtype_is_int8(key->dtype_b);
     int any_int8 = og_dtype_is_int8(key->dtype) || og_dtype_is_int8(key->dtype_b);
     if (integer_variant ? !both_int8 : any_int8) {
         snprintf(why, len, "gen: the Int8Gemm variants, and only they, take int8 or uint8 inputs");
         return -1;
     }
-    /* The skinny kernel streams rows of B stored K x N (reference design). */
-    if (key->p.variant == OG_VARIANT_INT8_SKINNY && key->trans_b) {
-        snprintf(why, len, "gen: the skinny Int8Gemm kernel takes B not transposed");
+    if (f->check_key && f->check_key(key, why, len) != 0)
         return -1;
-    }
-    /* Cooperative matrices: float16 inputs (no bfloat16 cooperative matrices
-     * in this toolchain), or float32 split into float16 parts (recovered),
-     * GLSL (GL_NV_cooperative_matrix; glslang's HLSL has none). */
-    if (key->p.variant == OG_VARIANT_COOPMAT && !key->qformat &&
-        (key->dtype != (key->recover ? OG_F32 : OG_F16) || key->dialect != OG_GLSL)) {
-        snprintf(why, len,
-                 "gen: the cooperative-matrix kernel takes float16 inputs (float32 when "
-                 "recovered), in GLSL");
-        return -1;
-    }
-    /* Int8Gemm's matrix tile: GLSL (GL_NV_integer_cooperative_matrix). */
-    if (key->p.variant == OG_VARIANT_INT8_COOPMAT && key->dialect != OG_GLSL) {
-        snprintf(why, len, "gen: the Int8Gemm cooperative-matrix kernel is written in GLSL only");
-        return -1;
-    }
     if (integer_variant && key->p.dot && key->dialect != OG_GLSL) {
         snprintf(why, len, "gen: dot=1 is written in GLSL only (GL_EXT_spirv_intrinsics)");
-        return -1;
-    }
-    /* The few-rows kernel reads float32 (or FP8) A not transposed (reference design). */
-    if (key->p.variant == OG_VARIANT_FEWROWS &&
-        ((key->dtype != OG_F32 && !og_dtype_is_fp8(key->dtype)) ||
-         (og_kernel_b_type(key) != OG_F32 && !og_dtype_is_fp8(og_kernel_b_type(key))) ||
-         key->trans_a)) {
-        snprintf(why, len,
-                 "gen: the few-rows kernel takes float32 or FP8 inputs with A not transposed");
         return -1;
     }
     if (og_params_check(&key->p, lim, why, len) != 0)

@@ -6,63 +6,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "og_gen.h"
+#include "og_family.h"
+#include "og_template_table.h"
 
 /* Embedded at build time from gen/engine.lua and templates/ (cmake/embed.cmake). */
 extern const char og_embed_engine[];
 extern const char og_embed_generator[];
-extern const char og_embed_gemm_tile[];
-extern const char og_embed_gemm_fewrows[];
-extern const char og_embed_gemm_reduce[];
-extern const char og_embed_elementwise[];
-extern const char og_embed_common[];
-extern const char og_embed_int8gemm_tile[];
-extern const char og_embed_int8gemm_skinny[];
-extern const char og_embed_int8_common[];
-extern const char og_embed_gemm_coopmat[];
-extern const char og_embed_int8gemm_coopmat[];
-extern const char og_embed_gemm_exponents[];
-extern const char og_embed_float_loads[];
-extern const char og_embed_recover[];
-extern const char og_embed_conv_gather[];
-extern const char og_embed_qgemm_decode[];
-extern const char og_embed_conv_im2col[];
-extern const char og_embed_qweights_element[];
+/* The parts templates include: "common" (every kernel), "int8_common" (the
+ * Int8Gemm kernels), "float_loads" (the float kernels' element loads and
+ * the FP8 decoders), "recover" (recovered float32), "conv_gather" (the
+ * convolution's loads of A), "qweights_element" (a low-bit weight decoded,
+ * for the prefill's loads of B). A template's hash adds the parts it
+ * includes in this order, so a new part goes last. */
+static const char *const parts[] = {"common",  "int8_common", "float_loads",
+                                    "recover", "conv_gather", "qweights_element"};
 
-/* Templates by name, and the parts they include: "common" (every kernel),
- * "int8_common" (the Int8Gemm kernels), "float_loads" (the float kernels'
- * element loads and the FP8 decoders), "recover" (recovered float32) and
- * "conv_gather" (the convolution's loads of A), "qweights_element" (a
- * low-bit weight decoded, for the tile's prefill loads of B). */
-static const struct {
-    const char *name;
-    const char *text;
-} templates[] = {{OG_TEMPLATE_TILE, og_embed_gemm_tile},
-                 {OG_TEMPLATE_FEWROWS, og_embed_gemm_fewrows},
-                 {OG_TEMPLATE_REDUCE, og_embed_gemm_reduce},
-                 {OG_TEMPLATE_ELEMENTWISE, og_embed_elementwise},
-                 {OG_TEMPLATE_INT8_TILE, og_embed_int8gemm_tile},
-                 {OG_TEMPLATE_INT8_SKINNY, og_embed_int8gemm_skinny},
-                 {OG_TEMPLATE_COOPMAT, og_embed_gemm_coopmat},
-                 {OG_TEMPLATE_INT8_COOPMAT, og_embed_int8gemm_coopmat},
-                 {OG_TEMPLATE_EXPONENTS, og_embed_gemm_exponents},
-                 {OG_TEMPLATE_QDECODE, og_embed_qgemm_decode},
-                 {OG_TEMPLATE_IM2COL, og_embed_conv_im2col}},
-  parts[] = {{"common", og_embed_common},
-             {"int8_common", og_embed_int8_common},
-             {"float_loads", og_embed_float_loads},
-             {"recover", og_embed_recover},
-             {"conv_gather", og_embed_conv_gather},
-             {"qweights_element", og_embed_qweights_element}};
-
+/* The built-in text of a template or part (og_template_table.h). */
 static const char *builtin_text(const char *name)
 {
-    for (size_t i = 0; i < sizeof templates / sizeof templates[0]; i++)
-        if (strcmp(name, templates[i].name) == 0)
-            return templates[i].text;
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-        if (strcmp(name, parts[i].name) == 0)
-            return parts[i].text;
+    for (size_t i = 0; i < og_builtin_template_count; i++)
+        if (strcmp(name, og_builtin_templates[i].name) == 0)
+            return og_builtin_templates[i].text;
     return NULL;
 }
 
@@ -154,9 +118,9 @@ uint64_t og_template_hash(const char *name)
     const char *text = template_text(name, &owned);
     uint64_t h = fnv1a(OG_FNV_OFFSET, text);
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
-        if (!includes_part(text, parts[i].name))
+        if (!includes_part(text, parts[i]))
             continue;
-        h = fnv1a(h, template_text(parts[i].name, &part_owned));
+        h = fnv1a(h, template_text(parts[i], &part_owned));
         free(part_owned);
     }
     free(owned);
@@ -228,8 +192,7 @@ static void push_params(lua_State *L, const og_kernel_key *key)
     set_str(L, "SRC", srcs[p->src]);
     if (key->kernel != OG_KERNEL_GEMM && key->kernel != OG_KERNEL_PLANES)
         return;
-    if (p->variant == OG_VARIANT_FEWROWS || p->variant == OG_VARIANT_INT8_SKINNY ||
-        p->variant == OG_VARIANT_QDECODE) {
+    if (!og_family_can(p, OG_FAMILY_TILED)) {
         set_int(L, "COLS", p->cols);
         set_int(L, "SLICES", p->slices);
         set_int(L, "ROWS", p->rows);
@@ -289,7 +252,7 @@ og_status og_gen_source(const og_kernel_key *key, char **src, char *err, size_t 
     push_params(L, key);
     lua_newtable(L);
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
-        set_str(L, parts[i].name, template_text(parts[i].name, &owned));
+        set_str(L, parts[i], template_text(parts[i], &owned));
         free(owned);
     }
     if (lua_pcall(L, 4, 1, 0) != LUA_OK || !lua_isstring(L, -1)) {

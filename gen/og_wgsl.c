@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "og_gen.h"
+#include "og_family.h"
 
 static const char *const src_names[] = {"ssbo", "texel", "addr"};
 
@@ -14,8 +14,8 @@ static const char *const src_names[] = {"ssbo", "texel", "addr"};
 static int qweights_check(const og_kernel_key *key, char *why, size_t len)
 {
     const og_params *p = &key->p;
-    if (p->variant == OG_VARIANT_TILE)
-        return 0;
+    if (!og_family_can(p, OG_FAMILY_WEIGHTS))
+        return 0; /* the prefill tile */
     if (key->kernel == OG_KERNEL_PLANES) {
         snprintf(why, len,
                  "wgsl: the decode kernel's split-k pass (--kernel planes) is GLSL only; the WGSL "
@@ -54,9 +54,13 @@ int og_wgsl_check(const og_kernel_key *key, char *why, size_t len)
     if (key->qformat && qweights_check(key, why, len) != 0)
         return -1;
     const og_params *p = &key->p;
-    int fewrows = p->variant == OG_VARIANT_FEWROWS && key->kernel == OG_KERNEL_GEMM;
-    int decode = p->variant == OG_VARIANT_QDECODE && key->qformat;
-    if (p->variant != OG_VARIANT_TILE && !fewrows && !decode) {
+    /* The split-k pass of a family that splits k (the decode kernel's was
+     * refused above); the decode kernel with its weights only. */
+    const og_family *f = og_family_of(p);
+    int written = (f->can & OG_FAMILY_WGSL) &&
+                  (key->kernel == OG_KERNEL_GEMM || (f->can & OG_FAMILY_SPLIT)) &&
+                  (key->qformat || !(f->can & OG_FAMILY_WEIGHTS));
+    if (!written) {
         snprintf(why, len,
                  "wgsl: the %s kernel is not written in WGSL; WebGPU runs the portable tile "
                  "(variant=tile), few rows (variant=fewrows) and the low-bit decode kernel "

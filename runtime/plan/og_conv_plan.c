@@ -6,18 +6,19 @@
 
 og_params og_conv_params(const og_params *p)
 {
-    if (p->variant == OG_VARIANT_COOPMAT) {
+    if (og_params_matrix(p)) {
         /* The gather stages A through workgroup memory; one pass. */
         og_params q = *p;
         q.load = OG_LOAD_STAGED;
         return q;
     }
-    og_params q = p->variant == OG_VARIANT_TILE ? *p : og_params_default();
+    int gathers = og_family_can(p, OG_FAMILY_CONV);
+    og_params q = gathers ? *p : og_params_default();
     /* A and B come through bindings (storage or texel buffers); whether a
      * call can keep vec = 4 and texels is og_conv_loads_for_call's. */
     if (q.src == OG_SRC_ADDR)
         q.src = OG_SRC_STORAGE;
-    q.split = p->variant == OG_VARIANT_TILE ? p->split : OG_SPLIT_RULE;
+    q.split = gathers ? p->split : OG_SPLIT_RULE;
     return q;
 }
 
@@ -38,11 +39,11 @@ og_status og_conv_plan(const og_limits *lim, char *err, og_dtype input, og_mode 
                       out->start);
     if (s->empty)
         return OG_OK;
-    if (p->variant == OG_VARIANT_COOPMAT && mode != OG_MODE_FAST)
+    if (og_params_matrix(p) && mode != OG_MODE_FAST)
         return og_failf(err, OG_ERROR_UNSUPPORTED,
                         "conv: the cooperative-matrix kernel runs in Fast mode only");
     out->range_len = (uint32_t)s->k;
-    if (p->variant == OG_VARIANT_TILE)
+    if (og_family_can(p, OG_FAMILY_SPLIT))
         og_split_ranges(p->split, s->m, s->n, s->k, s->batch, scratch_bytes / 4, &out->ranges,
                         &out->range_len);
     og_params tile = og_conv_params(p);

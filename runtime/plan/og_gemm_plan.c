@@ -9,7 +9,7 @@
  * cooperative-matrix tile), rather than in columns only (few rows). */
 static int tiled(const og_params *p)
 {
-    return p->variant == OG_VARIANT_TILE || p->variant == OG_VARIANT_COOPMAT;
+    return og_family_can(p, OG_FAMILY_TILED);
 }
 
 /* The product's kernel with parameters p as this call can use them. */
@@ -72,17 +72,17 @@ og_status og_gemm_plan(const og_gemm_config *cfg, const og_limits *lim, char *er
     const uint32_t *count = lim->max_count;
     int64_t batch = push->batch;
     char why[256];
-    if (p->variant == OG_VARIANT_COOPMAT && cfg->mode != OG_MODE_FAST)
+    if (og_params_matrix(p) && cfg->mode != OG_MODE_FAST)
         return og_failf(err, OG_ERROR_UNSUPPORTED,
                         "gemm: the cooperative-matrix kernel runs in Fast mode only");
-    if (p->variant == OG_VARIANT_FEWROWS &&
+    if (og_family_of(p)->max_m &&
         !og_fewrows_eligible(cfg->a_type, args->m, args->trans_a))
         return og_failf(err, OG_ERROR_UNSUPPORTED,
                         "gemm: the few-rows kernel takes float32 or FP8 inputs, 1 <= M <= 4 and A "
                         "not transposed (M = %" PRId64 ")",
                         args->m);
     out->range_len = (uint32_t)args->k;
-    if (p->variant == OG_VARIANT_TILE)
+    if (og_family_can(p, OG_FAMILY_SPLIT))
         og_split_ranges(p->split, args->m, args->n, args->k, batch, cfg->scratch_bytes / 4,
                         &out->ranges, &out->range_len);
     out->key = gemm_key(cfg, lim, args, p, out->ranges, out->range_len);

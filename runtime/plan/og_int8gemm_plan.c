@@ -16,8 +16,8 @@ og_status og_int8gemm_plan(const og_limits *lim, char *err, og_dialect dialect,
     og_binding_starts(lim, &shape, 1, 1, args->col_scales, args->col_scale_offset, out->start);
     if (args->m == 0 || args->n == 0)
         return OG_OK;
-    int skinny = p->variant == OG_VARIANT_INT8_SKINNY;
-    if (!skinny && p->variant != OG_VARIANT_INT8_TILE && p->variant != OG_VARIANT_INT8_COOPMAT)
+    int skinny = !og_family_can(p, OG_FAMILY_TILED);
+    if (!og_family_can(p, OG_FAMILY_INT8))
         return og_failf(err, OG_ERROR_INVALID_ARGUMENT,
                         "int8gemm: parameters of variant %d are not an Int8Gemm kernel's",
                         (int)p->variant);

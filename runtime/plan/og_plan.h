@@ -7,6 +7,11 @@
 #define OG_PLAN_H
 
 #include "../vk/og_vk.h"
+#include "og_family.h"
+
+/* The selection calls (og_select and its kin), og_choice, og_conv_shape and
+ * the rules the tuner shares are declared in ../og_tuning.h (through
+ * og_vk.h). */
 
 /* ceil(a / b) for b > 0. */
 static inline uint64_t og_ceil_div(uint64_t a, uint64_t b)
@@ -23,9 +28,6 @@ typedef struct og_gemm_config {
     og_dialect dialect;
     uint64_t scratch_bytes; /* split-k planes: OG_SCRATCH_BYTES (tests lower it) */
 } og_gemm_config;
-
-/* The instance-owned float32 scratch of split-k (reference design). */
-#define OG_SCRATCH_BYTES (16u << 20)
 
 /* The int32 exponents of the recovered scheme's row and column scaling:
  * (rows + N) * products of one piece. */
@@ -53,6 +55,12 @@ og_status og_int8gemm_check(const og_limits *lim, char *err, const og_int8gemm_a
  * b_bytes 0 leaves B (and ldb) to the caller. */
 og_status og_check_product(const og_limits *lim, char *err, const char *op, uint64_t a_bytes,
                            uint64_t b_bytes, const og_gemm_args *g, og_push *push);
+
+/* The push constants og_check_product fills for a product of M, N > 0
+ * that has passed its checks, or a check that covers them (a 1x1
+ * convolution's GEMM after og_conv_check): computed, not checked. */
+void og_product_push(const og_limits *lim, uint64_t a_bytes, uint64_t b_bytes,
+                     const og_gemm_args *g, og_push *push);
 
 /* Checks a low-bit weight product of A of a_type and weights of format f
  * (og_qgemm_check.c; onegpu.h, og_qgemm_encode) and fills push as
@@ -102,26 +110,7 @@ og_status og_grid_x_check(const og_limits *lim, char *err, const char *op, int64
 og_status og_loops_check(const og_limits *lim, char *err, const char *op, const og_kernel_key *key,
                          int64_t k, uint64_t k_len);
 
-/* The shape, layout and buffers of an Int8Gemm call as float GEMM
- * arguments (no epilogue): what the two share. */
-og_gemm_args og_int8gemm_layout(const og_int8gemm_args *args);
-
 /* ---- Convolution (og_conv_check.c, og_conv_plan.c) ---- */
-
-/* A checked convolution call: its output size and implicit GEMM. */
-typedef struct og_conv_shape {
-    int64_t p, q;           /* output height and width */
-    int64_t groups, cg, kg; /* groups, and input and output channels a group */
-    int64_t m, n, k, batch; /* the implicit GEMM: P*Q, Kg, Cg*R*S, images * groups */
-    int gemm;               /* 1x1, stride 1, unpadded, ungrouped NHWC of more than 4 pixels:
-                               the GEMM itself */
-    int empty;              /* no image or no output channel: nothing to record */
-} og_conv_shape;
-
-/* The geometry of a convolution call alone (sizes, output size, groups,
- * what the kernel can carry, the activation), not its tensors: fills shape
- * (everything of og_conv_check's but the tensors' checks). */
-og_status og_conv_geometry_check(char *err, const og_conv_args *args, og_conv_shape *shape);
 
 /* Checks a convolution call with input elements of in_bytes bytes in
  * 64-bit arithmetic (onegpu.h, og_conv_encode) and fills shape, and push
@@ -135,38 +124,12 @@ og_status og_conv_check(const og_limits *lim, char *err, uint64_t in_bytes,
  * transposed and shared, a batch of n. */
 og_gemm_args og_conv_as_gemm(const og_conv_args *args);
 
-/* The op of a convolution's tuning records (db/og_db.h, og_record_key):
- * OG_OP_CONV_PREFIX, then "RxS:sHxW:dHxW" (filter, strides, dilations). */
-void og_conv_op(const og_conv_args *args, char *buf, size_t len);
-
-/* The tile parameters a convolution runs for the GEMM's choice p: p's
- * tile from storage or texel buffers (og_conv_loads_for_call decides per
- * call); p's cooperative-matrix
- * tile with staged loads; the default tile where p is another variant. */
-og_params og_conv_params(const og_params *p);
-
 /* ---- Rules of the reference design (og_rules.c) ---- */
-
-/* The split-k ranges of a product (reference design, "Small grids and few
- * rows"): split = OG_SPLIT_RULE applies the rule (fewer than 384 workgroups
- * of 64 x 64 and K >= 128: up to 16 ranges of a multiple of 32 terms, at
- * least 64, aiming at 384 workgroups), 1 never splits, n >= 2 cuts K into n
- * ranges of ceil(K / n). Then fewer ranges while ranges * batch * M * N floats
- * exceed scratch_floats. *ranges = 1 means no split. */
-void og_split_ranges(int split, int64_t m, int64_t n, int64_t k, int64_t batch,
-                     uint64_t scratch_floats, uint32_t *ranges, uint32_t *range_len);
-
-/* Whether a product may run the few-rows kernel: float32 (or FP8 inputs,
- * selected as float32), 1 <= M <= 4, A not transposed. */
-int og_fewrows_eligible(og_dtype dtype, int64_t m, int trans_a);
 
 /* Whether a GEMM call has a product to compute: alpha and K non-zero.
  * Otherwise A and B are never read and C = act(beta * C + bias) (reference
  * BLAS's rule, onegpu.h), one elementwise pass. */
 int og_gemm_has_product(const og_gemm_args *args);
-
-/* Whether an Int8Gemm product may run the skinny kernel: M <= 16, B not transposed. */
-int og_int8_skinny_eligible(int64_t m, int trans_b);
 
 /* Which operand of a checked call ("A", then "B"; NULL for neither) ends
  * past maxStorageBufferRange from the start of its binding, so that only a
@@ -207,20 +170,6 @@ og_params og_conv_loads_for_call(const og_limits *lim, og_dtype input, const og_
 og_params og_int8_params_for_call(const og_limits *lim, const og_int8gemm_args *args,
                                   const og_params *p);
 
-/* A cooperative-matrix variant considered for a call, and why it was not
- * chosen ("" when it was). */
-typedef struct og_matrix_note {
-    og_params params;
-    int chosen;
-    char why[192];
-} og_matrix_note;
-
-/* The matrix variants in order of preference: NV matrices with 8
- * subgroups, then 4 (for devices with fewer than 256 invocations or too
- * little shared memory), then the same with KHR matrices (a device with both
- * extensions runs NV by default; the tuner measures both). */
-#define OG_MATRIX_VARIANTS 4
-
 /* Matrix variant i (0..OG_MATRIX_VARIANTS-1) of og_matrix_choose's order
  * on a device with limits lim: its subgroup size is og_matrix_subgroup's
  * (32 where the device has no size it can run, for the reason to say so)
@@ -251,25 +200,8 @@ og_params og_matrix_int8_variant(const og_limits *lim, int i);
 int og_matrix_int8_choose(const og_limits *lim, og_dialect dialect,
                           og_matrix_note notes[OG_MATRIX_VARIANTS]);
 
-/* The kernel recovered float32 runs in dialect and mode on a device with
- * limits lim: the cooperative-matrix tile (og_matrix_choose's order) where the
- * device takes float16 matrices in that mode (og_matrix_choose) and has the
- * memory for the residual tiles, else the portable default tile (its
- * summation order) without split-k. */
-og_params og_params_recovered(const og_limits *lim, og_dialect dialect, og_mode mode);
-
 /* Recovered float32's portable tile: the default tile without split-k. */
 og_params og_params_recovered_tile(void);
-
-/* Whether parameters p (checked by og_params_check already) run recovered
- * float32 with residual shift recover (1..12) in dialect on a device with
- * limits lim: the staged tile unsplit (split=1: split-k's planes kernel has
- * no recovered form) or the staged cooperative-matrix tile, with the
- * residual tiles in workgroup memory (og_kernel_check). Returns 0, or -1
- * with the reason in why. The tuner's recovered space and the selection of
- * recovered records both apply it. */
-int og_params_recover_check(const og_params *p, const og_limits *lim, og_dialect dialect,
-                            int recover, char *why, size_t len);
 
 /* ---- Selection (og_select.c): the tuning databases, else the defaults ---- */
 
@@ -280,84 +212,6 @@ int og_params_recover_check(const og_params *p, const og_limits *lim, og_dialect
  * statically), when that directory exists; else the prefix configured at
  * build time. */
 void og_pretuned_dir(char *buf, size_t len);
-
-/* Where a kernel choice came from. */
-typedef enum og_source {
-    OG_SOURCE_DEFAULT = 0,
-    OG_SOURCE_DB = 1,
-    OG_SOURCE_DB_NEAREST = 2
-} og_source;
-
-typedef struct og_choice {
-    og_params params;
-    og_source source;
-    int64_t m, n, k, batch; /* the tuned shape the record came from */
-    char op[32];            /* its op ("" for the default) */
-    double gflops;          /* its measured GFLOP/s (0 for the default) */
-    char db_path[512];      /* which database ("" for the default) */
-    /* The driver the record was measured on ("" for the default): its
-     * version, info and pipeline cache UUID as its database keeps them
-     * ("" unknown), and whether it is another build of this device's driver
-     * than the context's (og_db_select's rule; used, with a warning). */
-    uint32_t driver_version;
-    char driver_info[256];
-    char pipeline_cache_uuid[33];
-    int other_driver;
-    og_matrix_note matrix[OG_MATRIX_VARIANTS]; /* the matrix variants considered */
-} og_choice;
-
-/* Selection (docs/reference-design.md, "Selection order"): exact record, nearest tuned
- * shape, else the default. Deterministic mode always takes the default.
- * Where a matrix variant qualifies (og_matrix_choose) it is the default, and
- * records of it and of the portable tile compete: an exact match before a
- * nearest one, then the higher GFLOP/s. Reads the context's databases. */
-og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, int trans_b,
-                    int64_t m, int64_t n, int64_t k, int64_t batch, og_choice *out);
-
-/* Selection for a convolution of input type dtype whose implicit GEMM is
- * m x n x k x batch (og_conv_shape): the exact record of its op
- * (og_conv_op), layout (trans_a) and weights (trans_b), else the nearest
- * tuned shape of them; where there is none, the GEMM's selection for the
- * implicit GEMM with B transposed (og_select: its portable or
- * cooperative-matrix tile; another variant leaves the default tile).
- * Deterministic mode: the default. */
-og_status og_select_conv(og_context *ctx, og_dtype dtype, og_mode mode, const og_conv_args *args,
-                         int64_t m, int64_t n, int64_t k, int64_t batch, og_choice *out);
-
-/* Selection for float32 recovered from float16 products with the default
- * residual shift and no range scaling (og_gemm_choose keeps the others on
- * og_params_recovered): the exact record for op OG_OP_GEMM_RECOVERED (float32,
- * mode, trans_a, trans_b), else the nearest tuned shape, else
- * og_params_recovered. A record must run recovered here (the staged tile
- * unsplit or the staged matrix kernel, og_kernel_check with the shift) or it
- * is skipped with a warning. Where the default is a matrix variant, records
- * of it and of the portable tile compete as in og_select. Deterministic mode
- * always takes the default. out->matrix notes whether float16 matrices
- * qualify and whether recovered runs them. Reads the context's databases. */
-og_status og_select_recovered(og_context *ctx, og_mode mode, int trans_a, int trans_b, int64_t m,
-                              int64_t n, int64_t k, int64_t batch, og_choice *out);
-
-/* Selection for a low-bit weight product of A of type dtype and weights of
- * format f, M x N x K x batch: the exact record of its op (og_qgemm_op),
- * dtype and mode, else the nearest tuned shape of them (with the rows of
- * the default for this M where its M differs and the device allows them),
- * else the default for M (og_qgemm_default). Above 16 rows, records of the
- * prefill tile and of the decode kernel compete: an exact match before a
- * nearest one, then the higher GFLOP/s. Deterministic mode always takes
- * the default: its order depends on the slice count. Reads the context's
- * databases. */
-og_status og_select_qgemm(og_context *ctx, og_dtype dtype, const og_qweights_format *f,
-                          og_mode mode, int64_t m, int64_t n, int64_t k, int64_t batch,
-                          og_choice *out);
-
-/* Selection for Int8Gemm: M <= 16 with B not transposed takes the skinny
- * kernel (its record for op "int8gemm", input type "i8", Fast mode, else
- * its default); other shapes take the matrix tile where a variant
- * qualifies (og_matrix_int8_choose), and records of it and of the portable
- * tile compete as in og_select; else the portable tile's record or
- * default. out->matrix notes each matrix variant and why it was not taken. */
-og_status og_select_int8(og_context *ctx, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
-                         int64_t batch, og_choice *out);
 
 /* ---- Plans (og_gemm_plan.c, og_int8gemm_plan.c) ---- */
 
@@ -476,10 +330,6 @@ og_status og_conv_plan(const og_limits *lim, char *err, og_dtype input, og_mode 
                        const og_conv_args *args, const og_conv_shape *shape, const og_params *p,
                        const og_push *push, uint64_t scratch_bytes, og_plan *out);
 
-/* Bytes of a checked convolution's explicit im2col matrix as
- * og_conv_im2col_plan lays it out (float32; 0 for an empty call). */
-uint64_t og_conv_im2col_bytes(const og_conv_shape *shape);
-
 /* Plans the im2col kernel (templates/conv_im2col.tmpl) of a checked
  * convolution (push from og_conv_check): the virtual im2col matrix of
  * every image written to out as float32, row p*Q + q of an image holding
@@ -490,25 +340,6 @@ uint64_t og_conv_im2col_bytes(const og_conv_shape *shape);
 og_status og_conv_im2col_plan(const og_limits *lim, char *err, og_dtype input,
                               const og_conv_args *args, const og_conv_shape *shape,
                               const og_push *push, og_buffer *out, og_plan *plan);
-
-/* The GEMM that multiplies group `group` of image `image`'s im2col matrix
- * (cols, as og_conv_im2col_plan lays it out) by the group's weights into
- * the convolution's output: NHWC as cols_g W_g^T, NCHW as W_g cols_g^T,
- * with the call's beta, neither bias nor activation. Float32 weights only
- * (cols is float32). One product: NHWC's groups are interleaved columns
- * of the output, which a batch stride cannot step over. */
-og_gemm_args og_conv_im2col_gemm(const og_conv_args *args, const og_conv_shape *shape,
-                                 og_buffer *cols, int64_t image, int64_t group);
-
-/* A low-bit weight product's record op: OG_OP_QGEMM_PREFIX and the
- * format's canonical text (og_qweights_format_name). */
-void og_qgemm_op(const og_qweights_format *f, char *buf, size_t len);
-
-/* A low-bit weight product's default kernel for M rows: the decode kernel
- * (og_params_qdecode) up to 16 rows, where it streams W once; beyond, the
- * prefill tile (og_params_qprefill), which reuses each decoded weight for
- * BM rows. */
-og_params og_qgemm_default(int64_t m);
 
 /* The parameters a checked product runs with p: vec = 4 (16-byte loads)
  * only where A's offset, lda and stride and W's binding offset keep every

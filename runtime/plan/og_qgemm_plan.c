@@ -130,9 +130,9 @@ og_status og_qgemm_plan(const og_limits *lim, char *err, og_dtype a_type, int qf
     /* The prefill on matrices: the staged cooperative-matrix tile as
      * recovered float32 with range scaling (every decoded weight brought into
      * float16's range by its column's power of two), after the exponents. */
-    int matrix = p->variant == OG_VARIANT_COOPMAT;
-    int tile = p->variant == OG_VARIANT_TILE || matrix;
-    if (!tile && p->variant != OG_VARIANT_QDECODE)
+    int tile = og_family_can(p, OG_FAMILY_PREFILL);
+    int matrix = tile && og_params_matrix(p);
+    if (!tile && !og_family_can(p, OG_FAMILY_WEIGHTS))
         return og_failf(err, OG_ERROR_INVALID_ARGUMENT,
                         "qgemm: parameters of variant %d are neither the decode kernel's, the "
                         "portable tile's nor the cooperative-matrix tile's",

@@ -115,10 +115,9 @@ const char *og_operand_past_binding(const og_limits *lim, og_dtype ta, og_dtype 
 static og_params by_address(const og_limits *lim, const char *past, const og_gemm_args *g,
                             og_params q)
 {
-    int floats = q.variant == OG_VARIANT_TILE || q.variant == OG_VARIANT_FEWROWS;
-    int reads_addresses =
-        floats || q.variant == OG_VARIANT_INT8_TILE || q.variant == OG_VARIANT_INT8_SKINNY;
-    if (!past || q.src == OG_SRC_TEXEL || !lim->buffer_address || !reads_addresses)
+    int floats = !og_family_can(&q, OG_FAMILY_INT8);
+    if (!past || q.src == OG_SRC_TEXEL || !lim->buffer_address ||
+        !og_family_can(&q, OG_FAMILY_ADDRESS))
         return q;
     q.src = OG_SRC_ADDR;
     /* A float kernel's groups of four elements are 8 or 16 bytes from a
@@ -166,19 +165,15 @@ static og_params float_loads_for_call(const og_gemm_config *cfg, const og_limits
     og_params q = *p;
     /* A wrapped buffer's skew must keep vector groups aligned. */
     int skewed = g->a->skew % 16 || g->b->skew % 16;
-    if (q.variant == OG_VARIANT_FEWROWS) {
-        /* Four elements at a time need offsets, leading dimensions and batch
-         * strides in fours. */
-        if (q.vec != 1 && (!vec_aligned(g) || skewed))
-            q.vec = 1;
+    if (!og_family_can(&q, OG_FAMILY_VEC4))
         return q;
-    }
-    if (q.variant != OG_VARIANT_TILE)
-        return q;
-    /* A range starts range * range_len terms into k; FP8 bytes load one by
-     * one. */
-    if (q.vec != 1 && (!vec_aligned(g) || range_len % 4 != 0 || skewed ||
-                       og_dtype_is_fp8(cfg->a_type) || og_dtype_is_fp8(cfg->b_type)))
+    /* Four elements at a time need offsets, leading dimensions and batch
+     * strides in fours; a range starts range * range_len terms into k; FP8
+     * bytes load one by one where the family reads them as elements. */
+    int ranged = og_family_can(&q, OG_FAMILY_SPLIT) && range_len % 4 != 0;
+    int fp8 = og_family_can(&q, OG_FAMILY_FP8_ELEMENTS) &&
+              (og_dtype_is_fp8(cfg->a_type) || og_dtype_is_fp8(cfg->b_type));
+    if (q.vec != 1 && (!vec_aligned(g) || ranged || skewed || fp8))
         q.vec = 1;
     if (q.src == OG_SRC_TEXEL) {
         /* Only called on checked arguments, so the extents cannot overflow. */
@@ -206,7 +201,7 @@ og_params og_conv_loads_for_call(const og_limits *lim, og_dtype input, const og_
                                  const og_conv_shape *s, const og_params *p, uint32_t range_len)
 {
     og_params q = *p;
-    if (q.variant != OG_VARIANT_TILE)
+    if (!og_family_can(&q, OG_FAMILY_CONV) || og_params_matrix(&q))
         return q;
     /* B's rows (K = Cg*R*S terms) and ranges in fours from an aligned first
      * weight; with NHWC input and KRSC weights A's taps too (four channels
@@ -231,14 +226,13 @@ static og_params int8_loads_for_call(const og_limits *lim, const og_int8gemm_arg
                                      const og_params *p)
 {
     og_params q = *p;
-    int int8 = q.variant == OG_VARIANT_INT8_TILE || q.variant == OG_VARIANT_INT8_SKINNY;
-    if (!int8)
+    if (!og_family_can(&q, OG_FAMILY_INT8) || og_params_matrix(&q))
         return q;
     og_gemm_args g = og_int8gemm_layout(args);
     /* Nothing is read when K = 0 (placeholders may bind for A and B). */
     int skewed = args->k > 0 && (args->a->skew % 4 || args->b->skew % 4);
     if (q.vec == 4 && (!vec_aligned(&g) || skewed))
-        q.vec = q.variant == OG_VARIANT_INT8_TILE ? 1 : 0;
+        q.vec = og_family_can(&q, OG_FAMILY_TILED) ? 1 : 0; /* the tile's element loads, the skinny kernel's bytes */
     if (q.src != OG_SRC_TEXEL)
         return q;
     /* The skinny kernel's byte loads keep storage buffers; with K = 0 the
@@ -375,7 +369,7 @@ og_params og_params_recovered_tile(void)
 int og_params_recover_check(const og_params *p, const og_limits *lim, og_dialect dialect,
                             int recover, char *why, size_t len)
 {
-    if (p->variant == OG_VARIANT_TILE && p->split != 1) {
+    if (og_family_can(p, OG_FAMILY_SPLIT) && p->split != 1) {
         snprintf(why, len, "recovered float32 runs the tile unsplit (split=1)");
         return -1;
     }

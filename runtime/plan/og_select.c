@@ -109,7 +109,7 @@ static void search_databases(og_context *ctx, const og_record_key *key, int reco
                      og_params_check(&p, &ctx->limits, err, sizeof err) == 0;
         /* A record must name the variant the shape runs: a hostile or
          * hand-edited database cannot swap the kernel family. */
-        if (usable && p.variant != out->params.variant) {
+        if (usable && og_family_of(&p) != og_family_of(&out->params)) {
             snprintf(err, sizeof err, "not the variant of template %s", template_name);
             usable = 0;
         }
@@ -230,8 +230,7 @@ og_status og_select_conv(og_context *ctx, og_dtype dtype, og_mode mode, const og
     /* The implicit GEMM's choice: its tile, or its cooperative-matrix tile
      * (float16 in Fast mode, where the device lists the fragments). */
     og_status st = og_select(ctx, dtype, mode, 0, 1, m, n, k, batch, out);
-    if (st == OG_OK && out->params.variant != OG_VARIANT_TILE &&
-        out->params.variant != OG_VARIANT_COOPMAT) {
+    if (st == OG_OK && !og_family_can(&out->params, OG_FAMILY_CONV)) {
         memset(out, 0, sizeof *out);
         out->params = og_params_default();
         out->source = OG_SOURCE_DEFAULT;
@@ -317,7 +316,7 @@ og_status og_select_qgemm(og_context *ctx, og_dtype dtype, const og_qweights_for
          * an exact record before a nearest one, then the higher rate. */
         og_params others[2] = {og_params_qdecode(m), og_params_recovered(&ctx->limits, OG_GLSL, mode)};
         for (int i = 0; i < 2; i++) {
-            if (i == 1 && others[i].variant != OG_VARIANT_COOPMAT)
+            if (i == 1 && !og_params_matrix(&others[i]))
                 continue;
             og_choice other = *out;
             other.params = others[i];
@@ -332,7 +331,7 @@ og_status og_select_qgemm(og_context *ctx, og_dtype dtype, const og_qweights_for
     }
     /* The prefill decodes one weight at a time: a tile record (say, one
      * edited by hand) runs with element loads from storage, unsplit. */
-    if (out->params.variant == OG_VARIANT_TILE) {
+    if (og_family_can(&out->params, OG_FAMILY_PREFILL) && !og_params_matrix(&out->params)) {
         out->params.vec = 1;
         out->params.src = OG_SRC_STORAGE;
         out->params.split = 1;
@@ -342,7 +341,7 @@ og_status og_select_qgemm(og_context *ctx, og_dtype dtype, const og_qweights_for
     og_params rows = out->params;
     rows.rows = og_params_qdecode(m).rows;
     char why[256];
-    if (out->params.variant == OG_VARIANT_QDECODE && out->source == OG_SOURCE_DB_NEAREST &&
+    if (og_family_can(&out->params, OG_FAMILY_WEIGHTS) && out->source == OG_SOURCE_DB_NEAREST &&
         out->m != m && og_params_check(&rows, &ctx->limits, why, sizeof why) == 0)
         out->params = rows;
     return OG_OK;

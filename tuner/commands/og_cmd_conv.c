@@ -121,6 +121,14 @@ static int conv_shapes(const og_cli *o, const char *cmd, og_conv_args **convs, s
 }
 
 /* The convolution's text form, as it was given (for output). */
+/* og_conv_geometry_check, its message on ctx. */
+static og_status geometry_check(og_context *ctx, const og_conv_args *a, og_conv_shape *s)
+{
+    char err[OG_ERROR_MAX];
+    og_status st = og_conv_geometry_check(err, a, s);
+    return st == OG_OK ? st : og_fail(ctx, st, "%s", err);
+}
+
 static void conv_name(const og_conv_args *a, char *buf, size_t len)
 {
     snprintf(buf, len,
@@ -185,8 +193,8 @@ int og_cmd_select_conv(const og_cli *o, og_dtype dtype, og_mode mode)
     og_conv_shape s;
     og_choice c;
     char name[256], op[32], params[OG_PARAMS_MAX];
-    if (ctx && og_conv_geometry_check(ctx->error, convs, &s) != OG_OK)
-        og_cli_fail("ogtune select: %s\n", ctx->error);
+    if (ctx && geometry_check(ctx, convs, &s) != OG_OK)
+        og_cli_fail("ogtune select: %s\n", og_context_last_error(ctx));
     else if (ctx && og_select_conv(ctx, dtype, mode, convs, s.m, s.n, s.k, s.batch, &c) == OG_OK) {
         og_params p = og_conv_params(&c.params);
         int64_t P, Q;
@@ -198,7 +206,7 @@ int og_cmd_select_conv(const og_cli *o, og_dtype dtype, og_mode mode)
         const char *why =
             s.gemm ? "a 1x1, stride 1, unpadded, ungrouped NHWC convolution runs the GEMM itself"
             : mode == OG_MODE_DETERMINISTIC ? "Deterministic mode runs the default tile"
-            : c.source == OG_SOURCE_DEFAULT && p.variant == OG_VARIANT_COOPMAT
+            : c.source == OG_SOURCE_DEFAULT && og_params_matrix(&p)
                 ? "no record of this convolution's op nor of its implicit GEMM: the GEMM's "
                   "default cooperative-matrix tile (float16 in Fast mode on a device that lists "
                   "the fragments), with staged loads"
@@ -206,7 +214,7 @@ int og_cmd_select_conv(const og_cli *o, og_dtype dtype, og_mode mode)
                                               "implicit GEMM: the default tile (ogtune tune --op "
                                               "conv --shapes S measures this one)"
             : conv_record                   ? "a record of this convolution's op"
-            : p.variant == OG_VARIANT_COOPMAT
+            : og_params_matrix(&p)
                 ? "no record of this convolution's op: the GEMM's record for its implicit GEMM (B "
                   "transposed), its cooperative-matrix tile run with staged loads"
                 : "no record of this convolution's op: the GEMM's record for its implicit GEMM (B "
@@ -372,7 +380,7 @@ int og_cmd_bench_conv(const og_cli *o, og_dtype dtype)
         char name[256], params[OG_PARAMS_MAX];
         og_status st = og_conv_problem_create(ctx, dtype, &convs[i], 99, &pr);
         if (st == OG_OK)
-            st = og_conv_geometry_check(ctx->error, &pr->args, &s);
+            st = geometry_check(ctx, &pr->args, &s);
         if (st == OG_OK)
             st = og_select_conv(ctx, dtype, OG_MODE_FAST, &pr->args, s.m, s.n, s.k, s.batch, &c);
         if (st == OG_OK) {
@@ -388,7 +396,7 @@ int og_cmd_bench_conv(const og_cli *o, og_dtype dtype)
             st = time_gemm(ctx, dtype, &s, o->params ? &given : NULL, &us_gemm);
         /* Not where the matrix would exceed one binding (the call is refused). */
         if (st == OG_OK && dtype == OG_F32 &&
-            og_conv_im2col_bytes(&s) <= ctx->limits.max_storage_range)
+            og_conv_im2col_bytes(&s) <= og_context_limits(ctx)->max_storage_range)
             st = time_im2col_gemm(ctx, cv, &pr->args, &s, &us_cols);
         conv_name(&convs[i], name, sizeof name);
         if (st != OG_OK) {

@@ -77,8 +77,8 @@ int og_cmd_gen_space(const og_cli *o)
                                      .trans_a = o->trans_a, .trans_b = o->trans_b,
                                      .dialect = OG_WGSL, .p = space[i]};
                 st = emit_kernel(&key, &lim);
-                /* A tile also runs as split-k's planes pass. */
-                if (st == OG_OK && space[i].variant == OG_VARIANT_TILE) {
+                /* A family that splits k also runs as split-k's planes pass. */
+                if (st == OG_OK && og_family_can(&space[i], OG_FAMILY_SPLIT)) {
                     key.kernel = OG_KERNEL_PLANES;
                     st = emit_kernel(&key, &lim);
                 }

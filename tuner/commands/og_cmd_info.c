@@ -17,7 +17,7 @@ static void print_choice_json(FILE *f, og_context *ctx, og_dtype t, og_mode mode
     char params[OG_PARAMS_MAX];
     og_params_format(&c->params, params, sizeof params);
     uint32_t ranges = 1, range_len = (uint32_t)s->k;
-    if (c->params.variant == OG_VARIANT_TILE)
+    if (og_family_can(&c->params, OG_FAMILY_SPLIT))
         og_split_ranges(c->params.split, s->m, s->n, s->k, s->batch, OG_SCRATCH_BYTES / 4, &ranges,
                         &range_len);
     fprintf(f, "{\"op\":\"%s\",\"device\":",
@@ -166,7 +166,7 @@ int og_cmd_select(const og_cli *o)
             char params[OG_PARAMS_MAX];
             uint32_t ranges = 1, range_len = 0;
             og_params_format(&c.params, params, sizeof params);
-            if (c.params.variant == OG_VARIANT_TILE)
+            if (og_family_can(&c.params, OG_FAMILY_SPLIT))
                 og_split_ranges(c.params.split, shapes[0].m, shapes[0].n, shapes[0].k,
                                 shapes[0].batch, OG_SCRATCH_BYTES / 4, &ranges, &range_len);
             /* A record of another driver build is announced once, by the

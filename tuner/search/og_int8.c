@@ -204,26 +204,14 @@ void og_int8_problem_destroy(og_int8_problem *pr)
 og_status og_int8_problem_verify(og_int8gemm *g, og_int8_problem *pr, const og_params *p,
                                  int *accepted, char *why, size_t len)
 {
-    og_context *ctx = g->gemm.ctx;
+    og_context *ctx = og_int8gemm_context(g);
     *accepted = 0;
     og_status st = og_buffer_write(pr->args.c, 0, pr->c0, pr->nc * 4);
     if (st != OG_OK)
         return st;
-    if (p) {
-        VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                          .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-        VkResult r = ctx->vk.vkBeginCommandBuffer(ctx->cmd, &begin);
-        if (r != VK_SUCCESS)
-            return og_vk_fail(ctx, r, "verify: vkBeginCommandBuffer");
-        st = og_int8gemm_encode_params(g, ctx->cmd, &pr->args, p);
-        ctx->vk.vkEndCommandBuffer(ctx->cmd);
-        if (st == OG_OK)
-            st = og_submit_wait(ctx, ctx->cmd);
-    } else {
-        st = og_int8gemm_run(g, &pr->args);
-    }
+    st = p ? og_int8gemm_run_with(g, &pr->args, p) : og_int8gemm_run(g, &pr->args);
     if (st != OG_OK) {
-        snprintf(why, len, "%s", ctx->error);
+        snprintf(why, len, "%s", og_context_last_error(ctx));
         return st;
     }
     if ((st = og_buffer_read(pr->args.c, 0, pr->c, pr->nc * 4)) != OG_OK)
@@ -243,16 +231,17 @@ og_status og_int8_candidate_verify(og_int8gemm *g, og_int8_problem *pr, const og
      * dimensions (word loads fall back to bytes). */
     int64_t ragged[2][4] = {{p->bm + 1, p->bn - 1, p->bk + 3, 2},
                             {2 * p->bm - 1, 2 * p->bn + 1, 2 * p->bk + 17, 1}};
-    if (p->variant == OG_VARIANT_INT8_SKINNY) {
+    if (!og_family_can(p, OG_FAMILY_TILED)) {
         int64_t rows[2][4] = {{p->rows + 1, p->cols + 1, 3 * p->slices + 5, 2},
                               {16, 2 * p->cols - 1, p->slices - 1, 1}};
         memcpy(ragged, rows, sizeof ragged);
     }
     for (int i = 0; i < 2 && st == OG_OK && *accepted; i++) {
         og_int8_problem *small;
-        st = problem_create(g->gemm.ctx, pr->args.type_a, pr->args.type_b, pr->args.trans_a,
-                            pr->args.trans_b, ragged[i][0], ragged[i][1], ragged[i][2],
-                            ragged[i][3], i == 0 && pr->words, 77 + (uint64_t)i, &small);
+        st = problem_create(og_int8gemm_context(g), pr->args.type_a, pr->args.type_b,
+                            pr->args.trans_a, pr->args.trans_b, ragged[i][0], ragged[i][1],
+                            ragged[i][2], ragged[i][3], i == 0 && pr->words, 77 + (uint64_t)i,
+                            &small);
         if (st != OG_OK)
             break;
         st = og_int8_problem_verify(g, small, p, accepted, why, len);

@@ -89,28 +89,15 @@ void og_problem_destroy(og_problem *pr)
 og_status og_problem_verify(og_gemm *g, og_problem *pr, const og_params *p, int *accepted,
                             double *metric, char *why, size_t len)
 {
-    og_context *ctx = g->ctx;
+    og_context *ctx = og_gemm_context(g);
     *accepted = 0;
     *metric = 0;
     og_status st = og_buffer_write(pr->args.c, 0, pr->c0, pr->nc * sizeof(float));
     if (st != OG_OK)
         return st;
-    if (p) {
-        og_params params = *p;
-        VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                          .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-        VkResult r = ctx->vk.vkBeginCommandBuffer(ctx->cmd, &begin);
-        if (r != VK_SUCCESS)
-            return og_vk_fail(ctx, r, "verify: vkBeginCommandBuffer");
-        st = og_gemm_encode_params(g, ctx->cmd, &pr->args, &params);
-        ctx->vk.vkEndCommandBuffer(ctx->cmd);
-        if (st == OG_OK)
-            st = og_submit_wait(ctx, ctx->cmd);
-    } else {
-        st = og_gemm_run(g, &pr->args);
-    }
+    st = p ? og_gemm_run_with(g, &pr->args, p) : og_gemm_run(g, &pr->args);
     if (st != OG_OK) {
-        snprintf(why, len, "%s", ctx->error);
+        snprintf(why, len, "%s", og_context_last_error(ctx));
         return st;
     }
     if ((st = og_buffer_read(pr->args.c, 0, pr->c, pr->nc * sizeof(float))) != OG_OK)
@@ -143,7 +130,7 @@ og_status og_candidate_verify(og_gemm *g, og_problem *pr, const og_params *p, in
     int64_t ragged[2][4] = {{p->bm + 1, p->bn - 1, p->bk + 3, 2},
                             {2 * p->bm - 1, 2 * p->bn + 1, 2 * p->bk + 17, 1}};
     static const float scalars[2][2] = {{-1.5f, 0.5f}, {1.5f, 0.0f}};
-    if (p->variant == OG_VARIANT_FEWROWS) {
+    if (!og_family_can(p, OG_FAMILY_TILED)) {
         int64_t rows[2][4] = {{1, p->cols + 1, 3 * p->slices + 5, 2},
                               {4, 2 * p->cols - 1, p->slices - 1, 1}};
         memcpy(ragged, rows, sizeof ragged);
@@ -151,8 +138,9 @@ og_status og_candidate_verify(og_gemm *g, og_problem *pr, const og_params *p, in
     for (int i = 0; i < 2 && st == OG_OK && *accepted; i++) {
         og_problem *small;
         double m2;
-        st = og_problem_create(g->ctx, pr->dtype, pr->args.trans_a, pr->args.trans_b, ragged[i][0],
-                               ragged[i][1], ragged[i][2], ragged[i][3], 77 + (uint64_t)i, &small);
+        st = og_problem_create(og_gemm_context(g), pr->dtype, pr->args.trans_a, pr->args.trans_b,
+                               ragged[i][0], ragged[i][1], ragged[i][2], ragged[i][3],
+                               77 + (uint64_t)i, &small);
         if (st != OG_OK)
             break;
         small->args.alpha = scalars[i][0];

@@ -133,31 +133,17 @@ static double reference(const og_qgemm_problem *pr, int64_t b, int64_t i, int64_
     return sum;
 }
 
-/* A product with given parameters, for og_run_recorded. */
-typedef struct forced_call {
-    og_qgemm *q;
-    const og_qgemm_args *args;
-    const og_params *p;
-} forced_call;
-
-static og_status encode_forced(void *user, VkCommandBuffer cmd)
-{
-    const forced_call *f = user;
-    return og_qgemm_encode_params(f->q, cmd, f->args, f->p);
-}
-
 og_status og_qgemm_problem_verify(og_qgemm *q, og_qgemm_problem *pr, const og_params *p,
                                   int *accepted, double *metric, char *why, size_t len)
 {
-    og_context *ctx = q->gemm.ctx;
+    og_context *ctx = og_qgemm_context(q);
     *accepted = 0;
     *metric = 0;
     og_status st = og_buffer_write(pr->args.c, 0, pr->c0, pr->nc * sizeof(float));
     if (st != OG_OK)
         return st;
-    forced_call call = {q, &pr->args, p};
-    if ((st = og_run_recorded(ctx, encode_forced, &call)) != OG_OK) {
-        snprintf(why, len, "%s", ctx->error);
+    if ((st = og_qgemm_run_with(q, &pr->args, p)) != OG_OK) {
+        snprintf(why, len, "%s", og_context_last_error(ctx));
         return st;
     }
     if ((st = og_buffer_read(pr->args.c, 0, pr->c, pr->nc * sizeof(float))) != OG_OK)
@@ -204,7 +190,7 @@ og_status og_qgemm_candidate_verify(og_qgemm *q, og_qgemm_problem *pr, const og_
     int64_t shapes[2][4] = {
         {p->rows + 1, 2 * p->cols + 1, (units / step + 1) * step, 2},
         {p->rows > 1 ? p->rows - 1 : 3, 3 * p->cols - 1, step * (units > step ? 1 : 2), 1}};
-    if (p->variant == OG_VARIANT_TILE || p->variant == OG_VARIANT_COOPMAT) {
+    if (og_family_can(p, OG_FAMILY_PREFILL)) {
         /* The prefill tile (portable or matrix): rows and columns off BM
          * and BN, K off BK. */
         const int64_t tile[2][4] = {{p->bm + 1, p->bn + 3, (p->bk / step + 2) * step, 2},
@@ -215,8 +201,8 @@ og_status og_qgemm_candidate_verify(og_qgemm *q, og_qgemm_problem *pr, const og_
         og_qgemm_problem *small;
         double m2;
         const int64_t *s = shapes[i];
-        st = og_qgemm_problem_create(q->gemm.ctx, pr->dtype, &pr->format, s[0], s[1], s[2], s[3],
-                                     77 + (uint64_t)i, &small);
+        st = og_qgemm_problem_create(og_qgemm_context(q), pr->dtype, &pr->format, s[0], s[1], s[2],
+                                     s[3], 77 + (uint64_t)i, &small);
         if (st != OG_OK)
             break;
         small->args.bias = small->bias_buf;

@@ -221,7 +221,7 @@ static float ordered_dot(og_dtype t, const og_gemm_args *g, const void *a, const
                          const og_order *o, int64_t p, int64_t i, int64_t j)
 {
     float av, bv;
-    if (o->variant == OG_VARIANT_FEWROWS) {
+    if (o->slices > 0) {
         /* Slice s chains k = s, s + S, ...; the slice sums are added in order. */
         float tot = 0.0f;
         for (int64_t s = 0; s < o->slices; s++) {

@@ -8,8 +8,8 @@
 #include <stdio.h>
 
 #include "og_db.h"
-#include "og_gen.h"
-#include "og_internal.h"
+#include "og_family.h"
+#include "og_tuning.h"
 #include "onegpu_formats.h"
 
 /* ---- accuracy of recovered float32 (og_accuracy.c) ---- */
@@ -70,7 +70,7 @@ typedef struct og_order {
     og_variant variant;
     og_acc acc;                 /* tile: blocked or one chain */
     uint32_t ranges, range_len; /* tile: split-k ranges, added in range order */
-    int slices;                 /* few rows: interleaved k slices (lanes) */
+    int slices;                 /* few rows: interleaved k slices (lanes); 0: the tile's order */
 } og_order;
 
 /* The order o in float32, then alpha * sum, + beta * C (when beta != 0),

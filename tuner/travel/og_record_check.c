@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "og_gen.h"
+#include "og_family.h"
 #include "og_travel.h"
 #include "onegpu_formats.h"
 
@@ -122,9 +122,9 @@ int og_record_check(const og_record *rec, char *why, size_t len)
                      og_params_template(&p), rec->template_name);
             return -1;
         }
-        int conv_tile = p.variant == OG_VARIANT_TILE && p.src != OG_SRC_ADDR;
-        int conv_matrix =
-            p.variant == OG_VARIANT_COOPMAT && p.load == OG_LOAD_STAGED && key->dtype == OG_F16;
+        int gathers = og_family_can(&p, OG_FAMILY_CONV), matrix = og_params_matrix(&p);
+        int conv_tile = gathers && !matrix && p.src != OG_SRC_ADDR;
+        int conv_matrix = gathers && matrix && p.load == OG_LOAD_STAGED && key->dtype == OG_F16;
         if (conv && !conv_tile && !conv_matrix) {
             snprintf(why, len,
                      "params '%s' are not a convolution's (the tile from storage or texel buffers, or the "
@@ -132,10 +132,11 @@ int og_record_check(const og_record *rec, char *why, size_t len)
                      rec->params);
             return -1;
         }
-        int prefill =
-            (p.variant == OG_VARIANT_TILE && p.vec == 1 && p.src == OG_SRC_STORAGE && p.split == 1) ||
-            (p.variant == OG_VARIANT_COOPMAT && p.load == OG_LOAD_STAGED);
-        if (qgemm ? p.variant != OG_VARIANT_QDECODE && !prefill : p.variant == OG_VARIANT_QDECODE) {
+        int prefill = og_family_can(&p, OG_FAMILY_PREFILL) &&
+                      (matrix ? p.load == OG_LOAD_STAGED
+                              : p.vec == 1 && p.src == OG_SRC_STORAGE && p.split == 1);
+        int decode = og_family_can(&p, OG_FAMILY_WEIGHTS);
+        if (qgemm ? !decode && !prefill : decode) {
             snprintf(why, len, "params '%s' %s", rec->params,
                      qgemm ? "are neither the decode kernel's (variant=qdecode), the prefill "
                              "tile's (vec=1, src=ssbo, split=1) nor the staged matrix tile's"

@@ -23,7 +23,7 @@ const dir = mkdtempSync(join(tmpdir(), 'onegpu-web-'));
 const here = resolve(import.meta.dirname);
 let device, table;
 
-/** The current hashes of the templates, from the shipped pre-tuned database (test_travel keeps it current). */
+/** The current hashes of the templates, from the shipped pre-tuned database (test_travel_dumps keeps it current). */
 function templateHashes() {
   const sql = execFileSync(ogtune, ['export', '--db', process.env.OG_PRETUNED_DB || resolve(here, '../../build/pretuned/llvmpipe.db')], { encoding: 'utf8' });
   return { gemm_tile: /'gemm_tile', '([0-9a-f]{16})'/.exec(sql)[1], gemm_fewrows: /'gemm_fewrows', '([0-9a-f]{16})'/.exec(sql)[1] };

@@ -114,7 +114,7 @@ const fewRowsDefaults = {
 // `ogtune select` would need a Vulkan device to print it.
 const defaultTile = 'bm=64,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=16,pad=0,load=staged,acc=blocked,vec=1,src=ssbo,split=rule';
 if (ogtune(['gen', '--emit', 'wgsl']) !== ogtune(['gen', '--emit', 'wgsl', '--params', defaultTile])) {
-  console.error('generate-kernels.js: ogtune\'s default tile is no longer ' + defaultTile + ' (gen/og_params.c, og_params_default)');
+  console.error('generate-kernels.js: ogtune\'s default tile is no longer ' + defaultTile + ' (gen/families/og_family_tile.c, og_params_default)');
   process.exit(1);
 }
 // The low-bit decode kernel (og_params_qdecode: 4 columns of 32 k slices,
@@ -124,7 +124,7 @@ if (ogtune(['gen', '--emit', 'wgsl']) !== ogtune(['gen', '--emit', 'wgsl', '--pa
 // against ogtune's own default (rows=1) as the tile is.
 const qdecodeParams = (rows) => `variant=qdecode,rows=${rows},cols=4,slices=32,vec=1`;
 if (ogtune(['gen', '--emit', 'wgsl', '--op', 'qgemm']) !== ogtune(['gen', '--emit', 'wgsl', '--op', 'qgemm', '--params', qdecodeParams(1)])) {
-  console.error('generate-kernels.js: ogtune\'s default decode kernel is no longer ' + qdecodeParams(1) + ' (gen/og_params.c, og_params_qdecode)');
+  console.error('generate-kernels.js: ogtune\'s default decode kernel is no longer ' + qdecodeParams(1) + ' (gen/families/og_family_qdecode.c, og_params_qdecode)');
   process.exit(1);
 }
 const qformats = ['mxfp4', 'nvfp4', 'q8_0', ...['f16', 'bf16'].flatMap((s) => ['none', 'uint4', 'float'].map((z) => `int4:${s}:${z}`))];

@@ -1,0 +1,142 @@
+/* The low-bit decode kernel (templates/qgemm_decode.tmpl): C = A * W^T for
+ * M <= 16 with W decoded from MXFP4, NVFP4, int4 groups or Q8_0 in
+ * registers (og_kernel_key.qformat; docs/number-formats.md). */
+#include <stdio.h>
+
+#include "og_family.h"
+
+og_params og_params_qdecode(int64_t m)
+{
+    og_params p = {.variant = OG_VARIANT_QDECODE, .rows = 1, .cols = 4, .slices = 32, .vec = 4, .unroll = 1};
+    while (p.rows < 16 && p.rows < m)
+        p.rows *= 2;
+    return p;
+}
+
+/* Word loads and one unit a trip unless the string says otherwise. */
+static void qdecode_finish(og_params *p, unsigned seen)
+{
+    if (!(seen & OG_KEY_VEC))
+        p->vec = 1;
+    if (!(seen & OG_KEY_UNROLL))
+        p->unroll = 1;
+}
+
+static void qdecode_format(const og_params *p, char *buf, size_t len)
+{
+    int used = snprintf(buf, len, "variant=qdecode,rows=%d,cols=%d,slices=%d,vec=%d", p->rows,
+                        p->cols, p->slices, p->vec);
+    /* Split-k (k ranges) and unrolling only where asked: the texts of
+     * the kernels from before they existed stay as they were. */
+    if (p->split != OG_SPLIT_RULE && used >= 0 && (size_t)used < len)
+        used += snprintf(buf + used, len - (size_t)used, ",split=%d", p->split);
+    if (p->unroll != 1 && used >= 0 && (size_t)used < len)
+        snprintf(buf + used, len - (size_t)used, ",unroll=%d", p->unroll);
+}
+
+/* Powers of two, rows up to 16 (the unrolled rows of A), cols up to 64,
+ * slices up to 128, 32..1024 invocations. */
+static int qdecode_check(const og_params *p, const og_limits *lim, char *why, size_t len)
+{
+    int threads = p->cols * p->slices;
+    if (!og_one_of(p->rows, og_pow2, 5) || !og_one_of(p->cols, og_pow2, 7) ||
+        !og_one_of(p->slices, og_pow2, 8) || threads < 32 || threads > 1024 ||
+        p->src != OG_SRC_STORAGE || (p->vec != 1 && p->vec != 4) || p->split < 0 ||
+        p->split > 16 || (p->unroll != 1 && p->unroll != 2 && p->unroll != 4)) {
+        snprintf(why, len,
+                 "params: qdecode rows=%d, cols=%d, slices=%d must be powers of two (rows up to "
+                 "16, cols up to 64, slices up to 128) with 32..1024 invocations, vec=%d 1 or 4, "
+                 "split=%d the rule (none) or 1..16 k ranges, unroll=%d 1, 2 or 4 units a trip, "
+                 "from storage buffers",
+                 p->rows, p->cols, p->slices, p->vec, p->split, p->unroll);
+        return -1;
+    }
+    return lim ? og_limits_check(p, lim, (uint32_t)threads, 1, why, len) : 0;
+}
+
+/* One 32-bit sum per row and invocation. */
+static uint32_t qdecode_shared_bytes(const og_params *p)
+{
+    return (uint32_t)(4 * p->rows * p->cols * p->slices);
+}
+
+static void qdecode_local_size(const og_params *p, uint32_t size[3])
+{
+    size[0] = (uint32_t)(p->cols * p->slices);
+}
+
+/* 32-weight units a slice, then the slices' tree. */
+static uint64_t qdecode_loops(const og_params *p, uint64_t k_len)
+{
+    return og_steps(k_len, 32 * p->slices) + 1u + 8u + 1u;
+}
+
+/* The decode kernel's columns and slices around its default for M (quick:
+ * 2 to 8 columns, 16 to 64 slices, 16-byte loads; standard: 64 to 512
+ * invocations, word loads too, and half the rows), the default with 2 and
+ * 4 units a trip, and where N gives few workgroups the default with k
+ * split. */
+static og_status qdecode_space(og_space_list *c, const og_space_ask *ask)
+{
+    static const int cols[] = {1, 2, 4, 8, 16}, slices[] = {8, 16, 32, 64, 128};
+    og_params def = og_params_qdecode(ask->m);
+    og_status st = og_space_add(c, def);
+    /* Fewer rows than M reads W once more per extra tile of rows: only the
+     * standard preset tries half the rows (less register pressure). */
+    int row_counts = ask->standard && def.rows > 1 ? 2 : 1;
+    for (int r = 0; r < row_counts; r++)
+        for (int i = 0; i < 5; i++)
+            for (int j = 0; j < 5; j++)
+                for (int vec = 4; vec >= 1 && st == OG_OK; vec -= 3) {
+                    int threads = cols[i] * slices[j];
+                    int keep = ask->standard
+                                   ? threads >= 64 && threads <= 512
+                                   : vec == 4 && cols[i] >= 2 && cols[i] <= 8 && slices[j] >= 16 &&
+                                         slices[j] <= 64;
+                    if (keep)
+                        st = og_space_add(c, (og_params){.variant = OG_VARIANT_QDECODE,
+                                                 .rows = def.rows >> r,
+                                                 .cols = cols[i],
+                                                 .slices = slices[j],
+                                                 .vec = vec,
+                                                 .unroll = 1});
+                }
+    /* The default with 2 and 4 units a trip: fewer loop tests and more
+     * loads in flight (the same sums, so the same bits). */
+    for (int unroll = 2; unroll <= 4 && st == OG_OK; unroll *= 2) {
+        og_params p = def;
+        p.unroll = unroll;
+        st = og_space_add(c, p);
+    }
+    /* Small N: fewer column workgroups than a large GPU has compute units
+     * (an H100 has 132, a 7900 XTX 96 with two SIMDs each): the default
+     * kernel also with k split in 2, 4 and 8 ranges, added in range order
+     * by a second pass. */
+    int64_t groups = (ask->n + def.cols - 1) / def.cols * ask->batch;
+    for (int split = 2; split <= 8 && groups < 256 && st == OG_OK; split *= 2)
+        if (ask->k / 32 >= 2 * split) {
+            og_params p = def;
+            p.split = split;
+            st = og_space_add(c, p);
+        }
+    return st;
+}
+
+const og_family og_family_qdecode = {
+    .variant = OG_VARIANT_QDECODE,
+    .name = "qdecode",
+    .template_name = OG_TEMPLATE_QDECODE,
+    .can = OG_FAMILY_SPLIT | OG_FAMILY_WEIGHTS | OG_FAMILY_WGSL,
+    .max_m = 16,
+    .keys = OG_KEY_ROWS | OG_KEY_COLS | OG_KEY_SLICES,
+    .extra = OG_KEY_VEC,
+    .optional = OG_KEY_UNROLL | OG_KEY_SRC,
+    .keys_text = "rows, cols and slices (and vec, split) for variant=qdecode",
+    .finish = qdecode_finish,
+    .format = qdecode_format,
+    .check = qdecode_check,
+    .shared_bytes = qdecode_shared_bytes,
+    .local_size = qdecode_local_size,
+    .loop_iterations = qdecode_loops,
+    .space = qdecode_space,
+};
