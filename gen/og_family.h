@@ -161,6 +161,8 @@ og_status og_space_add_word_loads(og_space_list *c, og_params p);
  * device does not take). */
 og_status og_space_add_matrix(og_space_list *c, og_params p);
 
+/* A tile's workgroup: wgx x wgy invocations (the portable and Int8Gemm tiles). */
+void og_tile_local_size(const og_params *p, uint32_t size[3]);
 /* "ssbo", "texel", "addr". */
 const char *og_src_name(og_src src);
 /* Trips of a loop taking per_step of k_len terms a trip. */

@@ -65,12 +65,6 @@ static uint32_t int8_tile_shared_bytes(const og_params *p)
     return (uint32_t)((p->dot ? 1 : 4) * p->bk * (p->bm + p->pad + p->bn + p->pad));
 }
 
-static void int8_tile_local_size(const og_params *p, uint32_t size[3])
-{
-    size[0] = (uint32_t)p->wgx;
-    size[1] = (uint32_t)p->wgy;
-}
-
 /* k steps, each with its KW words, then the register tile. Direct loads:
  * loops of chunks of 256 k around loops of steps, one pair for the whole
  * steps and one for the tail. A chunk costs a trip of its loop and one of
@@ -174,7 +168,7 @@ const og_family og_family_int8_tile = {
     .format = int8_tile_format,
     .check = int8_tile_check,
     .shared_bytes = int8_tile_shared_bytes,
-    .local_size = int8_tile_local_size,
+    .local_size = og_tile_local_size,
     .loop_iterations = int8_tile_loops,
     .space = int8_tile_space,
 };

@@ -72,7 +72,7 @@ static uint32_t tile_shared_bytes(const og_params *p)
     return (uint32_t)(4 * p->bk * (p->bm + p->pad + p->bn + p->pad));
 }
 
-static void tile_local_size(const og_params *p, uint32_t size[3])
+void og_tile_local_size(const og_params *p, uint32_t size[3])
 {
     size[0] = (uint32_t)p->wgx;
     size[1] = (uint32_t)p->wgy;
@@ -184,7 +184,7 @@ const og_family og_family_tile = {
     .format = tile_format,
     .check = tile_check,
     .shared_bytes = tile_shared_bytes,
-    .local_size = tile_local_size,
+    .local_size = og_tile_local_size,
     .loop_iterations = tile_loops,
     .space = tile_space,
 };
