@@ -11,6 +11,7 @@ static const og_family *const families[] = {
     [OG_VARIANT_COOPMAT] = &og_family_coopmat,
     [OG_VARIANT_INT8_COOPMAT] = &og_family_int8_coopmat,
     [OG_VARIANT_QDECODE] = &og_family_qdecode,
+    [OG_VARIANT_DECODE] = &og_family_decode,
 };
 
 #define FAMILIES (sizeof families / sizeof families[0])

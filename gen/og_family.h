@@ -33,6 +33,9 @@ enum {
     OG_FAMILY_FP8 = 1u << 4,
     /* Reads FP8 one element at a time (vec=1). */
     OG_FAMILY_FP8_ELEMENTS = 1u << 5,
+    /* Its vec=4 loads are 16 bytes of 16-bit elements: offsets, leading
+     * dimensions and strides in eights. */
+    OG_FAMILY_VEC16 = 1u << 13,
     /* Reads A and B through buffer device addresses where a binding cannot
      * reach them (src=addr). */
     OG_FAMILY_ADDRESS = 1u << 6,
@@ -98,8 +101,11 @@ typedef struct og_family {
     const char *name;          /* variant=NAME in parameter strings */
     const char *template_name; /* its GEMM kernel's template (templates/NAME.tmpl) */
     unsigned can;              /* OG_FAMILY_* */
-    /* The most rows of C the runtime plans it for (og_gemm_plan); 0: any. */
-    int max_m;
+    /* Whether a GEMM of M rows of A of a_type (transposed or not) can run
+     * it, and the rule in words for the refusal (NULL: any GEMM the kernel
+     * key's rules allow). */
+    int (*takes)(og_dtype a_type, int64_t m, int trans_a);
+    const char *takes_text;
     /* Parsing: the keys a string must name, keys it may name all together
      * (extra) or each alone (optional), and the message naming them. */
     unsigned keys, extra, optional;
@@ -133,7 +139,8 @@ const og_family *og_family_named(const char *name);
 
 /* The entries (gen/families/). */
 extern const og_family og_family_tile, og_family_fewrows, og_family_int8_tile,
-    og_family_int8_skinny, og_family_coopmat, og_family_int8_coopmat, og_family_qdecode;
+    og_family_int8_skinny, og_family_coopmat, og_family_int8_coopmat, og_family_qdecode,
+    og_family_decode;
 
 /* Rules the entries share (gen/og_params.c). */
 int og_one_of(int v, const int *set, size_t n);

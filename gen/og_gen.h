@@ -40,7 +40,11 @@ typedef enum og_variant {
     OG_VARIANT_INT8_COOPMAT = 5,
     /* Low-bit weights (og_qgemm): C = A * W^T with W decoded from MXFP4,
      * NVFP4, int4 groups or Q8_0 (og_kernel_key.qformat). */
-    OG_VARIANT_QDECODE = 6
+    OG_VARIANT_QDECODE = 6,
+    /* Decode-shaped products of 16-bit inputs: M <= 16 rows of float16 or
+     * bfloat16 A against B of the same type, N x K or K x N. */
+    OG_VARIANT_DECODE = 7,
+    OG_VARIANT_COUNT /* the number of variants: a new one goes above */
 } og_variant;
 
 /* The cooperative-matrix extension a kernel is written for: the module
@@ -277,6 +281,7 @@ uint32_t og_limits_lack(const og_limits *lim, uint32_t needs, char *why, size_t 
 #define OG_TEMPLATE_EXPONENTS "gemm_exponents"
 #define OG_TEMPLATE_QDECODE "qgemm_decode"
 #define OG_TEMPLATE_IM2COL "conv_im2col"
+#define OG_TEMPLATE_DECODE "gemm_decode"
 /* The subgroup size the cooperative-matrix kernels divide a tile by where
  * a parameter string names none (they take 8, 16, 32 or 64). */
 #define OG_COOPMAT_SUBGROUP 32
@@ -316,6 +321,10 @@ og_params og_params_qdecode(int64_t m);
  * tile of og_params_default, unsplit (split=1), each weight decoded as it
  * is loaded (element loads from storage buffers). */
 og_params og_params_qprefill(void);
+/* The 16-bit decode kernel's default for M rows (og_family_decode.c): rows
+ * of C a workgroup the power of two from M up to 16, 32 k slices; B N x K:
+ * 4 columns, 16-byte loads; B K x N: 32 columns, element loads of B. */
+og_params og_params_decode(int64_t m, int trans_b);
 
 /* The reference design's cooperative-matrix tiles: 64x64x16 with 8 subgroups
  * (2x4, each 32x16 of C) or 4 (2x2, each 32x32), staged through padded

@@ -226,6 +226,11 @@ void og_split_ranges(int split, int64_t m, int64_t n, int64_t k, int64_t batch,
  * selected as float32), 1 <= M <= 4, A not transposed. */
 int og_fewrows_eligible(og_dtype dtype, int64_t m, int trans_a);
 
+/* Whether a product runs the 16-bit decode kernel: float16 or bfloat16,
+ * 1 <= M <= 16, A not transposed (og_family_decode.c), generated as GLSL
+ * (the kernel's only dialect; elsewhere such products run the tile). */
+int og_decode_eligible(og_dtype dtype, int64_t m, int trans_a, og_dialect dialect);
+
 /* Whether an Int8Gemm product may run the skinny kernel: M <= 16, B not transposed. */
 int og_int8_skinny_eligible(int64_t m, int trans_b);
 

@@ -164,16 +164,19 @@ static inline void documented_ranges(int split, int64_t m, int64_t n, int64_t k,
 }
 
 /* The order a call with parameters p sums in (docs/accumulation-order.md):
- * the tile's and few rows' own, over the split ranges documented_ranges
+ * the tile's, few rows' and the decode kernel's own, over the split ranges documented_ranges
  * gives. */
 static inline void documented_order(const og_gemm *g, const og_gemm_args *args, const og_params *p,
                                     og_order *out)
 {
+    int decode = p->variant == OG_VARIANT_DECODE; /* units of eight, the tree */
     *out = (og_order){.variant = p->variant,
                       .acc = p->acc,
                       .ranges = 1,
                       .range_len = (uint32_t)args->k,
-                      .slices = p->slices};
+                      .slices = p->slices,
+                      .unit = decode ? 8 : 1,
+                      .tree = decode};
     if (p->variant == OG_VARIANT_TILE)
         documented_ranges(p->split, args->m, args->n, args->k, args->batch ? args->batch : 1,
                           g->scratch_bytes / 4, &out->ranges, &out->range_len);

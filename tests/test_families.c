@@ -8,7 +8,7 @@
 
 #include "og_family.h"
 
-#define VARIANTS (OG_VARIANT_QDECODE + 1)
+#define VARIANTS OG_VARIANT_COUNT
 
 Test(families, every_variant_has_one_entry)
 {
@@ -47,7 +47,9 @@ Test(families, defaults_round_trip)
                             og_params_int8_skinny(), og_params_qdecode(1),
                             og_params_qdecode(3), og_params_qdecode(16),
                             og_params_coopmat(8), og_params_coopmat(4),
-                            og_params_int8_coopmat(8), og_params_int8_coopmat(4)};
+                            og_params_int8_coopmat(8), og_params_int8_coopmat(4),
+                            og_params_decode(1, 1), og_params_decode(5, 0),
+                            og_params_decode(16, 1)};
     int seen[VARIANTS] = {0};
     for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) {
         char text[OG_PARAMS_MAX], again[OG_PARAMS_MAX], why[256];
@@ -77,7 +79,7 @@ Test(families, abilities_agree_with_keys)
         cr_expect_eq(!!(f->keys & OG_KEY_SGX), matrix, "%s", f->name);
         og_params p = {.variant = (og_variant)v};
         cr_expect_eq(og_params_matrix(&p), matrix, "%s", f->name);
-        cr_expect(!(f->can & OG_FAMILY_WEIGHTS) || f->max_m == 16, "%s", f->name);
+        cr_expect(!f->takes == !f->takes_text, "%s", f->name);
         cr_expect(!((f->can & OG_FAMILY_INT8) && (f->can & (OG_FAMILY_FP8 | OG_FAMILY_CONV))),
                   "%s takes int8 and float inputs", f->name);
     }

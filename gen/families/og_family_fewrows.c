@@ -16,6 +16,12 @@ og_params og_params_fewrows(int trans_b, int64_t n)
     return p;
 }
 
+/* Float32 or FP8, M <= 4, A not transposed (reference design). */
+static int fewrows_takes(og_dtype a_type, int64_t m, int trans_a)
+{
+    return (a_type == OG_F32 || og_dtype_is_fp8(a_type)) && m >= 1 && m <= 4 && !trans_a;
+}
+
 /* Few rows read one element at a time unless vec says otherwise. */
 static void fewrows_finish(og_params *p, unsigned seen)
 {
@@ -121,7 +127,9 @@ const og_family og_family_fewrows = {
     .name = "fewrows",
     .template_name = OG_TEMPLATE_FEWROWS,
     .can = OG_FAMILY_FP8 | OG_FAMILY_ADDRESS | OG_FAMILY_VEC4 | OG_FAMILY_WGSL,
-    .max_m = 4,
+    .takes = fewrows_takes,
+    .takes_text = "the few-rows kernel takes float32 or FP8 inputs, 1 <= M <= 4 and A not "
+                  "transposed",
     .keys = OG_KEY_COLS | OG_KEY_SLICES,
     .extra = OG_KEY_VEC,
     .optional = OG_KEY_SRC,

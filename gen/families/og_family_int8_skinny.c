@@ -143,7 +143,6 @@ const og_family og_family_int8_skinny = {
     .name = "int8skinny",
     .template_name = OG_TEMPLATE_INT8_SKINNY,
     .can = OG_FAMILY_INT8 | OG_FAMILY_ADDRESS,
-    .max_m = 16,
     .keys = OG_KEY_ROWS | OG_KEY_COLS | OG_KEY_SLICES | OG_KEY_DOT,
     .extra = OG_KEY_VEC,
     .optional = OG_KEY_SRC,

@@ -127,7 +127,6 @@ const og_family og_family_qdecode = {
     .name = "qdecode",
     .template_name = OG_TEMPLATE_QDECODE,
     .can = OG_FAMILY_SPLIT | OG_FAMILY_WEIGHTS | OG_FAMILY_WGSL,
-    .max_m = 16,
     .keys = OG_KEY_ROWS | OG_KEY_COLS | OG_KEY_SLICES,
     .extra = OG_KEY_VEC,
     .optional = OG_KEY_UNROLL | OG_KEY_SRC,

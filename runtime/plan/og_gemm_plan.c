@@ -75,11 +75,9 @@ og_status og_gemm_plan(const og_gemm_config *cfg, const og_limits *lim, char *er
     if (og_params_matrix(p) && cfg->mode != OG_MODE_FAST)
         return og_failf(err, OG_ERROR_UNSUPPORTED,
                         "gemm: the cooperative-matrix kernel runs in Fast mode only");
-    if (og_family_of(p)->max_m &&
-        !og_fewrows_eligible(cfg->a_type, args->m, args->trans_a))
-        return og_failf(err, OG_ERROR_UNSUPPORTED,
-                        "gemm: the few-rows kernel takes float32 or FP8 inputs, 1 <= M <= 4 and A "
-                        "not transposed (M = %" PRId64 ")",
+    const og_family *f = og_family_of(p);
+    if (f->takes && !f->takes(cfg->a_type, args->m, args->trans_a))
+        return og_failf(err, OG_ERROR_UNSUPPORTED, "gemm: %s (M = %" PRId64 ")", f->takes_text,
                         args->m);
     out->range_len = (uint32_t)args->k;
     if (og_family_can(p, OG_FAMILY_SPLIT))
@@ -117,8 +115,11 @@ og_status og_gemm_plan(const og_gemm_config *cfg, const og_limits *lim, char *er
                         "of %u",
                         out->ranges, count[2]);
     out->gx = (uint32_t)gx;
-    out->tile_rows = tile ? (uint32_t)p->bm : 0;
-    out->rows_per = tile ? (uint64_t)count[1] * (uint64_t)p->bm : (uint64_t)args->m;
+    /* Rows of C a workgroup covers: the tile's, the decode kernel's tile of
+     * rows, or every row (few rows). */
+    uint32_t rows = (uint32_t)(tile ? p->bm : p->rows);
+    out->tile_rows = rows;
+    out->rows_per = rows ? (uint64_t)count[1] * rows : (uint64_t)args->m;
     out->batch_per = count[2] / out->ranges;
     if (cfg->scaled && (st = og_plan_exponents(out, err, "gemm", args->m, args->n, p->bm)) != OG_OK)
         return st;

@@ -8,7 +8,12 @@
 
 int og_fewrows_eligible(og_dtype dtype, int64_t m, int trans_a)
 {
-    return (dtype == OG_F32 || og_dtype_is_fp8(dtype)) && m >= 1 && m <= 4 && !trans_a;
+    return og_family_fewrows.takes(dtype, m, trans_a);
+}
+
+int og_decode_eligible(og_dtype dtype, int64_t m, int trans_a, og_dialect dialect)
+{
+    return og_family_decode.takes(dtype, m, trans_a) && dialect == OG_GLSL;
 }
 
 int og_gemm_has_product(const og_gemm_args *args)
@@ -165,6 +170,19 @@ static og_params float_loads_for_call(const og_gemm_config *cfg, const og_limits
     og_params q = *p;
     /* A wrapped buffer's skew must keep vector groups aligned. */
     int skewed = g->a->skew % 16 || g->b->skew % 16;
+    if (og_family_can(&q, OG_FAMILY_VEC16)) {
+        /* 16-byte loads of eight 16-bit values: A's offset, leading
+         * dimension and batch stride in eights, and B's where it is read in
+         * rows (N x K). */
+        const int64_t v[] = {g->a_offset, g->lda, g->stride_a, g->trans_b ? g->b_offset : 0,
+                             g->trans_b ? g->ldb : 0, g->trans_b ? g->stride_b : 0};
+        for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+            if (v[i] % 8 != 0)
+                q.vec = 1;
+        if (skewed)
+            q.vec = 1;
+        return q;
+    }
     if (!og_family_can(&q, OG_FAMILY_VEC4))
         return q;
     /* Four elements at a time need offsets, leading dimensions and batch

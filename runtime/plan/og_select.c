@@ -184,17 +184,24 @@ og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, 
                     int64_t m, int64_t n, int64_t k, int64_t batch, og_choice *out)
 {
     memset(out, 0, sizeof *out);
-    /* Few rows is chosen from the shape; the database may only tune its shape. */
+    /* Few rows and the decode kernel are chosen from the shape; the
+     * database may only tune their shapes. */
     int fewrows = og_fewrows_eligible(dtype, m, trans_a);
+    int decode = og_decode_eligible(dtype, m, trans_a, ctx->dialect);
     int matrix = og_matrix_choose(&ctx->limits, dtype, mode, out->matrix);
-    if (matrix >= 0 && ctx->dialect != OG_GLSL) {
-        /* The tests' HLSL contexts: the matrix kernel is GLSL only. */
+    if (matrix >= 0 && (ctx->dialect != OG_GLSL || decode)) {
+        /* The tests' HLSL contexts: the matrix kernel is GLSL only. A
+         * decode-shaped product streams B: a matrix tile would compute
+         * rows it does not have. */
         out->matrix[matrix].chosen = 0;
-        snprintf(out->matrix[matrix].why, sizeof out->matrix[matrix].why,
-                 "this context generates HLSL; the cooperative-matrix kernel is GLSL only");
+        snprintf(out->matrix[matrix].why, sizeof out->matrix[matrix].why, "%s",
+                 decode ? "M <= 16 rows of 16-bit inputs run the decode kernel"
+                        : "this context generates HLSL; the cooperative-matrix kernel is GLSL only");
         matrix = -1;
     }
-    out->params = fewrows ? og_params_fewrows(trans_b, n) : og_params_default();
+    out->params = decode    ? og_params_decode(m, trans_b)
+                  : fewrows ? og_params_fewrows(trans_b, n)
+                            : og_params_default();
     out->source = OG_SOURCE_DEFAULT;
     /* Invariant 1: Deterministic mode never depends on the database. */
     if (mode == OG_MODE_DETERMINISTIC)
@@ -203,6 +210,15 @@ og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, 
     snprintf(key.op, sizeof key.op, "gemm");
     if (matrix < 0) {
         search_databases(ctx, &key, 0, m, n, k, batch, out);
+        /* A decode record of another M keeps its columns, slices and loads;
+         * its rows follow this M (fewer would read B once more per tile of
+         * rows). */
+        og_params rows = out->params;
+        rows.rows = og_params_decode(m, trans_b).rows;
+        char why[256];
+        if (decode && out->source == OG_SOURCE_DB_NEAREST && out->m != m &&
+            og_params_check(&rows, &ctx->limits, why, sizeof why) == 0)
+            out->params = rows;
         return OG_OK;
     }
     og_choice tile = *out;

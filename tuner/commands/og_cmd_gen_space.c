@@ -68,7 +68,8 @@ int og_cmd_gen_space(const og_cli *o)
         for (size_t s = 0; s < ns && st == OG_OK; s++) {
             og_params *space = NULL;
             size_t n = 0;
-            st = og_space(&lim, preset, dtypes[d], o->trans_a, o->trans_b, &shapes[s], &space, &n);
+            st = og_space_in(&lim, OG_WGSL, preset, dtypes[d], o->trans_a, o->trans_b, &shapes[s],
+                             &space, &n);
             if (st != OG_OK)
                 og_cli_fail("ogtune gen: the %s space of %s is not available\n", o->preset,
                             og_dtype_name(dtypes[d]));

@@ -222,17 +222,28 @@ static float ordered_dot(og_dtype t, const og_gemm_args *g, const void *a, const
 {
     float av, bv;
     if (o->slices > 0) {
-        /* Slice s chains k = s, s + S, ...; the slice sums are added in order. */
+        /* Slice s chains the units s, s + S, ... of `unit` consecutive k in
+         * increasing k; the slice sums are added in order, or in the decode
+         * kernel's tree (s takes s + S/2, then s + S/4, ..., 1). */
+        float parts[OG_ORDER_SLICES_MAX];
+        int64_t unit = o->unit > 1 ? o->unit : 1;
         float tot = 0.0f;
         for (int64_t s = 0; s < o->slices; s++) {
             float part = 0.0f;
-            for (int64_t k = s; k < g->k; k += o->slices) {
-                term(t, g, a, b, p, i, j, k, &av, &bv);
-                part = fma_step(av, bv, part, fused);
-            }
-            tot = s == 0 ? part : tot + part;
+            for (int64_t k0 = s * unit; k0 < g->k; k0 += o->slices * unit)
+                for (int64_t k = k0; k < k0 + unit && k < g->k; k++) {
+                    term(t, g, a, b, p, i, j, k, &av, &bv);
+                    part = fma_step(av, bv, part, fused);
+                }
+            if (o->tree)
+                parts[s] = part;
+            else
+                tot = s == 0 ? part : tot + part;
         }
-        return tot;
+        for (int64_t h = o->slices / 2; o->tree && h > 0; h /= 2)
+            for (int64_t s = 0; s < h; s++)
+                parts[s] = parts[s] + parts[s + h];
+        return o->tree ? parts[0] : tot;
     }
     /* Split-k: range sums added in range order (one range: the whole k). */
     float tot = 0.0f;

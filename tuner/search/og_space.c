@@ -36,9 +36,16 @@ static og_status space_done(og_status st, og_space_list *c, og_params **out, siz
 og_status og_space(const og_limits *lim, og_preset preset, og_dtype dtype, int trans_a, int trans_b,
                    const og_shape *s, og_params **out, size_t *n)
 {
+    return og_space_in(lim, OG_GLSL, preset, dtype, trans_a, trans_b, s, out, n);
+}
+
+og_status og_space_in(const og_limits *lim, og_dialect dialect, og_preset preset, og_dtype dtype,
+                      int trans_a, int trans_b, const og_shape *s, og_params **out, size_t *n)
+{
     og_space_list c = {.lim = lim};
     og_status st;
     int fewrows = og_fewrows_eligible(dtype, s->m, trans_a);
+    int decode = og_decode_eligible(dtype, s->m, trans_a, dialect);
     *n = 0;
     if (og_dtype_is_int8(dtype) && og_int8_skinny_eligible(s->m, trans_b))
         st = family_space(&og_family_int8_skinny, &c, preset, s, trans_b);
@@ -49,12 +56,14 @@ og_status og_space(const og_limits *lim, og_preset preset, og_dtype dtype, int t
             st = family_space(&og_family_int8_coopmat, &c, preset, s, trans_b);
     } else if (fewrows)
         st = family_space(&og_family_fewrows, &c, preset, s, trans_b);
+    else if (decode)
+        st = family_space(&og_family_decode, &c, preset, s, trans_b);
     else
         st = family_space(&og_family_tile, &c, preset, s, trans_b);
     /* Float16 in Fast mode: the cooperative-matrix tiles, where the device
      * qualifies (og_space_add drops them elsewhere), after the portable ones
      * so the first candidate stays the portable default. */
-    if (dtype == OG_F16 && !fewrows && st == OG_OK)
+    if (dtype == OG_F16 && !fewrows && !decode && st == OG_OK)
         st = family_space(&og_family_coopmat, &c, preset, s, trans_b);
     return space_done(st, &c, out, n);
 }

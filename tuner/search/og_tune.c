@@ -186,7 +186,8 @@ static og_status tune_shape(og_context *ctx, og_db *db, int64_t device, const og
         : conv     ? og_space_conv(lim, o->preset, t, s, &space, &n)
         : o->recovered
             ? og_space_recovered(lim, og_context_dialect(ctx), o->preset, o->mode, s, &space, &n)
-            : og_space(lim, o->preset, t, o->trans_a, o->trans_b, s, &space, &n);
+            : og_space_in(lim, og_context_dialect(ctx), o->preset, t, o->trans_a, o->trans_b, s,
+                          &space, &n);
     if (st != OG_OK)
         return og_fail(ctx, st, "tune: out of memory");
     /* Deterministic mode has one kernel per shape, fixed by the rule: it is

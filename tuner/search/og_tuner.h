@@ -64,13 +64,18 @@ void og_gemm_extents(const og_gemm_args *args, size_t *a, size_t *b, size_t *c);
 void og_reference_gemm(og_dtype t, const og_gemm_args *args, const void *a, const void *b,
                        const float *c_in, double *ref);
 
+/* The most slices an order adds in a tree (the decode kernel's 128). */
+#define OG_ORDER_SLICES_MAX 128
+
 /* The order in which a call adds the terms of one element of C
  * (docs/accumulation-order.md). */
 typedef struct og_order {
     og_variant variant;
     og_acc acc;                 /* tile: blocked or one chain */
     uint32_t ranges, range_len; /* tile: split-k ranges, added in range order */
-    int slices;                 /* few rows: interleaved k slices (lanes); 0: the tile's order */
+    int slices;                 /* few rows, decode: k slices (lanes); 0: the tile's order */
+    int unit;                   /* consecutive k a slice takes at a time (0 or 1: one) */
+    int tree;                   /* slice sums added in the decode kernel's tree, else in order */
 } og_order;
 
 /* The order o in float32, then alpha * sum, + beta * C (when beta != 0),
@@ -479,13 +484,17 @@ typedef struct og_tune_opts {
 
 /* The candidates of a preset for one shape that the device's limits allow
  * (og_space.c), what the runtime would choose without a database first:
- * few-rows shapes for float32 products with M <= 4 and A not transposed, else
- * tiles (with split-k counts where K >= 128) and, for float16 on devices
+ * few-rows shapes for float32 products with M <= 4 and A not transposed, the
+ * decode kernel's for float16 and bfloat16 with M <= 16 and A not
+ * transposed, else tiles (with split-k counts where K >= 128) and, for float16 on devices
  * that qualify, the cooperative-matrix tiles after them; for dtype OG_INT8 or OG_UINT8
  * (Int8Gemm), skinny shapes for M <= 16 with B not transposed, else Int8Gemm
- * tiles. *out is malloc'ed. */
+ * tiles. *out is malloc'ed. For kernels generated as GLSL; og_space_in for
+ * another dialect (no decode kernel there: the tiles). */
 og_status og_space(const og_limits *lim, og_preset preset, og_dtype dtype, int trans_a, int trans_b,
                    const og_shape *s, og_params **out, size_t *n);
+og_status og_space_in(const og_limits *lim, og_dialect dialect, og_preset preset, og_dtype dtype,
+                      int trans_a, int trans_b, const og_shape *s, og_params **out, size_t *n);
 
 /* The candidates of a preset for float32 recovered from float16 products
  * (the unscaled kernel with the default residual shift) at shape s, in

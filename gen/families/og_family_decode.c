@@ -1,0 +1,136 @@
+/* The 16-bit decode kernel (templates/gemm_decode.tmpl): at most 16 rows of
+ * float16 or bfloat16 A against B of the same type, N x K (the layout models
+ * ship) or K x N, float32 sums; each value of B read once a workgroup and
+ * used for every row (docs/accumulation-order.md, "Decode kernel"). */
+#include <stdio.h>
+
+#include "og_family.h"
+
+og_params og_params_decode(int64_t m, int trans_b)
+{
+    og_params p = {.variant = OG_VARIANT_DECODE, .rows = 1, .cols = 4, .slices = 32, .vec = 4};
+    if (!trans_b) {
+        /* Lanes over columns: a row of B streams 64 bytes a slice. */
+        p.cols = 32;
+        p.slices = 8;
+    }
+    while (p.rows < 16 && p.rows < m)
+        p.rows *= 2;
+    return p;
+}
+
+/* Float16 or bfloat16, 1 <= M <= 16, A not transposed. */
+static int decode_takes(og_dtype a_type, int64_t m, int trans_a)
+{
+    return (a_type == OG_F16 || a_type == OG_BF16) && m >= 1 && m <= 16 && !trans_a;
+}
+
+/* Element loads unless the string names 16-byte ones. */
+static void decode_finish(og_params *p, unsigned seen)
+{
+    if (!(seen & OG_KEY_VEC))
+        p->vec = 1;
+}
+
+static void decode_format(const og_params *p, char *buf, size_t len)
+{
+    snprintf(buf, len, "variant=decode,rows=%d,cols=%d,slices=%d,vec=%d", p->rows, p->cols,
+             p->slices, p->vec);
+}
+
+/* Powers of two: rows up to 16 (unrolled rows of A), cols up to 64, slices
+ * up to 128; 32..1024 invocations; vec 1 or 4; storage buffers. */
+static int decode_check(const og_params *p, const og_limits *lim, char *why, size_t len)
+{
+    int threads = p->cols * p->slices;
+    if (!og_one_of(p->rows, og_pow2, 5) || !og_one_of(p->cols, og_pow2, 7) ||
+        !og_one_of(p->slices, og_pow2, 8) || threads < 32 || threads > 1024 ||
+        (p->vec != 1 && p->vec != 4) || p->src != OG_SRC_STORAGE) {
+        snprintf(why, len,
+                 "params: decode rows=%d, cols=%d, slices=%d must be powers of two (rows up to "
+                 "16, cols up to 64, slices up to 128) with 32..1024 invocations, vec=%d 1 or 4, "
+                 "from storage buffers",
+                 p->rows, p->cols, p->slices, p->vec);
+        return -1;
+    }
+    return lim ? og_limits_check(p, lim, (uint32_t)threads, 1, why, len) : 0;
+}
+
+/* Float16 or bfloat16 A and B of one type, A not transposed, GLSL. */
+static int decode_check_key(const og_kernel_key *key, char *why, size_t len)
+{
+    if ((key->dtype != OG_F16 && key->dtype != OG_BF16) || og_kernel_b_type(key) != key->dtype ||
+        key->trans_a || key->dialect != OG_GLSL) {
+        snprintf(why, len,
+                 "gen: the decode kernel takes float16 or bfloat16 A and B of one type, A not "
+                 "transposed, in GLSL");
+        return -1;
+    }
+    return 0;
+}
+
+/* One float per row and invocation, for the slice sums. */
+static uint32_t decode_shared_bytes(const og_params *p)
+{
+    return (uint32_t)(4 * p->rows * p->cols * p->slices);
+}
+
+static void decode_local_size(const og_params *p, uint32_t size[3])
+{
+    size[0] = (uint32_t)(p->cols * p->slices);
+}
+
+/* Units of eight a slice (and the loop's exit), then the slices' tree. */
+static uint64_t decode_loops(const og_params *p, uint64_t k_len)
+{
+    return og_steps(k_len, 8 * p->slices) + 1u + 8u + 1u;
+}
+
+/* Columns and slices around the default for M (quick: 128 to 256
+ * invocations with 16-byte loads; standard: 64 to 512, element loads too,
+ * and half the rows). */
+static og_status decode_space(og_space_list *c, const og_space_ask *ask)
+{
+    static const int counts[] = {1, 2, 4, 8, 16, 32, 64, 128};
+    og_params def = og_params_decode(ask->m, ask->trans_b);
+    og_status st = og_space_add(c, def);
+    int row_counts = ask->standard && def.rows > 1 ? 2 : 1;
+    for (int r = 0; r < row_counts; r++)
+        for (int i = 0; i < 7; i++)
+            for (int j = 0; j < 8; j++)
+                for (int vec = 4; vec >= 1 && st == OG_OK; vec -= 3) {
+                    int threads = counts[i] * counts[j];
+                    int keep = ask->standard ? threads >= 64 && threads <= 512
+                                             : vec == 4 && threads >= 128 && threads <= 256;
+                    /* B N x K: a few columns of many slices; K x N: many columns. */
+                    keep = keep && (ask->trans_b ? counts[i] <= 16 : counts[i] >= 8);
+                    if (keep)
+                        st = og_space_add(c, (og_params){.variant = OG_VARIANT_DECODE,
+                                                         .rows = def.rows >> r,
+                                                         .cols = counts[i],
+                                                         .slices = counts[j],
+                                                         .vec = vec});
+                }
+    return st;
+}
+
+const og_family og_family_decode = {
+    .variant = OG_VARIANT_DECODE,
+    .name = "decode",
+    .template_name = OG_TEMPLATE_DECODE,
+    .can = OG_FAMILY_VEC16,
+    .takes = decode_takes,
+    .takes_text = "the decode kernel takes float16 or bfloat16 inputs, 1 <= M <= 16 and A not "
+                  "transposed",
+    .keys = OG_KEY_ROWS | OG_KEY_COLS | OG_KEY_SLICES,
+    .extra = OG_KEY_VEC,
+    .keys_text = "rows, cols and slices (and vec) for variant=decode",
+    .finish = decode_finish,
+    .format = decode_format,
+    .check = decode_check,
+    .check_key = decode_check_key,
+    .shared_bytes = decode_shared_bytes,
+    .local_size = decode_local_size,
+    .loop_iterations = decode_loops,
+    .space = decode_space,
+};

@@ -1,0 +1,128 @@
+/* The 16-bit decode kernel (templates/gemm_decode.tmpl): float16 and
+ * bfloat16, M <= 16, A not transposed, B N x K and K x N; chosen from the
+ * shape, right against the float64 reference and bit for bit the host
+ * emulation of its documented order (docs/accumulation-order.md, "Decode
+ * kernel"), with 16-byte and element loads, ragged K, batches. */
+#include <criterion/criterion.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "og_test.h"
+
+/* M = 1, 2, 3, 8, 16 rows of type t at N x K, batch b. */
+static void check_rows(og_dtype t, og_mode mode, int trans_b, int64_t n, int64_t k, int64_t batch,
+                       const og_params *p)
+{
+    og_context *ctx = open_context();
+    int fused = device_fuses(ctx);
+    og_gemm *g;
+    cr_assert_eq(og_gemm_create(ctx, t, mode, &g), OG_OK);
+    static const int64_t rows[] = {1, 2, 3, 8, 16};
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        int64_t m = rows[r];
+        og_problem *pr;
+        cr_assert_eq(og_problem_create(ctx, t, 0, trans_b, m, n, k, batch, 70 + (uint64_t)m, &pr),
+                     OG_OK);
+        problem_scalars(pr, 1.25f, r % 2 ? 0.5f : 0.0f);
+        og_params chosen;
+        cr_assert_eq(og_gemm_choose(g, &pr->args, &chosen), OG_OK);
+        cr_expect_eq(chosen.variant, OG_VARIANT_DECODE, "M = %lld does not run the decode kernel",
+                     (long long)m);
+        char what[128];
+        snprintf(what, sizeof what, "%s %s %lldx%lldx%lld batch %lld B %s%s",
+                 og_dtype_name(t), mode ? "deterministic" : "fast", (long long)m, (long long)n,
+                 (long long)k, (long long)batch, trans_b ? "N x K" : "K x N", p ? " (given)" : "");
+        check_problem(g, pr, p, fused, what);
+        og_problem_destroy(pr);
+    }
+    og_gemm_destroy(g);
+    close_context(ctx);
+}
+
+/* K a multiple of eight: 16-byte loads; ragged K: element loads and the
+ * last unit's tail. */
+Test(decode, float16_both_layouts, .timeout = 600)
+{
+    for (int trans_b = 0; trans_b < 2; trans_b++) {
+        check_rows(OG_F16, OG_MODE_DETERMINISTIC, trans_b, 45, 256, 1, NULL);
+        check_rows(OG_F16, OG_MODE_DETERMINISTIC, trans_b, 37, 203, 2, NULL);
+        check_rows(OG_F16, OG_MODE_FAST, trans_b, 300, 1001, 1, NULL);
+    }
+}
+
+Test(decode, bfloat16_both_layouts, .timeout = 600)
+{
+    for (int trans_b = 0; trans_b < 2; trans_b++) {
+        check_rows(OG_BF16, OG_MODE_DETERMINISTIC, trans_b, 45, 264, 1, NULL);
+        check_rows(OG_BF16, OG_MODE_FAST, trans_b, 70, 77, 3, NULL);
+    }
+}
+
+/* The tuner's candidates: rows, columns, slices and both load widths,
+ * each in the documented order of its own slices. */
+Test(decode, candidates, .timeout = 600)
+{
+    static const og_params given[] = {
+        {.variant = OG_VARIANT_DECODE, .rows = 16, .cols = 1, .slices = 128, .vec = 4},
+        {.variant = OG_VARIANT_DECODE, .rows = 4, .cols = 16, .slices = 8, .vec = 1},
+        {.variant = OG_VARIANT_DECODE, .rows = 2, .cols = 64, .slices = 2, .vec = 4},
+    };
+    for (size_t i = 0; i < sizeof given / sizeof given[0]; i++)
+        for (int trans_b = 0; trans_b < 2; trans_b++)
+            check_rows(OG_F16, OG_MODE_FAST, trans_b, 29, 328, 1, &given[i]);
+}
+
+/* Not decode-shaped: 17 rows, A transposed, float32, the HLSL context. */
+Test(decode, chosen_only_for_its_shapes)
+{
+    og_context *ctx = open_context();
+    og_choice c;
+    cr_assert_eq(og_select(ctx, OG_F16, OG_MODE_FAST, 0, 1, 16, 4096, 4096, 1, &c), OG_OK);
+    cr_expect_eq(c.params.variant, OG_VARIANT_DECODE);
+    cr_expect_eq(c.params.rows, 16);
+    cr_assert_eq(og_select(ctx, OG_BF16, OG_MODE_DETERMINISTIC, 0, 0, 3, 4096, 4096, 1, &c), OG_OK);
+    cr_expect_eq(c.params.variant, OG_VARIANT_DECODE);
+    cr_expect_eq(c.params.rows, 4);
+    cr_assert_eq(og_select(ctx, OG_F16, OG_MODE_FAST, 0, 1, 17, 4096, 4096, 1, &c), OG_OK);
+    cr_expect_neq(c.params.variant, OG_VARIANT_DECODE);
+    cr_assert_eq(og_select(ctx, OG_F16, OG_MODE_FAST, 1, 1, 8, 4096, 4096, 1, &c), OG_OK);
+    cr_expect_neq(c.params.variant, OG_VARIANT_DECODE);
+    cr_assert_eq(og_select(ctx, OG_F32, OG_MODE_FAST, 0, 1, 8, 4096, 4096, 1, &c), OG_OK);
+    cr_expect_neq(c.params.variant, OG_VARIANT_DECODE);
+    ctx->dialect = OG_HLSL;
+    cr_assert_eq(og_select(ctx, OG_F16, OG_MODE_FAST, 0, 1, 8, 4096, 4096, 1, &c), OG_OK);
+    cr_expect_neq(c.params.variant, OG_VARIANT_DECODE, "the decode kernel is GLSL only");
+    close_context(ctx);
+}
+
+/* B past maxStorageBufferRange: the decode kernel reads through bindings
+ * only, so the call runs the portable tile, which reaches B by its device
+ * address; a B the binding holds runs the decode kernel. */
+Test(decode, operand_past_the_binding_runs_the_tile)
+{
+    og_context *ctx = open_context();
+    const og_limits *lim = og_context_limits(ctx);
+    og_gemm *g;
+    cr_assert_eq(og_gemm_create(ctx, OG_F16, OG_MODE_FAST, &g), OG_OK);
+    int64_t k = 1024, n = (int64_t)(lim->max_storage_range / 2 / (uint64_t)k) + 64;
+    og_buffer *a, *b, *c;
+    cr_assert_eq(og_buffer_create(ctx, 2 * 16 * (uint64_t)k, &a), OG_OK);
+    cr_assert_eq(og_buffer_create(ctx, 2 * (uint64_t)n * (uint64_t)k, &b), OG_OK);
+    cr_assert_eq(og_buffer_create(ctx, 4 * 16 * (uint64_t)n, &c), OG_OK);
+    og_gemm_args args = {.trans_b = 1, .m = 16, .n = n, .k = k, .alpha = 1.0f, .a = a, .b = b,
+                         .c = c, .lda = k, .ldb = k, .ldc = n};
+    og_params p;
+    cr_assert_eq(og_gemm_choose(g, &args, &p), OG_OK);
+    cr_expect_eq(p.variant, OG_VARIANT_TILE, "B of %lld bytes ran variant %d",
+                 (long long)(2 * n * k), (int)p.variant);
+    args.n = 4096; /* the same shape class, B inside the binding */
+    args.ldc = 4096;
+    cr_assert_eq(og_gemm_choose(g, &args, &p), OG_OK);
+    cr_expect_eq(p.variant, OG_VARIANT_DECODE);
+    og_buffer_destroy(a);
+    og_buffer_destroy(b);
+    og_buffer_destroy(c);
+    og_gemm_destroy(g);
+    close_context(ctx);
+}
