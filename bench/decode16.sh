@@ -18,7 +18,7 @@ log=bench/logs/$(date +%Y-%m-%d)-decode16-${dtypes//,/-}-$(build/ogtune devices 
   echo "# commit $(git rev-parse --short HEAD); $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
   for layout in --trans-b ""; do
     echo
-    echo "## B ${layout:+N x K}${layout:-K x N}"
+    if [ -n "$layout" ]; then echo "## B N x K"; else echo "## B K x N"; fi
     echo "load average $(cut -d' ' -f1-3 /proc/loadavg)"
     OG_TUNING_DB='' OG_PRETUNED_DIR=/nonexistent \
       build/ogtune bench --shapes "$shapes" --dtype "$dtypes" $layout
