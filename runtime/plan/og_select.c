@@ -180,14 +180,18 @@ static void search_competing(og_context *ctx, const og_record_key *key, int reco
     }
 }
 
-og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, int trans_b,
-                    int64_t m, int64_t n, int64_t k, int64_t batch, og_choice *out)
+/* og_select, and the convolution's implicit GEMM (decode 0: a convolution
+ * never runs the decode kernel, so its float16 products keep the matrix
+ * tile where the device has one). */
+static og_status select_gemm(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a,
+                             int trans_b, int64_t m, int64_t n, int64_t k, int64_t batch,
+                             int decode, og_choice *out)
 {
     memset(out, 0, sizeof *out);
     /* Few rows and the decode kernel are chosen from the shape; the
      * database may only tune their shapes. */
     int fewrows = og_fewrows_eligible(dtype, m, trans_a);
-    int decode = og_decode_eligible(dtype, m, trans_a, ctx->dialect);
+    decode = decode && og_decode_eligible(dtype, m, trans_a, ctx->dialect);
     int matrix = og_matrix_choose(&ctx->limits, dtype, mode, out->matrix);
     if (matrix >= 0 && (ctx->dialect != OG_GLSL || decode)) {
         /* The tests' HLSL contexts: the matrix kernel is GLSL only. A
@@ -227,6 +231,12 @@ og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, 
     return OG_OK;
 }
 
+og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, int trans_b,
+                    int64_t m, int64_t n, int64_t k, int64_t batch, og_choice *out)
+{
+    return select_gemm(ctx, dtype, mode, trans_a, trans_b, m, n, k, batch, 1, out);
+}
+
 og_status og_select_conv(og_context *ctx, og_dtype dtype, og_mode mode, const og_conv_args *args,
                          int64_t m, int64_t n, int64_t k, int64_t batch, og_choice *out)
 {
@@ -245,7 +255,7 @@ og_status og_select_conv(og_context *ctx, og_dtype dtype, og_mode mode, const og
         return OG_OK;
     /* The implicit GEMM's choice: its tile, or its cooperative-matrix tile
      * (float16 in Fast mode, where the device lists the fragments). */
-    og_status st = og_select(ctx, dtype, mode, 0, 1, m, n, k, batch, out);
+    og_status st = select_gemm(ctx, dtype, mode, 0, 1, m, n, k, batch, 0, out);
     if (st == OG_OK && !og_family_can(&out->params, OG_FAMILY_CONV)) {
         memset(out, 0, sizeof *out);
         out->params = og_params_default();
