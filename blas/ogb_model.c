@@ -101,7 +101,7 @@ int ogb_model_write(const char *path, const ogb_model *m)
         return -1;
     fprintf(f,
             "# onegpu drop-in BLAS cost model, measured by libonegpu_blas on its first call\n"
-            "# (README, \"The drop-in BLAS\"); delete this file to measure again.\n"
+            "# (docs/blas.md); delete this file to measure again.\n"
             "device %s\ncpu_blas %s\nfixed_s %.6g\ntransfer_bytes_per_s %.6g\n"
             "gpu_flops_per_s %.6g\ncpu_flops_per_s %.6g\n",
             m->device, m->cpu_blas, m->fixed_s, m->transfer_bytes_per_s, m->gpu_flops_per_s, m->cpu_flops_per_s);
