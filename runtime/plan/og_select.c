@@ -180,6 +180,19 @@ static void search_competing(og_context *ctx, const og_record_key *key, int reco
     }
 }
 
+/* A decode kernel's record of another M (the nearest tuned shape) keeps its
+ * columns, slices and loads, but its rows follow this M: fewer would read
+ * the weights once more per tile of rows. */
+static void rows_follow_m(const og_context *ctx, int64_t m, int rows, og_choice *out)
+{
+    og_params p = out->params;
+    p.rows = rows;
+    char why[256];
+    if (out->source == OG_SOURCE_DB_NEAREST && out->m != m &&
+        og_params_check(&p, &ctx->limits, why, sizeof why) == 0)
+        out->params = p;
+}
+
 /* og_select, and the convolution's implicit GEMM (decode 0: a convolution
  * never runs the decode kernel, so its float16 products keep the matrix
  * tile where the device has one). */
@@ -214,15 +227,8 @@ static og_status select_gemm(og_context *ctx, og_dtype dtype, og_mode mode, int 
     snprintf(key.op, sizeof key.op, "gemm");
     if (matrix < 0) {
         search_databases(ctx, &key, 0, m, n, k, batch, out);
-        /* A decode record of another M keeps its columns, slices and loads;
-         * its rows follow this M (fewer would read B once more per tile of
-         * rows). */
-        og_params rows = out->params;
-        rows.rows = og_params_decode(m, trans_b).rows;
-        char why[256];
-        if (decode && out->source == OG_SOURCE_DB_NEAREST && out->m != m &&
-            og_params_check(&rows, &ctx->limits, why, sizeof why) == 0)
-            out->params = rows;
+        if (decode)
+            rows_follow_m(ctx, m, og_params_decode(m, trans_b).rows, out);
         return OG_OK;
     }
     og_choice tile = *out;
@@ -362,13 +368,7 @@ og_status og_select_qgemm(og_context *ctx, og_dtype dtype, const og_qweights_for
         out->params.src = OG_SRC_STORAGE;
         out->params.split = 1;
     }
-    /* A record of another M keeps its columns, slices and loads, but the
-     * rows follow this M: fewer would read W once more per tile of rows. */
-    og_params rows = out->params;
-    rows.rows = og_params_qdecode(m).rows;
-    char why[256];
-    if (og_family_can(&out->params, OG_FAMILY_WEIGHTS) && out->source == OG_SOURCE_DB_NEAREST &&
-        out->m != m && og_params_check(&rows, &ctx->limits, why, sizeof why) == 0)
-        out->params = rows;
+    if (og_family_can(&out->params, OG_FAMILY_WEIGHTS))
+        rows_follow_m(ctx, m, og_params_qdecode(m).rows, out);
     return OG_OK;
 }
