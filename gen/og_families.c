@@ -12,6 +12,7 @@ static const og_family *const families[] = {
     [OG_VARIANT_INT8_COOPMAT] = &og_family_int8_coopmat,
     [OG_VARIANT_QDECODE] = &og_family_qdecode,
     [OG_VARIANT_DECODE] = &og_family_decode,
+    [OG_VARIANT_COOPMAT2] = &og_family_coopmat2,
 };
 
 #define FAMILIES (sizeof families / sizeof families[0])

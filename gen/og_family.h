@@ -140,7 +140,7 @@ const og_family *og_family_named(const char *name);
 /* The entries (gen/families/). */
 extern const og_family og_family_tile, og_family_fewrows, og_family_int8_tile,
     og_family_int8_skinny, og_family_coopmat, og_family_int8_coopmat, og_family_qdecode,
-    og_family_decode;
+    og_family_decode, og_family_coopmat2;
 
 /* Rules the entries share (gen/og_params.c). */
 int og_one_of(int v, const int *set, size_t n);
@@ -167,6 +167,12 @@ og_status og_space_add_word_loads(og_space_list *c, og_params p);
  * and fragment the device runs them with (og_space_add drops what the
  * device does not take). */
 og_status og_space_add_matrix(og_space_list *c, og_params p);
+
+/* What every matrix kernel needs of the device beside its matrices (the
+ * matrix tiles, coopmat2): subgroups of p->sub it can pin, full subgroups,
+ * shaderFloat16 (int8: shaderInt8) and the Vulkan memory model. */
+int og_matrix_device_check(const og_params *p, const og_limits *lim, int int8, char *why,
+                           size_t len);
 
 /* A tile's workgroup: wgx x wgy invocations (the portable and Int8Gemm tiles). */
 void og_tile_local_size(const og_params *p, uint32_t size[3]);

@@ -44,6 +44,10 @@ typedef enum og_variant {
     /* Decode-shaped products of 16-bit inputs: M <= 16 rows of float16 or
      * bfloat16 A against B of the same type, N x K or K x N. */
     OG_VARIANT_DECODE = 7,
+    /* Float16 on VK_NV_cooperative_matrix2's flexible dimensions: each
+     * subgroup one (bm/sgy) x (bn/sgx) accumulator matrix, k steps of bk
+     * (docs/matrix-kernels.md, "coopmat2"). */
+    OG_VARIANT_COOPMAT2 = 8,
     OG_VARIANT_COUNT /* the number of variants: a new one goes above */
 } og_variant;
 
@@ -204,6 +208,14 @@ typedef struct og_matrix_caps {
     int storage16;      /* storageBuffer16BitAccess */
     int memory_model;   /* vulkanMemoryModel */
     int int8;           /* shaderInt8: int8 fragments and workgroup memory (Int8Gemm's matrix tile) */
+    /* VK_NV_cooperative_matrix2's cooperativeMatrixFlexibleDimensions,
+     * enabled: matrices of any multiple of a listed shape's granularity
+     * (flex_shapes' m, n and k) up to flex_max
+     * (cooperativeMatrixFlexibleDimensionsMaxDimension) in each dimension. */
+    int flexible;
+    uint32_t flex_max;
+    uint32_t n_flex_shapes;
+    og_matrix_shape flex_shapes[OG_MATRIX_SHAPES_MAX];
 } og_matrix_caps;
 
 /* Why og_limits.buffer_address is 0, for the message that refuses an
@@ -282,6 +294,7 @@ uint32_t og_limits_lack(const og_limits *lim, uint32_t needs, char *why, size_t 
 #define OG_TEMPLATE_QDECODE "qgemm_decode"
 #define OG_TEMPLATE_IM2COL "conv_im2col"
 #define OG_TEMPLATE_DECODE "gemm_decode"
+#define OG_TEMPLATE_COOPMAT2 "gemm_coopmat2"
 /* The subgroup size the cooperative-matrix kernels divide a tile by where
  * a parameter string names none (they take 8, 16, 32 or 64). */
 #define OG_COOPMAT_SUBGROUP 32
@@ -337,6 +350,12 @@ og_params og_params_coopmat(int subgroups);
  * subgroups of 32, 16x16x16 fragments (the device's own:
  * og_matrix_int8_variant). */
 og_params og_params_int8_coopmat(int subgroups);
+
+/* The coopmat2 tile (og_family_coopmat2.c): 64x64 with a k step of 16, 2x2
+ * subgroups of sub invocations (og_matrix_subgroup's), each one 32x32
+ * float32 accumulator matrix, staged through padded workgroup memory, two
+ * buffers; KHR matrices of flexible dimensions (VK_NV_cooperative_matrix2). */
+og_params og_params_coopmat2(int sub);
 
 /* The subgroup size a device runs the matrix kernels with, from its
  * capabilities (never its vendor): its fixed size, or the first it can pin

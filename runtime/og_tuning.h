@@ -158,6 +158,9 @@ typedef struct og_choice {
     char pipeline_cache_uuid[33];
     int other_driver;
     og_matrix_note matrix[OG_MATRIX_VARIANTS]; /* the matrix variants considered */
+    /* The coopmat2 kernel (float16 GEMMs): chosen only from a record, since
+     * it is a tuner candidate and never the default; why otherwise. */
+    og_matrix_note coopmat2;
 } og_choice;
 
 /* Selection (docs/reference-design.md, "Selection order"): exact record, nearest tuned

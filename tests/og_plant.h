@@ -33,4 +33,20 @@ static inline void plant_template(const char *name, const char *at, const char *
     cr_assert_eq(setenv("OG_TEMPLATE_DIR", dir, 1), 0);
 }
 
+/* A second fault in the copy plant_template made: the one occurrence of
+ * `at` in OG_TEMPLATE_DIR/NAME.tmpl replaced by `put`. */
+static inline void plant_again(const char *name, const char *at, const char *put)
+{
+    const char *dir = getenv("OG_TEMPLATE_DIR");
+    cr_assert_not_null(dir, "plant_again before plant_template");
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s.tmpl", dir, name);
+    char *text = read_text(path);
+    cr_assert_eq(count(text, at), 1, "the planted %s.tmpl holds \"%s\" %zu times, not once", name,
+                 at, count(text, at));
+    text = replaced(text, at, put);
+    write_text(path, text);
+    free(text);
+}
+
 #endif /* OG_PLANT_H */

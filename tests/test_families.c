@@ -49,7 +49,8 @@ Test(families, defaults_round_trip)
                             og_params_coopmat(8), og_params_coopmat(4),
                             og_params_int8_coopmat(8), og_params_int8_coopmat(4),
                             og_params_decode(1, 1), og_params_decode(5, 0),
-                            og_params_decode(16, 1)};
+                            og_params_decode(16, 1), og_params_coopmat2(8),
+                            og_params_coopmat2(32)};
     int seen[VARIANTS] = {0};
     for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) {
         char text[OG_PARAMS_MAX], again[OG_PARAMS_MAX], why[256];

@@ -2,7 +2,8 @@
 # The second driver lane's choice, as a user sees it: on Mesa 26's lavapipe
 # `ogtune select --dtype f16 --json` chooses the KHR matrix kernel with the
 # fragment the device lists (8x8x8, subgroups of 8), and names it for each
-# variant; so do `ogtune select --op int8gemm` and `--op conv`. Usage: test_lane_select.sh MESA26_SH OGTUNE
+# variant, and notes the coopmat2 kernel as a tuner candidate; so do
+# `ogtune select --op int8gemm` and `--op conv`. Usage: test_lane_select.sh MESA26_SH OGTUNE
 set -eu
 mesa26=$1 ogtune=$2
 out=$("$mesa26" run "$ogtune" select --dtype f16 --shape 256x256x256 --json)
@@ -18,6 +19,12 @@ esac
 case $out in
   *'"reason":"the device lists no 16x16x16 float16 combination for VK_NV_cooperative_matrix'*) ;;
   *) fail "the NV variants' reason does not name the fragment missing" ;;
+esac
+# The coopmat2 kernel qualifies here (flexible dimensions of granularity
+# 8) and is a tuner candidate, not the default: the note says so.
+case $out in
+  *'"coopmat2":{"extension":"VK_NV_cooperative_matrix2","params":"variant=coopmat2,'*'sub=8","chosen":false,"reason":"a tuner candidate'*) ;;
+  *) fail "the coopmat2 note does not say it is a tuner candidate in subgroups of 8" ;;
 esac
 # Int8Gemm: the KHR matrix kernel on the int8 x int8 -> int32 fragment.
 out=$("$mesa26" run "$ogtune" select --op int8gemm --shape 256x256x256 --json)
@@ -38,4 +45,4 @@ case $out in
   *'"variant":"gemm_tile"'*) ;;
   *) fail "Deterministic mode left the portable tile" ;;
 esac
-echo "test_lane_select: the KHR 8x8x8 kernels chosen for float16, Int8Gemm and the float16 convolution, the portable tile in Deterministic mode"
+echo "test_lane_select: coopmat2 noted as a candidate; the KHR 8x8x8 kernels chosen for float16, Int8Gemm and the float16 convolution, the portable tile in Deterministic mode"

@@ -45,7 +45,12 @@ static og_limits radv_wave64(void)
 
 ParameterizedTestParameters(matrix_khr, rewrite)
 {
+    /* With flexible dimensions (granularity 16, up to 256): the coopmat2
+     * kernels of the space too. */
     og_limits lim = both();
+    lim.matrix.flexible = 1;
+    lim.matrix.flex_max = 256;
+    lim.matrix.flex_shapes[lim.matrix.n_flex_shapes++] = f16_shape(16, 16, 16);
     og_params *space = NULL;
     size_t n = 0, count = 0;
     og_shape cube = {1024, 1024, 1024, 1};
@@ -54,7 +59,8 @@ ParameterizedTestParameters(matrix_khr, rewrite)
     og_kernel_key *keys = cr_malloc((n + 30) * sizeof *keys);
     size_t stride = matrix_space_stride(), seen = 0;
     for (size_t i = 0; i < n; i++)
-        if (space[i].variant == OG_VARIANT_COOPMAT && space[i].mat == OG_MATRIX_KHR && seen++ % stride == 0)
+        if ((space[i].variant == OG_VARIANT_COOPMAT || space[i].variant == OG_VARIANT_COOPMAT2) &&
+            space[i].mat == OG_MATRIX_KHR && seen++ % stride == 0)
             keys[count++] = (og_kernel_key){.p = space[i],
                                             .dtype = OG_F16,
                                             .trans_a = (int)(count % 2),

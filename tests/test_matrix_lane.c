@@ -348,27 +348,38 @@ Test(lane, the_default_through_the_api, .timeout = 600)
     close_context(ctx);
 }
 
-/* A fault planted in a copy of the template (OG_TEMPLATE_DIR): the built-in
- * kernel passes the case, the planted one must fail it. */
-static void planted(const char *what, const char *at, const char *put, const lane_case *c,
-                    const char *extra)
+/* A fault planted in a copy of template (OG_TEMPLATE_DIR), at `at` and,
+ * where at2 is not NULL, at at2 too: the built-in kernel p passes case c,
+ * the planted one must fail it. */
+static void planted_in(const char *template, const char *what, const char *at, const char *put,
+                       const char *at2, const char *put2, const lane_case *c, const og_params *p)
 {
-    og_params khr;
-    og_context *ctx = lane_matrix_context(&khr);
-    og_params p = lane_params(&khr, c->base, OG_MATRIX_KHR, extra);
+    og_context *ctx = open_context();
     int accepted;
     char why[512] = "";
-    run_case(ctx, c, &p, &accepted, why, sizeof why, NULL);
+    run_case(ctx, c, p, &accepted, why, sizeof why, NULL);
     cr_assert(accepted, "built-in: %s", why);
     close_context(ctx);
 
-    plant_template("gemm_coopmat", at, put);
+    plant_template(template, at, put);
+    if (at2)
+        plant_again(template, at2, put2);
     ctx = open_context();
-    run_case(ctx, c, &p, &accepted, why, sizeof why, NULL);
+    run_case(ctx, c, p, &accepted, why, sizeof why, NULL);
     cr_log_info("planted %s: %s", what, accepted ? "accepted" : why);
     cr_expect(!accepted, "the kernel with %s was accepted", what);
     close_context(ctx);
     unsetenv("OG_TEMPLATE_DIR");
+}
+
+/* The same in the matrix tile's template, with the device's fragment. */
+static void planted(const char *what, const char *at, const char *put, const lane_case *c,
+                    const char *extra)
+{
+    og_params khr;
+    close_context(lane_matrix_context(&khr));
+    og_params p = lane_params(&khr, c->base, OG_MATRIX_KHR, extra);
+    planted_in("gemm_coopmat", what, at, put, NULL, NULL, c, &p);
 }
 
 static const lane_case square = {"variant=coopmat,bm=64,bn=64,bk=16,sgx=2,sgy=2,pad=8,load=staged",
@@ -537,4 +548,140 @@ Test(lane, direct_khr_glsl_matches_the_rewrite, .timeout = 600)
     free(khr_src);
     free(rewritten);
     free(direct);
+}
+
+/* ---- coopmat2: one flexible-dimensions matrix a subgroup ---- */
+
+/* A context on a device with VK_NV_cooperative_matrix2's flexible
+ * dimensions, or the test fails saying how to run it; *sub: the subgroup
+ * size its matrices run in. */
+static og_context *lane_flexible_context(int *sub)
+{
+    og_context *ctx = open_context();
+    cr_assert(ctx->limits.matrix.flexible,
+              "%s has no flexible-dimensions matrices: run this test on Mesa 26 "
+              "(scripts/mesa26.sh run, CTest label mesa26)",
+              ctx->props.deviceName);
+    *sub = og_matrix_subgroup(&ctx->limits);
+    return ctx;
+}
+
+/* base ("variant=coopmat2,bm=..,pad=..") with the subgroup size and extra. */
+static og_params coopmat2_params(const char *base, int sub, const char *extra)
+{
+    char text[OG_PARAMS_MAX + 32];
+    snprintf(text, sizeof text, "%s,sub=%d%s", base, sub, extra);
+    og_params p;
+    char err[256] = "";
+    cr_assert_eq(og_params_parse(text, &p, err, sizeof err), 0, "%s: %s", text, err);
+    return p;
+}
+
+/* Tiles within lavapipe's 32 KiB of workgroup memory (the float32 tile of C
+ * included): 2x2, 4x2, 4x4 and 2x1 subgroups (matrices of 32x32 down to
+ * 16x16, 32x16 and 32x32), k steps of 16 to 64, one and two buffers, pad 0
+ * and 8, every transpose, ragged sizes, batches, alpha and beta, NaN in C
+ * under beta = 0, each activation. */
+static const lane_case cases2[] = {
+    {"variant=coopmat2,bm=64,bn=64,bk=16,sgx=2,sgy=2,pad=8", "", 0, 0, 0, 0, 130, 17, 57, 2, 0.75f,
+     0.5f, 0, OG_ACTIVATION_NONE},
+    {"variant=coopmat2,bm=64,bn=64,bk=32,sgx=2,sgy=2,pad=8", ",buf=1", 0, 0, 0, 1, 130, 136, 72, 1,
+     1.0f, 0.0f, 1, OG_ACTIVATION_NONE},
+    {"variant=coopmat2,bm=64,bn=64,bk=16,sgx=4,sgy=2,pad=0", "", 0, 0, 1, 0, 264, 136, 88, 1,
+     -1.25f, 0.5f, 0, OG_ACTIVATION_NONE},
+    {"variant=coopmat2,bm=32,bn=64,bk=64,sgx=2,sgy=1,pad=8", ",buf=1", 0, 0, 0, 0, 33, 136, 200, 3,
+     0.5f, -1.0f, 0, OG_ACTIVATION_NONE},
+    {"variant=coopmat2,bm=64,bn=64,bk=16,sgx=4,sgy=4,pad=8", "", 0, 0, 1, 1, 257, 1, 40, 1, 1.0f,
+     0.0f, 1, OG_ACTIVATION_RELU},
+    {"variant=coopmat2,bm=64,bn=32,bk=32,sgx=1,sgy=2,pad=8", "", 0, 0, 0, 0, 1, 1, 1, 1, 2.0f, 0.0f,
+     0, OG_ACTIVATION_GELU_ERF},
+    {"variant=coopmat2,bm=64,bn=64,bk=16,sgx=2,sgy=2,pad=8", "", 0, 0, 1, 1, 72, 90, 17, 2, 1.0f,
+     0.5f, 0, OG_ACTIVATION_GELU_TANH},
+};
+
+Test(lane, coopmat2_kernels_are_right, .timeout = 900)
+{
+    int sub;
+    og_context *ctx = lane_flexible_context(&sub);
+    for (size_t i = 0; i < sizeof cases2 / sizeof cases2[0]; i++) {
+        const lane_case *c = &cases2[i];
+        og_params p = coopmat2_params(c->base, sub, c->extra);
+        char what[512], why[512] = "";
+        describe(c, &p, what, sizeof what);
+        int accepted;
+        run_case(ctx, c, &p, &accepted, why, sizeof why, NULL);
+        cr_expect(accepted, "%s: %s", what, why);
+    }
+    close_context(ctx);
+}
+
+/* The default at sizes around the edges of the tile and of the k step,
+ * every op(A) x op(B). */
+Test(lane, coopmat2_every_size_around_the_tile_edges, .timeout = 900)
+{
+    int sub;
+    og_context *ctx = lane_flexible_context(&sub);
+    static const int64_t sizes[] = {1, 9, 63, 64, 65, 129};
+    static const int64_t ks[] = {1, 15, 16, 17, 33, 65};
+    const char *base = "variant=coopmat2,bm=64,bn=64,bk=16,sgx=2,sgy=2,pad=8";
+    og_params p = coopmat2_params(base, sub, "");
+    size_t runs = 0, wrong = 0;
+    for (size_t i = 0; i < 6; i++)
+        for (size_t j = 0; j < 6; j++)
+            for (int t = 0; t < 4; t++) {
+                lane_case c = {base, "", 0, 0, t & 1, t >> 1, sizes[i], sizes[j], ks[(i + j + t) % 6],
+                               1, 1.0f, 0.0f, 1, OG_ACTIVATION_NONE};
+                char what[512], why[512] = "";
+                int accepted;
+                run_case(ctx, &c, &p, &accepted, why, sizeof why, NULL);
+                runs++;
+                if (!accepted) {
+                    wrong++;
+                    describe(&c, &p, what, sizeof what);
+                    cr_expect(accepted, "%s: %s", what, why);
+                }
+            }
+    cr_log_info("coopmat2: %zu sizes around the tile edges, %zu wrong", runs, wrong);
+    close_context(ctx);
+}
+
+/* The default on a ragged case: K of three and a half k steps, so both
+ * halves and the edge of K are used; B N x K and two batches, so that reads
+ * past K land inside the operands (the next row, the next batch), where
+ * the driver's bounds checks would not zero them. */
+static const lane_case ragged2 = {"variant=coopmat2,bm=64,bn=64,bk=16,sgx=2,sgy=2,pad=8", "", 0, 0,
+                                  0, 1, 64, 64, 56, 2, 1.0f, 0.0f, 0, OG_ACTIVATION_NONE};
+
+static void planted2(const char *what, const char *at, const char *put, const char *at2,
+                     const char *put2)
+{
+    int sub;
+    close_context(lane_flexible_context(&sub));
+    og_params p = coopmat2_params(ragged2.base, sub, "");
+    planted_in("gemm_coopmat2", what, at, put, at2, put2, &ragged2, &p);
+}
+
+/* The halves never swapped: every step after the second multiplies stale
+ * data. */
+Test(lane, coopmat2_skipped_stage_swap_fails, .timeout = 300)
+{
+    planted2("no swap of the double-buffered halves", "        cur ^= 1u;\n", "", NULL, NULL);
+}
+
+/* A's rows read at the unskewed stride: the padding is not where the
+ * kernel loads from. */
+Test(lane, coopmat2_wrong_skew_fails, .timeout = 300)
+{
+    planted2("A's matrix loaded without the skew", "sg_row * ${AP}u, ${AP}u, false);",
+             "sg_row * ${AP}u, ${BK}u, false);", NULL, NULL);
+}
+
+/* The edge of K read unclamped in A and in B: the terms past K (the next
+ * rows' of A, of B the next k's) enter the sums. One operand unclamped
+ * alone is harmless (the other's zeros cancel it), and so are rows past M
+ * and columns past N (never written). */
+Test(lane, coopmat2_unclamped_edge_fails, .timeout = 300)
+{
+    planted2("the edge of K read unclamped", "gi < pc.M && gk < pc.K ? load_a(",
+             "gi < pc.M ? load_a(", "gj < pc.N && gk < pc.K ? load_b(", "gj < pc.N ? load_b(");
 }

@@ -204,20 +204,10 @@ static int coopmat_shape_check(const og_params *p, char *why, size_t len)
     return 0;
 }
 
-/* The cooperative-matrix tile: its own rules, then what it needs of the
- * device (reference design, "Which devices take the matrix kernel"). */
-static int coopmat_check(const og_params *p, const og_limits *lim, char *why, size_t len)
+int og_matrix_device_check(const og_params *p, const og_limits *lim, int int8, char *why,
+                           size_t len)
 {
-    if (coopmat_shape_check(p, why, len) != 0)
-        return -1;
-    if (!lim)
-        return 0;
-    if (p->mat == OG_MATRIX_EMU)
-        return emulation_check(p, lim, why, len);
-    int sg = p->sgx * p->sgy, int8 = og_family_can(p, OG_FAMILY_INT8);
     const og_matrix_caps *m = &lim->matrix;
-    if (matrix_ext_check(p, m, why, len) != 0)
-        return -1;
     uint32_t s = (uint32_t)p->sub;
     int can =
         m->size_control ? m->subgroup_min <= s && s <= m->subgroup_max : lim->subgroup_size == s;
@@ -242,6 +232,25 @@ static int coopmat_check(const og_params *p, const og_limits *lim, char *why, si
                                   : "shaderFloat16");
         return -1;
     }
+    return 0;
+}
+
+/* The cooperative-matrix tile: its own rules, then what it needs of the
+ * device (reference design, "Which devices take the matrix kernel"). */
+static int coopmat_check(const og_params *p, const og_limits *lim, char *why, size_t len)
+{
+    if (coopmat_shape_check(p, why, len) != 0)
+        return -1;
+    if (!lim)
+        return 0;
+    if (p->mat == OG_MATRIX_EMU)
+        return emulation_check(p, lim, why, len);
+    int sg = p->sgx * p->sgy, int8 = og_family_can(p, OG_FAMILY_INT8);
+    const og_matrix_caps *m = &lim->matrix;
+    if (matrix_ext_check(p, m, why, len) != 0)
+        return -1;
+    if (og_matrix_device_check(p, lim, int8, why, len) != 0)
+        return -1;
     if (p->load == OG_LOAD_DIRECT && !m->storage16) {
         snprintf(why, len, "direct fragment loads need storageBuffer16BitAccess");
         return -1;

@@ -184,6 +184,12 @@ og_params og_matrix_variant(const og_limits *lim, int i);
 int og_matrix_choose(const og_limits *lim, og_dtype dtype, og_mode mode,
                      og_matrix_note notes[OG_MATRIX_VARIANTS]);
 
+/* The note on the coopmat2 kernel (og_params_coopmat2 in the subgroup
+ * size og_matrix_subgroup gives) for a GEMM of dtype in mode on a device
+ * with limits lim: why it cannot run, or that it is a tuner candidate,
+ * never the default (docs/matrix-kernels.md, "coopmat2"). */
+void og_coopmat2_note(const og_limits *lim, og_dtype dtype, og_mode mode, og_matrix_note *note);
+
 /* Int8Gemm's matrix variant i (0..OG_MATRIX_VARIANTS-1, the same order:
  * NV 8 and 4 subgroups, then KHR) on a device with limits lim: the
  * int8coopmat tile with og_matrix_subgroup's subgroup size and the

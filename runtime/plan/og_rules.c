@@ -329,6 +329,23 @@ int og_matrix_choose(const og_limits *lim, og_dtype dtype, og_mode mode,
     return chosen;
 }
 
+void og_coopmat2_note(const og_limits *lim, og_dtype dtype, og_mode mode, og_matrix_note *note)
+{
+    memset(note, 0, sizeof *note);
+    int sub = og_matrix_subgroup(lim);
+    note->params = og_params_coopmat2(sub ? sub : OG_COOPMAT_SUBGROUP);
+    if (mode != OG_MODE_FAST)
+        snprintf(note->why, sizeof note->why, "Deterministic mode keeps the portable kernel");
+    else if (dtype != OG_F16)
+        snprintf(note->why, sizeof note->why,
+                 "%s takes the portable kernel (the coopmat2 kernel takes float16)",
+                 og_dtype_name(dtype));
+    else if (og_params_check(&note->params, lim, note->why, sizeof note->why) == 0)
+        snprintf(note->why, sizeof note->why,
+                 "a tuner candidate (ogtune tune measures it against the matrix tile), never the "
+                 "default: no database here holds a faster record of it");
+}
+
 og_params og_matrix_int8_variant(const og_limits *lim, int i)
 {
     return variant_on(lim, i, og_params_int8_coopmat(i % 2 ? 4 : 8), OG_COMPONENT_S8,

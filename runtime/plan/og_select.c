@@ -193,6 +193,21 @@ static void rows_follow_m(const og_context *ctx, int64_t m, int rows, og_choice 
         out->params = p;
 }
 
+/* The coopmat2 note once the choice is made: chosen where a record of it
+ * won, else why not (the decode kernel's and HLSL's reasons before the
+ * family's own). */
+static void coopmat2_outcome(og_context *ctx, int decode, og_choice *out)
+{
+    og_matrix_note *n = &out->coopmat2;
+    n->chosen = og_family_of(&out->params) == &og_family_coopmat2;
+    if (n->chosen)
+        n->why[0] = '\0';
+    else if (decode || ctx->dialect != OG_GLSL)
+        snprintf(n->why, sizeof n->why, "%s",
+                 decode ? "M <= 16 rows of 16-bit inputs run the decode kernel"
+                        : "this context generates HLSL; the coopmat2 kernel is GLSL only");
+}
+
 /* og_select, and the convolution's implicit GEMM (decode 0: a convolution
  * never runs the decode kernel, so its float16 products keep the matrix
  * tile where the device has one). */
@@ -206,6 +221,7 @@ static og_status select_gemm(og_context *ctx, og_dtype dtype, og_mode mode, int 
     int fewrows = og_fewrows_eligible(dtype, m, trans_a);
     decode = decode && og_decode_eligible(dtype, m, trans_a, ctx->dialect);
     int matrix = og_matrix_choose(&ctx->limits, dtype, mode, out->matrix);
+    og_coopmat2_note(&ctx->limits, dtype, mode, &out->coopmat2);
     if (matrix >= 0 && (ctx->dialect != OG_GLSL || decode)) {
         /* The tests' HLSL contexts: the matrix kernel is GLSL only. A
          * decode-shaped product streams B: a matrix tile would compute
@@ -229,11 +245,12 @@ static og_status select_gemm(og_context *ctx, og_dtype dtype, og_mode mode, int 
         search_databases(ctx, &key, 0, m, n, k, batch, out);
         if (decode)
             rows_follow_m(ctx, m, og_params_decode(m, trans_b).rows, out);
-        return OG_OK;
+    } else {
+        og_choice tile = *out;
+        out->params = out->matrix[matrix].params;
+        search_competing(ctx, &key, 0, m, n, k, batch, matrix, &tile, out);
     }
-    og_choice tile = *out;
-    out->params = out->matrix[matrix].params;
-    search_competing(ctx, &key, 0, m, n, k, batch, matrix, &tile, out);
+    coopmat2_outcome(ctx, decode, out);
     return OG_OK;
 }
 

@@ -100,6 +100,45 @@ static void read_khr_shapes(og_context *ctx, og_matrix_caps *caps)
     caps->khr_compute = (dp.cooperativeMatrixSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
 }
 
+/* VK_NV_cooperative_matrix2's flexible dimensions, into caps: the shapes'
+ * granularities and the largest dimension (the command is loaded by name). */
+static void read_flexible(og_context *ctx, og_matrix_caps *caps)
+{
+    og_coopmat_flex_props_fn get = (og_coopmat_flex_props_fn)vkGetInstanceProcAddr(
+        ctx->instance, "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV");
+    uint32_t n = 0;
+    if (!get || get(ctx->physical, &n, NULL) != VK_SUCCESS)
+        return;
+    og_coopmat_flex_props_nv props[OG_MATRIX_SHAPES_MAX];
+    if (n > OG_MATRIX_SHAPES_MAX)
+        n = OG_MATRIX_SHAPES_MAX;
+    for (uint32_t i = 0; i < n; i++)
+        props[i] = (og_coopmat_flex_props_nv){
+            .sType = OG_STRUCTURE_TYPE_COOPERATIVE_MATRIX_FLEXIBLE_DIMENSIONS_PROPERTIES_NV};
+    VkResult r = get(ctx->physical, &n, props);
+    if (r != VK_SUCCESS && r != VK_INCOMPLETE)
+        return;
+    for (uint32_t i = 0; i < n; i++) {
+        const og_coopmat_flex_props_nv *p = &props[i];
+        caps->flex_shapes[i] = (og_matrix_shape){
+            .m = p->MGranularity,
+            .n = p->NGranularity,
+            .k = p->KGranularity,
+            .a = (int)p->AType,
+            .b = (int)p->BType,
+            .c = (int)p->CType,
+            .result = (int)p->ResultType,
+            .subgroup = p->scope == VK_SCOPE_SUBGROUP_NV};
+    }
+    caps->n_flex_shapes = n;
+    og_coopmat2_props_nv dp = {.sType = OG_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_PROPERTIES_NV};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                      .pNext = &dp};
+    vkGetPhysicalDeviceProperties2(ctx->physical, &p2);
+    caps->flex_max = dp.cooperativeMatrixFlexibleDimensionsMaxDimension;
+    caps->flexible = 1;
+}
+
 /* Subgroup sizes a compute shader can be pinned to, once size control is on. */
 static void read_size_control(og_context *ctx, og_matrix_caps *caps, int full_subgroups)
 {
@@ -117,9 +156,10 @@ static void read_size_control(og_context *ctx, og_matrix_caps *caps, int full_su
 }
 
 /* Cooperative matrices (the device lists them, NV or KHR or both): their
- * shapes, the features and extensions, and subgroup size control where the
- * device has it. */
-static void enable_matrix(og_context *ctx, og_device_features *f, int nv, int khr,
+ * shapes, the features and extensions, KHR matrices' flexible dimensions
+ * (VK_NV_cooperative_matrix2; only that feature of it: the coopmat2
+ * kernel's) and subgroup size control where the device has them. */
+static void enable_matrix(og_context *ctx, og_device_features *f, int nv, int khr, int flexible,
                           int has_size_control)
 {
     og_matrix_caps *caps = &ctx->limits.matrix;
@@ -138,6 +178,14 @@ static void enable_matrix(og_context *ctx, og_device_features *f, int nv, int kh
             .cooperativeMatrix = VK_TRUE};
         enable(f, &f->matrix_khr);
         add_extension(f, OG_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    }
+    if (khr && flexible) {
+        read_flexible(ctx, caps);
+        f->matrix2 = (og_coopmat2_features_nv){
+            .sType = OG_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV,
+            .cooperativeMatrixFlexibleDimensions = VK_TRUE};
+        enable(f, &f->matrix2);
+        add_extension(f, OG_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
     }
     caps->subgroup_min = caps->subgroup_max = ctx->limits.subgroup_size;
     if (has_size_control && f->size_control.subgroupSizeControl) {
@@ -171,6 +219,7 @@ void og_device_features_read(og_context *ctx, og_device_features *f)
     int has_dot = listed(exts, n, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
     int has_matrix = listed(exts, n, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
     int has_khr = listed(exts, n, OG_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    int has_matrix2 = listed(exts, n, OG_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
     int has_size_control = listed(exts, n, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
     int core12 = VK_API_VERSION_MINOR(ctx->props.apiVersion) >= 2 ||
                  VK_API_VERSION_MAJOR(ctx->props.apiVersion) > 1;
@@ -180,6 +229,7 @@ void og_device_features_read(og_context *ctx, og_device_features *f)
     f->dot.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR;
     f->matrix.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
     f->matrix_khr.sType = OG_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR;
+    f->matrix2.sType = OG_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV;
     f->size_control.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES_EXT;
     f->v11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
     f->v12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
@@ -195,6 +245,10 @@ void og_device_features_read(og_context *ctx, og_device_features *f)
     if (has_khr) {
         f->matrix_khr.pNext = query;
         query = &f->matrix_khr;
+    }
+    if (has_matrix2) {
+        f->matrix2.pNext = query;
+        query = &f->matrix2;
     }
     if (has_size_control) {
         f->size_control.pNext = query;
@@ -221,8 +275,9 @@ void og_device_features_read(og_context *ctx, og_device_features *f)
     int nv = has_matrix && f->matrix.cooperativeMatrix;
     int khr = has_khr && f->matrix_khr.cooperativeMatrix;
     int matrix = nv || khr;
+    int flexible = has_matrix2 && f->matrix2.cooperativeMatrixFlexibleDimensions;
     if (matrix)
-        enable_matrix(ctx, f, nv, khr, has_size_control);
+        enable_matrix(ctx, f, nv, khr, flexible, has_size_control);
     if (!core12)
         return;
     /* Device addresses read A and B past maxStorageBufferRange (og_rules.c). */
@@ -287,8 +342,8 @@ void og_device_features_adopt(og_context *ctx, const VkDeviceCreateInfo *info)
     int core13 = VK_API_VERSION_MINOR(ctx->props.apiVersion) >= 3 ||
                  VK_API_VERSION_MAJOR(ctx->props.apiVersion) > 1;
     int core12 = core13 || VK_API_VERSION_MINOR(ctx->props.apiVersion) >= 2;
-    VkBool32 dot = 0, matrix = 0, matrix_khr = 0, size_control = 0, full = 0, f16 = 0, i8 = 0,
-             model = 0, s16 = 0, address = 0;
+    VkBool32 dot = 0, matrix = 0, matrix_khr = 0, flexible = 0, size_control = 0, full = 0,
+             f16 = 0, i8 = 0, model = 0, s16 = 0, address = 0;
     /* The feature structures the application chained (a VkPhysicalDeviceFeatures2
      * among them, or not): a feature counts when any structure enables it. */
     for (const VkBaseInStructure *s = info->pNext; s; s = s->pNext) {
@@ -340,6 +395,10 @@ void og_device_features_adopt(og_context *ctx, const VkDeviceCreateInfo *info)
         case OG_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR:
             matrix_khr |= ((const og_coopmat_features_khr *)s)->cooperativeMatrix;
             break;
+        case OG_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV:
+            flexible |=
+                ((const og_coopmat2_features_nv *)s)->cooperativeMatrixFlexibleDimensions;
+            break;
         default:
             break;
         }
@@ -359,6 +418,8 @@ void og_device_features_adopt(og_context *ctx, const VkDeviceCreateInfo *info)
         read_matrix_shapes(ctx, caps);
     if (khr)
         read_khr_shapes(ctx, caps);
+    if (khr && flexible && enabled(ext, n_ext, OG_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME))
+        read_flexible(ctx, caps);
     caps->subgroup_min = caps->subgroup_max = lim->subgroup_size;
     if (size_control &&
         (core13 || enabled(ext, n_ext, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME)))

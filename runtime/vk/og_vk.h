@@ -245,16 +245,65 @@ typedef struct og_coopmat_device_props_khr {
 typedef VkResult(VKAPI_PTR *og_coopmat_props_khr_fn)(VkPhysicalDevice, uint32_t *,
                                                      og_coopmat_props_khr *);
 
+/* VK_NV_cooperative_matrix2 (also past Debian 12's headers), as vk.xml
+ * declares it (revision 1): the features, the device's limits, and the
+ * flexible-dimensions shapes (granularities in MSize, NSize, KSize). */
+#define OG_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME "VK_NV_cooperative_matrix2"
+#define OG_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV \
+    ((VkStructureType)1000593000)
+#define OG_STRUCTURE_TYPE_COOPERATIVE_MATRIX_FLEXIBLE_DIMENSIONS_PROPERTIES_NV \
+    ((VkStructureType)1000593001)
+#define OG_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_PROPERTIES_NV \
+    ((VkStructureType)1000593002)
+
+/* VkPhysicalDeviceCooperativeMatrix2FeaturesNV. */
+typedef struct og_coopmat2_features_nv {
+    VkStructureType sType;
+    void *pNext;
+    VkBool32 cooperativeMatrixWorkgroupScope;
+    VkBool32 cooperativeMatrixFlexibleDimensions;
+    VkBool32 cooperativeMatrixReductions;
+    VkBool32 cooperativeMatrixConversions;
+    VkBool32 cooperativeMatrixPerElementOperations;
+    VkBool32 cooperativeMatrixTensorAddressing;
+    VkBool32 cooperativeMatrixBlockLoads;
+} og_coopmat2_features_nv;
+
+/* VkPhysicalDeviceCooperativeMatrix2PropertiesNV. */
+typedef struct og_coopmat2_props_nv {
+    VkStructureType sType;
+    void *pNext;
+    uint32_t cooperativeMatrixWorkgroupScopeMaxWorkgroupSize;
+    uint32_t cooperativeMatrixFlexibleDimensionsMaxDimension;
+    uint32_t cooperativeMatrixWorkgroupScopeReservedSharedMemory;
+} og_coopmat2_props_nv;
+
+/* VkCooperativeMatrixFlexibleDimensionsPropertiesNV. */
+typedef struct og_coopmat_flex_props_nv {
+    VkStructureType sType;
+    void *pNext;
+    uint32_t MGranularity, NGranularity, KGranularity;
+    VkComponentTypeNV AType, BType, CType, ResultType;
+    VkBool32 saturatingAccumulation;
+    VkScopeNV scope;
+    uint32_t workgroupInvocations;
+} og_coopmat_flex_props_nv;
+
+/* vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV. */
+typedef VkResult(VKAPI_PTR *og_coopmat_flex_props_fn)(VkPhysicalDevice, uint32_t *,
+                                                      og_coopmat_flex_props_nv *);
+
 /* The feature structures and extensions a device is created with
  * (og_device_caps.c): chain is the pNext of VkDeviceCreateInfo. */
 typedef struct og_device_features {
     VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR dot;
     VkPhysicalDeviceCooperativeMatrixFeaturesNV matrix;
     og_coopmat_features_khr matrix_khr;
+    og_coopmat2_features_nv matrix2;
     VkPhysicalDeviceSubgroupSizeControlFeaturesEXT size_control;
     VkPhysicalDeviceVulkan11Features v11;
     VkPhysicalDeviceVulkan12Features v12;
-    const char *extensions[5];
+    const char *extensions[6];
     uint32_t n_extensions;
     void *chain;
 } og_device_features;

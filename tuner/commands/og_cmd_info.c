@@ -71,6 +71,18 @@ static void print_choice_json(FILE *f, og_context *ctx, og_dtype t, og_mode mode
         }
         fputs(i == OG_MATRIX_VARIANTS - 1 ? "}]" : "}", f);
     }
+    if (c->coopmat2.params.sub) {
+        char cp[OG_PARAMS_MAX];
+        og_params_format(&c->coopmat2.params, cp, sizeof cp);
+        fprintf(f, ",\"coopmat2\":{\"extension\":\"VK_NV_cooperative_matrix2\",\"params\":\"%s\","
+                   "\"chosen\":%s",
+                cp, c->coopmat2.chosen ? "true" : "false");
+        if (!c->coopmat2.chosen) {
+            fputs(",\"reason\":", f);
+            og_json_string(f, c->coopmat2.why);
+        }
+        fputc('}', f);
+    }
     fputs("}", f);
 }
 
@@ -184,6 +196,9 @@ int og_cmd_select(const og_cli *o)
                     printf("  not the %s %d-subgroup cooperative-matrix kernel: %s\n",
                            c.matrix[i].params.mat == OG_MATRIX_KHR ? "KHR" : "NV",
                            c.matrix[i].params.sgx * c.matrix[i].params.sgy, c.matrix[i].why);
+            if (dtypes[0] == OG_F16 && !recovered && c.coopmat2.params.sub && !c.coopmat2.chosen)
+                printf("  not the coopmat2 kernel (VK_NV_cooperative_matrix2): %s\n",
+                       c.coopmat2.why);
         }
         rc = 0;
     }
