@@ -167,6 +167,19 @@ static void describe(const lane_case *c, const og_params *p, char *out, size_t l
              c->trans_a ? 'T' : 'N', c->trans_b ? 'T' : 'N');
 }
 
+/* Runs c with p on ctx and expects it accepted; returns whether it was. */
+static int expect_right(og_context *ctx, const lane_case *c, const og_params *p)
+{
+    char what[512], why[512] = "";
+    int accepted;
+    run_case(ctx, c, p, &accepted, why, sizeof why, NULL);
+    if (!accepted) {
+        describe(c, p, what, sizeof what);
+        cr_expect(accepted, "%s: %s", what, why);
+    }
+    return accepted;
+}
+
 Test(lane, khr_kernels_are_right, .timeout = 900)
 {
     og_params khr;
@@ -174,11 +187,7 @@ Test(lane, khr_kernels_are_right, .timeout = 900)
     for (size_t i = 0; i < N_CASES; i++) {
         const lane_case *c = &cases[i];
         og_params p = lane_params(&khr, c->base, OG_MATRIX_KHR, c->extra);
-        char what[512], why[512] = "";
-        describe(c, &p, what, sizeof what);
-        int accepted;
-        run_case(ctx, c, &p, &accepted, why, sizeof why, NULL);
-        cr_expect(accepted, "%s: %s", what, why);
+        expect_right(ctx, c, &p);
     }
     close_context(ctx);
 }
@@ -204,15 +213,8 @@ Test(lane, every_size_around_the_tile_edges, .timeout = 900)
                 lane_case c = {bases[v], "", 0, 0, (int)((i + j) % 2), (int)((i + j + v) / 2 % 2),
                                sizes[i], sizes[j], ks[(i + 2 * j + v) % 7], 1, 1.0f, 0.0f, 1,
                                OG_ACTIVATION_NONE};
-                char what[512], why[512] = "";
-                int accepted;
-                run_case(ctx, &c, &p, &accepted, why, sizeof why, NULL);
                 runs++;
-                if (!accepted) {
-                    wrong++;
-                    describe(&c, &p, what, sizeof what);
-                    cr_expect(accepted, "%s: %s", what, why);
-                }
+                wrong += !expect_right(ctx, &c, &p);
             }
     }
     cr_log_info("%zu sizes around the tile edges, %zu wrong", runs, wrong);
@@ -606,11 +608,7 @@ Test(lane, coopmat2_kernels_are_right, .timeout = 900)
     for (size_t i = 0; i < sizeof cases2 / sizeof cases2[0]; i++) {
         const lane_case *c = &cases2[i];
         og_params p = coopmat2_params(c->base, sub, c->extra);
-        char what[512], why[512] = "";
-        describe(c, &p, what, sizeof what);
-        int accepted;
-        run_case(ctx, c, &p, &accepted, why, sizeof why, NULL);
-        cr_expect(accepted, "%s: %s", what, why);
+        expect_right(ctx, c, &p);
     }
     close_context(ctx);
 }
@@ -631,15 +629,8 @@ Test(lane, coopmat2_every_size_around_the_tile_edges, .timeout = 900)
             for (int t = 0; t < 4; t++) {
                 lane_case c = {base, "", 0, 0, t & 1, t >> 1, sizes[i], sizes[j], ks[(i + j + t) % 6],
                                1, 1.0f, 0.0f, 1, OG_ACTIVATION_NONE};
-                char what[512], why[512] = "";
-                int accepted;
-                run_case(ctx, &c, &p, &accepted, why, sizeof why, NULL);
                 runs++;
-                if (!accepted) {
-                    wrong++;
-                    describe(&c, &p, what, sizeof what);
-                    cr_expect(accepted, "%s: %s", what, why);
-                }
+                wrong += !expect_right(ctx, &c, &p);
             }
     cr_log_info("coopmat2: %zu sizes around the tile edges, %zu wrong", runs, wrong);
     close_context(ctx);

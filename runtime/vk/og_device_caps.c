@@ -32,6 +32,21 @@ static void enable(og_device_features *f, void *feature)
     f->chain = feature;
 }
 
+/* A listed shape: its dimensions (or granularities), component types and scope. */
+static og_matrix_shape shape_of(uint32_t m, uint32_t n, uint32_t k, VkComponentTypeNV a,
+                                VkComponentTypeNV b, VkComponentTypeNV c, VkComponentTypeNV result,
+                                VkScopeNV scope)
+{
+    return (og_matrix_shape){.m = m,
+                             .n = n,
+                             .k = k,
+                             .a = (int)a,
+                             .b = (int)b,
+                             .c = (int)c,
+                             .result = (int)result,
+                             .subgroup = scope == VK_SCOPE_SUBGROUP_NV};
+}
+
 /* The shapes VK_NV_cooperative_matrix lists, into caps. */
 static void read_matrix_shapes(og_context *ctx, og_matrix_caps *caps)
 {
@@ -50,14 +65,8 @@ static void read_matrix_shapes(og_context *ctx, og_matrix_caps *caps)
         return;
     for (uint32_t i = 0; i < n; i++) {
         const VkCooperativeMatrixPropertiesNV *p = &props[i];
-        caps->shapes[i] = (og_matrix_shape){.m = p->MSize,
-                                            .n = p->NSize,
-                                            .k = p->KSize,
-                                            .a = (int)p->AType,
-                                            .b = (int)p->BType,
-                                            .c = (int)p->CType,
-                                            .result = (int)p->DType,
-                                            .subgroup = p->scope == VK_SCOPE_SUBGROUP_NV};
+        caps->shapes[i] = shape_of(p->MSize, p->NSize, p->KSize, p->AType, p->BType, p->CType,
+                                   p->DType, p->scope);
     }
     caps->n_shapes = n;
 }
@@ -81,15 +90,8 @@ static void read_khr_shapes(og_context *ctx, og_matrix_caps *caps)
         return;
     for (uint32_t i = 0; i < n; i++) {
         const og_coopmat_props_khr *p = &props[i];
-        caps->khr_shapes[i] = (og_matrix_shape){
-            .m = p->MSize,
-            .n = p->NSize,
-            .k = p->KSize,
-            .a = (int)p->AType,
-            .b = (int)p->BType,
-            .c = (int)p->CType,
-            .result = (int)p->ResultType,
-            .subgroup = p->scope == VK_SCOPE_SUBGROUP_NV};
+        caps->khr_shapes[i] = shape_of(p->MSize, p->NSize, p->KSize, p->AType, p->BType, p->CType,
+                                       p->ResultType, p->scope);
     }
     caps->n_khr_shapes = n;
     og_coopmat_device_props_khr dp = {
@@ -120,15 +122,8 @@ static void read_flexible(og_context *ctx, og_matrix_caps *caps)
         return;
     for (uint32_t i = 0; i < n; i++) {
         const og_coopmat_flex_props_nv *p = &props[i];
-        caps->flex_shapes[i] = (og_matrix_shape){
-            .m = p->MGranularity,
-            .n = p->NGranularity,
-            .k = p->KGranularity,
-            .a = (int)p->AType,
-            .b = (int)p->BType,
-            .c = (int)p->CType,
-            .result = (int)p->ResultType,
-            .subgroup = p->scope == VK_SCOPE_SUBGROUP_NV};
+        caps->flex_shapes[i] = shape_of(p->MGranularity, p->NGranularity, p->KGranularity, p->AType,
+                                        p->BType, p->CType, p->ResultType, p->scope);
     }
     caps->n_flex_shapes = n;
     og_coopmat2_props_nv dp = {.sType = OG_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_PROPERTIES_NV};
