@@ -155,23 +155,22 @@ og_status og_gemm_select(og_gemm *g, const og_gemm_args *args, og_choice *c)
                      args->m, args->n, args->k, batch, c);
 }
 
-/* A kernel chosen from the shape that reads its operands through bindings
- * only (the decode kernel) gives way to the portable tile, which reaches an
- * operand past maxStorageBufferRange by its device address. */
-static void bindings_reach(og_gemm *g, const og_gemm_args *args, og_params *p)
+int og_gemm_bindings_reach(og_gemm *g, const og_gemm_args *args, og_params *p)
 {
     const og_family *f = og_family_of(p);
     og_gemm_config cfg = og_gemm_config_of(g);
-    if (f->takes && !(f->can & OG_FAMILY_ADDRESS) && args->a && args->b &&
-        og_operand_past_binding(&g->ctx->limits, cfg.a_type, cfg.b_type, args))
-        *p = og_params_default();
+    if (!f->takes || (f->can & OG_FAMILY_ADDRESS) || !args->a || !args->b ||
+        !og_operand_past_binding(&g->ctx->limits, cfg.a_type, cfg.b_type, args))
+        return 0;
+    *p = og_params_default();
+    return 1;
 }
 
 og_status og_gemm_choose(og_gemm *g, const og_gemm_args *args, og_params *p)
 {
     int64_t batch = args->batch == 0 ? 1 : args->batch;
     if (og_choice_cached(g, args->trans_a, args->trans_b, args->m, args->n, args->k, batch, p)) {
-        bindings_reach(g, args, p);
+        og_gemm_bindings_reach(g, args, p);
         return OG_OK;
     }
     og_choice choice;
@@ -181,7 +180,7 @@ og_status og_gemm_choose(og_gemm *g, const og_gemm_args *args, og_params *p)
                              &choice.params);
     if (st == OG_OK) {
         *p = choice.params;
-        bindings_reach(g, args, p);
+        og_gemm_bindings_reach(g, args, p);
     }
     return st;
 }

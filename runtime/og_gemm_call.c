@@ -154,6 +154,12 @@ static og_status describe(void *obj, const void *args_, const og_checked *chk, c
     og_status st = og_gemm_select(g, args, &c);
     if (st != OG_OK)
         return st;
+    /* What the call runs: the decode kernel gives way where it cannot reach. */
+    const char *given_way = "";
+    if (og_gemm_bindings_reach(g, args, &c.params)) {
+        c.source = OG_SOURCE_DEFAULT;
+        given_way = "; the decode kernel cannot reach an operand past maxStorageBufferRange";
+    }
     char params[OG_PARAMS_MAX], split[64] = "", inputs[96] = "", reads[96] = "";
     og_params_format(&c.params, params, sizeof params);
     uint32_t ranges = 1, range_len = 0;
@@ -174,10 +180,10 @@ static og_status describe(void *obj, const void *args_, const og_checked *chk, c
     else if (g->dtype != g->b_type || og_dtype_is_fp8(g->dtype))
         snprintf(inputs, sizeof inputs, "; A %s, B %s", og_dtype_name(g->dtype),
                  og_dtype_name(g->b_type));
-    snprintf(buf, len, "%s %s (%s)%s%s%s", og_params_template(&c.params), params,
+    snprintf(buf, len, "%s %s (%s)%s%s%s%s", og_params_template(&c.params), params,
              c.source == OG_SOURCE_DEFAULT ? "default"
              : c.source == OG_SOURCE_DB    ? "db"
                                            : "db, nearest shape",
-             split, inputs, reads);
+             split, inputs, reads, given_way);
     return OG_OK;
 }

@@ -95,6 +95,12 @@ og_status og_choice_cache(og_gemm *g, int trans_a, int trans_b, int64_t m, int64
  * only the unscaled kernel with the default shift is tuned). */
 og_status og_gemm_select(og_gemm *g, const og_gemm_args *args, og_choice *c);
 
+/* A kernel chosen from the shape that reads its operands through bindings
+ * only (the decode kernel) gives way to the portable tile, which reaches an
+ * operand past maxStorageBufferRange by its device address: *p becomes
+ * og_params_default() where that happens, and 1 is returned; else 0. */
+int og_gemm_bindings_reach(og_gemm *g, const og_gemm_args *args, og_params *p);
+
 /* The input type whose records and rules select g's kernels: float32's for
  * FP8 inputs (the same tile and few-rows geometry), else A's. */
 og_dtype og_gemm_select_type(const og_gemm *g);

@@ -98,7 +98,9 @@ Test(decode, chosen_only_for_its_shapes)
 
 /* B past maxStorageBufferRange: the decode kernel reads through bindings
  * only, so the call runs the portable tile, which reaches B by its device
- * address; a B the binding holds runs the decode kernel. */
+ * address, and og_gemm_describe names the tile (with why, where the shape
+ * alone chose the decode kernel); a B the binding holds runs the decode
+ * kernel. */
 Test(decode, operand_past_the_binding_runs_the_tile)
 {
     og_context *ctx = open_context();
@@ -116,13 +118,55 @@ Test(decode, operand_past_the_binding_runs_the_tile)
     cr_assert_eq(og_gemm_choose(g, &args, &p), OG_OK);
     cr_expect_eq(p.variant, OG_VARIANT_TILE, "B of %lld bytes ran variant %d",
                  (long long)(2 * n * k), (int)p.variant);
+    /* og_gemm_describe names what runs: the shape's own choice is the
+     * tile (a dense B of it passes the binding). */
+    char text[512];
+    cr_assert_eq(og_gemm_describe(g, &args, text, sizeof text), OG_OK);
+    cr_expect(strncmp(text, "gemm_tile ", 10) == 0 &&
+                  strstr(text, "src=addr (B past maxStorageBufferRange)") != NULL,
+              "%s", text);
+    /* 64 rows of B spread past the binding by their leading dimension: the
+     * shape chooses the decode kernel, the call gives way, and the
+     * description says why. */
+    args.n = 64;
+    args.ldb = (int64_t)(lim->max_storage_range / 2 / 63) + 64;
+    args.ldc = 64;
+    cr_assert_eq(og_gemm_choose(g, &args, &p), OG_OK);
+    cr_expect_eq(p.variant, OG_VARIANT_TILE, "a strided B ran variant %d", (int)p.variant);
+    cr_assert_eq(og_gemm_describe(g, &args, text, sizeof text), OG_OK);
+    cr_expect(strncmp(text, "gemm_tile ", 10) == 0 &&
+                  strstr(text, "the decode kernel cannot reach an operand past "
+                               "maxStorageBufferRange") != NULL,
+              "%s", text);
+    args.ldb = k;
     args.n = 4096; /* the same shape class, B inside the binding */
     args.ldc = 4096;
     cr_assert_eq(og_gemm_choose(g, &args, &p), OG_OK);
     cr_expect_eq(p.variant, OG_VARIANT_DECODE);
+    cr_assert_eq(og_gemm_describe(g, &args, text, sizeof text), OG_OK);
+    cr_expect(strncmp(text, "gemm_decode ", 12) == 0, "%s", text);
     og_buffer_destroy(a);
     og_buffer_destroy(b);
     og_buffer_destroy(c);
     og_gemm_destroy(g);
+    close_context(ctx);
+}
+
+/* Selection from the shape alone (ogtune select): where one dense B of the
+ * shape passes maxStorageBufferRange no call can run the decode kernel, so
+ * the choice is the tile; one element fewer a row of B keeps the decode
+ * kernel. */
+Test(decode, selection_past_the_binding_names_the_tile)
+{
+    og_context *ctx = open_context();
+    const og_limits *lim = og_context_limits(ctx);
+    int64_t k = 1024, n = (int64_t)(lim->max_storage_range / 2 / (uint64_t)k);
+    og_choice c;
+    cr_assert_eq(og_select(ctx, OG_F16, OG_MODE_FAST, 0, 1, 8, n + 1, k, 1, &c), OG_OK);
+    cr_expect_eq(c.params.variant, OG_VARIANT_TILE, "N = %lld chose variant %d", (long long)(n + 1),
+                 (int)c.params.variant);
+    cr_assert_eq(og_select(ctx, OG_F16, OG_MODE_FAST, 0, 1, 8, n, k, 1, &c), OG_OK);
+    cr_expect_eq(c.params.variant, OG_VARIANT_DECODE, "N = %lld chose variant %d", (long long)n,
+                 (int)c.params.variant);
     close_context(ctx);
 }

@@ -193,6 +193,17 @@ static void rows_follow_m(const og_context *ctx, int64_t m, int rows, og_choice 
         out->params = p;
 }
 
+/* Whether one dense matrix of A or B of the shape already passes
+ * maxStorageBufferRange: then no call of it can run the decode kernel,
+ * which reads through bindings only (og_gemm_bindings_reach gives way to
+ * the tile for the calls whose layout passes it otherwise). */
+static int dense_past_binding(const og_limits *lim, og_dtype t, int64_t m, int64_t n, int64_t k)
+{
+    uint64_t e = og_dtype_bytes(t);
+    return (uint64_t)m * (uint64_t)k * e > lim->max_storage_range ||
+           (uint64_t)n * (uint64_t)k * e > lim->max_storage_range;
+}
+
 /* The coopmat2 note once the choice is made: chosen where a record of it
  * won, else why not (the decode kernel's and HLSL's reasons before the
  * family's own). */
@@ -219,7 +230,8 @@ static og_status select_gemm(og_context *ctx, og_dtype dtype, og_mode mode, int 
     /* Few rows and the decode kernel are chosen from the shape; the
      * database may only tune their shapes. */
     int fewrows = og_fewrows_eligible(dtype, m, trans_a);
-    decode = decode && og_decode_eligible(dtype, m, trans_a, ctx->dialect);
+    decode = decode && og_decode_eligible(dtype, m, trans_a, ctx->dialect) &&
+             !dense_past_binding(&ctx->limits, dtype, m, n, k);
     int matrix = og_matrix_choose(&ctx->limits, dtype, mode, out->matrix);
     og_coopmat2_note(&ctx->limits, dtype, mode, &out->coopmat2);
     if (matrix >= 0 && (ctx->dialect != OG_GLSL || decode)) {
