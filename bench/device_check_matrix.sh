@@ -22,7 +22,9 @@
 #       the NV and the KHR 8-subgroup tile (staged) and the tuner's
 #       double-buffered 128x128x32 tile (direct), and recovered float32
 #       (--precision recovered) on the default tile, at 1024, 2048 and 4096
-#       cubed, then the reference design's BERT shapes; each line ends with
+#       cubed, then the reference design's BERT shapes, and where the device
+#       enables VK_NV_cooperative_matrix2's flexible dimensions the coopmat2
+#       kernel at the cubes; each line ends with
 #       the fraction of the H200's dense peak
 #       (float16 990 TFLOP/s; recovered float32 against the 67 TFLOP/s
 #       float32 peak it must beat to be worth it). A device without matrix
@@ -85,6 +87,11 @@ base="variant=coopmat,bm=64,bn=64,bk=16,sgx=4,sgy=2,pad=8"
 f16_kernels=("$base,load=staged"
   "variant=coopmat,bm=128,bn=128,bk=32,sgx=2,sgy=2,pad=8,load=direct,buf=2")
 recovered_kernels=("$base,load=staged")
+# The coopmat2 kernel (VK_NV_cooperative_matrix2's flexible dimensions),
+# where the device enables them: tiles within 48 KiB of workgroup memory
+# (its float32 tile of C included), in the subgroup size its matrices run in.
+coopmat2_kernels=("variant=coopmat2,bm=64,bn=64,bk=32,sgx=2,sgy=2,pad=8"
+  "variant=coopmat2,bm=64,bn=128,bk=32,sgx=4,sgy=2,pad=8,buf=1")
 if [ "${DEVICE_CHECK_QUICK:-}" = 1 ]; then
   echo "## the kernels the run times generate and compile (NV and KHR; the recovered"
   echo "## tiles in their float16 form: tests/test_matrix compiles their recovered one)"
@@ -104,6 +111,10 @@ if [ "${DEVICE_CHECK_QUICK:-}" = 1 ]; then
     p="variant=int8coopmat,bm=64,bn=64,bk=32,sgx=4,sgy=2,pad=16,load=staged,mat=khr$f"
     ogtune gen --emit spv --op int8gemm --params "$p" > /dev/null && echo "ok int8 $p" ||
       echo "(FAILED: int8 $p)"
+  done
+  for p in "${coopmat2_kernels[@]}"; do
+    ogtune gen --emit spv --dtype f16 --params "$p,sub=32" > /dev/null && echo "ok f16 $p,sub=32" ||
+      echo "(FAILED: f16 $p,sub=32)"
   done
   echo "# DEVICE_CHECK_QUICK=1: stopping after the driver and device section"
   exit 0
@@ -179,6 +190,18 @@ for shapes in "$cubes" "$bert"; do
       bench 67 --dtype f32 --precision recovered --shapes "$shapes" --params "$p$mat"
     done
   done
+done
+# coopmat2, where its note says it qualifies (a tuner candidate here).
+cm2_sub=$(echo "$choice" | grep -o '"coopmat2":{[^}]*' | grep 'a tuner candidate' |
+  grep -o 'sub=[0-9]*' | cut -d= -f2) || true
+if [ -z "$cm2_sub" ]; then
+  echo "# coopmat2: not run here ($(echo "$choice" | grep -o '"coopmat2":{[^}]*' || echo 'no note'))"
+fi
+for p in "${coopmat2_kernels[@]}"; do
+  [ -n "$cm2_sub" ] || break
+  in_budget "coopmat2 $p" || continue
+  echo "## float16, coopmat2 (flexible dimensions): $p,sub=$cm2_sub against the 64x64 portable tile"
+  bench 990 --dtype f16 --shapes "$cubes" --params "$p,sub=$cm2_sub"
 done
 echo
 echo "H200 dense peaks (NVIDIA's figures): float16 989.5 TFLOP/s, float32 67 TFLOP/s; recovered"
