@@ -89,9 +89,11 @@ f16_kernels=("$base,load=staged"
 recovered_kernels=("$base,load=staged")
 # The coopmat2 kernel (VK_NV_cooperative_matrix2's flexible dimensions),
 # where the device enables them: tiles within 48 KiB of workgroup memory
-# (its float32 tile of C included), in the subgroup size its matrices run in.
+# (the float32 tile of C and the staged tiles share it), in the subgroup
+# size its matrices run in.
 coopmat2_kernels=("variant=coopmat2,bm=64,bn=64,bk=32,sgx=2,sgy=2,pad=8"
-  "variant=coopmat2,bm=64,bn=128,bk=32,sgx=4,sgy=2,pad=8,buf=1")
+  "variant=coopmat2,bm=128,bn=64,bk=32,sgx=4,sgy=2,pad=8"
+  "variant=coopmat2,bm=64,bn=128,bk=32,sgx=4,sgy=2,pad=8")
 if [ "${DEVICE_CHECK_QUICK:-}" = 1 ]; then
   echo "## the kernels the run times generate and compile (NV and KHR; the recovered"
   echo "## tiles in their float16 form: tests/test_matrix compiles their recovered one)"

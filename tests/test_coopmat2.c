@@ -132,7 +132,7 @@ Test(coopmat2, what_it_needs_of_the_device)
     expect_refused("variant=coopmat2,bm=64,bn=64,bk=16,sgx=2,sgy=2,pad=8,sub=8", &lim,
                    "subgroups of 32 to 64, none of 8");
     og_limits tight = lim;
-    tight.max_shared_bytes = 16384;
+    tight.max_shared_bytes = 16383; /* the tile of C: 64 x 64 floats */
     expect_refused(def, &tight, "bytes of workgroup memory");
 }
 

@@ -350,11 +350,11 @@ Test(lane, the_default_through_the_api, .timeout = 600)
     close_context(ctx);
 }
 
-/* A fault planted in a copy of template (OG_TEMPLATE_DIR), at `at` and,
- * where at2 is not NULL, at at2 too: the built-in kernel p passes case c,
- * the planted one must fail it. */
-static void planted_in(const char *template, const char *what, const char *at, const char *put,
-                       const char *at2, const char *put2, const lane_case *c, const og_params *p)
+/* A fault planted in a copy of template (OG_TEMPLATE_DIR): edits holds
+ * pairs of text and its replacement, NULL after the last. The built-in
+ * kernel p passes case c, the planted one must fail it. */
+static void planted_in(const char *template, const char *what, const char *const *edits,
+                       const lane_case *c, const og_params *p)
 {
     og_context *ctx = open_context();
     int accepted;
@@ -363,9 +363,9 @@ static void planted_in(const char *template, const char *what, const char *at, c
     cr_assert(accepted, "built-in: %s", why);
     close_context(ctx);
 
-    plant_template(template, at, put);
-    if (at2)
-        plant_again(template, at2, put2);
+    plant_template(template, edits[0], edits[1]);
+    for (size_t i = 2; edits[i]; i += 2)
+        plant_again(template, edits[i], edits[i + 1]);
     ctx = open_context();
     run_case(ctx, c, p, &accepted, why, sizeof why, NULL);
     cr_log_info("planted %s: %s", what, accepted ? "accepted" : why);
@@ -381,7 +381,8 @@ static void planted(const char *what, const char *at, const char *put, const lan
     og_params khr;
     close_context(lane_matrix_context(&khr));
     og_params p = lane_params(&khr, c->base, OG_MATRIX_KHR, extra);
-    planted_in("gemm_coopmat", what, at, put, NULL, NULL, c, &p);
+    const char *const edits[] = {at, put, NULL};
+    planted_in("gemm_coopmat", what, edits, c, &p);
 }
 
 static const lane_case square = {"variant=coopmat,bm=64,bn=64,bk=16,sgx=2,sgy=2,pad=8,load=staged",
@@ -580,8 +581,8 @@ static og_params coopmat2_params(const char *base, int sub, const char *extra)
 }
 
 /* Tiles within lavapipe's 32 KiB of workgroup memory (the float32 tile of C
- * included): 2x2, 4x2, 4x4 and 2x1 subgroups (matrices of 32x32 down to
- * 16x16, 32x16 and 32x32), k steps of 16 to 64, one and two buffers, pad 0
+ * or the staged tiles, which share it): 2x2, 4x2, 4x4 and 2x1 subgroups
+ * (matrices of 32x32, 32x16, 16x16, 32x32 and 64x16), k steps of 16 to 64, one and two buffers, pad 0
  * and 8, every transpose, ragged sizes, batches, alpha and beta, NaN in C
  * under beta = 0, each activation. */
 static const lane_case cases2[] = {
@@ -599,6 +600,9 @@ static const lane_case cases2[] = {
      0, OG_ACTIVATION_GELU_ERF},
     {"variant=coopmat2,bm=64,bn=64,bk=16,sgx=2,sgy=2,pad=8", "", 0, 0, 1, 1, 72, 90, 17, 2, 1.0f,
      0.5f, 0, OG_ACTIVATION_GELU_TANH},
+    /* 128x64: the tile of C fills the 32 KiB the staged tiles share. */
+    {"variant=coopmat2,bm=128,bn=64,bk=16,sgx=4,sgy=2,pad=8", "", 0, 0, 0, 1, 200, 100, 70, 1, 1.0f,
+     0.5f, 0, OG_ACTIVATION_NONE},
 };
 
 Test(lane, coopmat2_kernels_are_right, .timeout = 900)
@@ -643,28 +647,29 @@ Test(lane, coopmat2_every_size_around_the_tile_edges, .timeout = 900)
 static const lane_case ragged2 = {"variant=coopmat2,bm=64,bn=64,bk=16,sgx=2,sgy=2,pad=8", "", 0, 0,
                                   0, 1, 64, 64, 56, 2, 1.0f, 0.0f, 0, OG_ACTIVATION_NONE};
 
-static void planted2(const char *what, const char *at, const char *put, const char *at2,
-                     const char *put2)
+static void planted2(const char *what, const char *const *edits)
 {
     int sub;
     close_context(lane_flexible_context(&sub));
     og_params p = coopmat2_params(ragged2.base, sub, "");
-    planted_in("gemm_coopmat2", what, at, put, at2, put2, &ragged2, &p);
+    planted_in("gemm_coopmat2", what, edits, &ragged2, &p);
 }
 
 /* The halves never swapped: every step after the second multiplies stale
  * data. */
 Test(lane, coopmat2_skipped_stage_swap_fails, .timeout = 300)
 {
-    planted2("no swap of the double-buffered halves", "        cur ^= 1u;\n", "", NULL, NULL);
+    const char *const edits[] = {"        cur ^= 1u;\n", "", NULL};
+    planted2("no swap of the double-buffered halves", edits);
 }
 
 /* A's rows read at the unskewed stride: the padding is not where the
  * kernel loads from. */
 Test(lane, coopmat2_wrong_skew_fails, .timeout = 300)
 {
-    planted2("A's matrix loaded without the skew", "sg_row * ${AP}u, ${AP}u, false);",
-             "sg_row * ${AP}u, ${BK}u, false);", NULL, NULL);
+    const char *const edits[] = {"sg_row * ${AP}u) >> 1u, ${AP // 2}u, false);",
+                                 "sg_row * ${AP}u) >> 1u, ${BK // 2}u, false);", NULL};
+    planted2("A's matrix loaded without the skew", edits);
 }
 
 /* The edge of K read unclamped in A and in B: the terms past K (the next
@@ -673,6 +678,10 @@ Test(lane, coopmat2_wrong_skew_fails, .timeout = 300)
  * and columns past N (never written). */
 Test(lane, coopmat2_unclamped_edge_fails, .timeout = 300)
 {
-    planted2("the edge of K read unclamped", "gi < pc.M && gk < pc.K ? load_a(",
-             "gi < pc.M ? load_a(", "gj < pc.N && gk < pc.K ? load_b(", "gj < pc.N ? load_b(");
+    const char *const edits[] = {"gi < pc.M && gk < pc.K)",          "gi < pc.M)",
+                                 "gi < pc.M && gk + 1u < pc.K)",     "gi < pc.M)",
+                                 "gj < pc.N && gk < pc.K)",          "gj < pc.N)",
+                                 "gj + 1u < pc.N && gk < pc.K)",     "gj + 1u < pc.N)",
+                                 NULL};
+    planted2("the edge of K read unclamped", edits);
 }

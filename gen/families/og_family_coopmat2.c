@@ -155,12 +155,13 @@ static int coopmat2_check_key(const og_kernel_key *key, char *why, size_t len)
     return 0;
 }
 
-/* The padded float16 A and B tiles, buf times, and the float32 tile of C
- * the accumulators leave through. */
+/* One array: the padded float16 A and B tiles, buf times, or (after the
+ * last k step) the float32 tile of C the accumulators leave through. */
 static uint32_t coopmat2_shared_bytes(const og_params *p)
 {
-    return (uint32_t)(2 * p->buf * (p->bm * (p->bk + p->pad) + p->bk * (p->bn + p->pad)) +
-                      4 * p->bm * p->bn);
+    int tiles = 2 * p->buf * (p->bm * (p->bk + p->pad) + p->bk * (p->bn + p->pad)),
+        c = 4 * p->bm * p->bn;
+    return (uint32_t)(tiles > c ? tiles : c);
 }
 
 static void coopmat2_local_size(const og_params *p, uint32_t size[3])
@@ -169,19 +170,20 @@ static void coopmat2_local_size(const og_params *p, uint32_t size[3])
 }
 
 /* k steps (one more staged before the loop with two buffers): the loop's
- * own trip and the A and B staging loops; then the epilogue's loop over
- * the subgroup's matrix. */
+ * own trip and the A and B staging loops (a word of two halves a trip);
+ * then the epilogue's loop over the subgroup's matrix. */
 static uint64_t coopmat2_loops(const og_params *p, uint64_t k_len)
 {
     int threads = p->sub * p->sgx * p->sgy;
-    uint64_t loads = og_steps((uint64_t)(p->bm * p->bk), threads) +
-                     og_steps((uint64_t)(p->bk * p->bn), threads);
+    uint64_t loads = og_steps((uint64_t)(p->bm * p->bk / 2), threads) +
+                     og_steps((uint64_t)(p->bk * p->bn / 2), threads);
     return (og_steps(k_len, p->bk) + (uint64_t)p->buf) * (2u + loads) + 2u +
            og_steps((uint64_t)(p->fm * p->fn), p->sub) + 1u;
 }
 
-/* The candidates: the default, and a 128x128x32 tile of 2x2 subgroups
- * owning 64x64 each; the standard preset adds tiles of 64 to 256, k steps
+/* The candidates: the default, and a 128x64x32 tile of 2x2 subgroups
+ * owning 64x32 each (32 KiB of workgroup memory: within NVIDIA's 48); the
+ * standard preset adds tiles of 64 to 256, k steps
  * of 16 to 64, 4 to 16 subgroups, no padding and one buffer. Subgroups of
  * the size the device pins matrices to (og_space_add drops what its
  * flexible dimensions, invocations or workgroup memory refuse). */
@@ -193,7 +195,7 @@ static og_status coopmat2_space(og_space_list *c, const og_space_ask *ask)
     int sub = c->lim ? og_matrix_subgroup(c->lim) : OG_COOPMAT_SUBGROUP;
     og_params p = og_params_coopmat2(sub ? sub : OG_COOPMAT_SUBGROUP);
     og_status st = og_space_add(c, p);
-    p.bm = p.bn = 128;
+    p.bm = 128;
     p.bk = 32;
     derive(&p);
     if (st == OG_OK)
