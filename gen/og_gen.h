@@ -352,7 +352,7 @@ og_params og_params_coopmat(int subgroups);
 og_params og_params_int8_coopmat(int subgroups);
 
 /* The coopmat2 tile (og_family_coopmat2.c): 64x64 with a k step of 16, 2x2
- * subgroups of sub invocations (og_matrix_subgroup's), each one 32x32
+ * subgroups of sub invocations (og_matrix_subgroup's; 0: OG_COOPMAT_SUBGROUP), each one 32x32
  * float32 accumulator matrix, staged through padded workgroup memory, two
  * buffers; KHR matrices of flexible dimensions (VK_NV_cooperative_matrix2). */
 og_params og_params_coopmat2(int sub);

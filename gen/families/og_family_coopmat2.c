@@ -29,7 +29,7 @@ og_params og_params_coopmat2(int sub)
                    .sgx = 2,
                    .sgy = 2,
                    .pad = 8,
-                   .sub = sub,
+                   .sub = sub ? sub : OG_COOPMAT_SUBGROUP,
                    .buf = 2};
     derive(&p);
     return p;
@@ -192,8 +192,7 @@ static og_status coopmat2_space(og_space_list *c, const og_space_ask *ask)
     static const int tiles[][2] = {{64, 64}, {128, 64}, {64, 128}, {128, 128}, {256, 128},
                                    {128, 256}},
                      groups[][2] = {{2, 2}, {4, 2}, {2, 4}, {4, 4}};
-    int sub = c->lim ? og_matrix_subgroup(c->lim) : OG_COOPMAT_SUBGROUP;
-    og_params p = og_params_coopmat2(sub ? sub : OG_COOPMAT_SUBGROUP);
+    og_params p = og_params_coopmat2(c->lim ? og_matrix_subgroup(c->lim) : 0);
     og_status st = og_space_add(c, p);
     p.bm = 128;
     p.bk = 32;

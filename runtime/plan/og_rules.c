@@ -332,8 +332,7 @@ int og_matrix_choose(const og_limits *lim, og_dtype dtype, og_mode mode,
 void og_coopmat2_note(const og_limits *lim, og_dtype dtype, og_mode mode, og_matrix_note *note)
 {
     memset(note, 0, sizeof *note);
-    int sub = og_matrix_subgroup(lim);
-    note->params = og_params_coopmat2(sub ? sub : OG_COOPMAT_SUBGROUP);
+    note->params = og_params_coopmat2(og_matrix_subgroup(lim));
     if (mode != OG_MODE_FAST)
         snprintf(note->why, sizeof note->why, "Deterministic mode keeps the portable kernel");
     else if (dtype != OG_F16)

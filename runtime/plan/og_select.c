@@ -210,7 +210,7 @@ static int dense_past_binding(const og_limits *lim, og_dtype t, int64_t m, int64
 static void coopmat2_outcome(og_context *ctx, int decode, og_choice *out)
 {
     og_matrix_note *n = &out->coopmat2;
-    n->chosen = og_family_of(&out->params) == &og_family_coopmat2;
+    n->chosen = og_family_of(&out->params) == og_family_of(&n->params);
     if (n->chosen)
         n->why[0] = '\0';
     else if (decode || ctx->dialect != OG_GLSL)

@@ -71,6 +71,8 @@ static void print_choice_json(FILE *f, og_context *ctx, og_dtype t, og_mode mode
         }
         fputs(i == OG_MATRIX_VARIANTS - 1 ? "}]" : "}", f);
     }
+    /* The coopmat2 note, where the selection wrote one (the GEMM's does;
+     * Int8Gemm's and recovered float32's leave it zero). */
     if (c->coopmat2.params.sub) {
         char cp[OG_PARAMS_MAX];
         og_params_format(&c->coopmat2.params, cp, sizeof cp);

@@ -63,10 +63,11 @@ og_status og_space_in(const og_limits *lim, og_dialect dialect, og_preset preset
     /* Float16 in Fast mode: the cooperative-matrix tiles, where the device
      * qualifies (og_space_add drops them elsewhere), after the portable ones
      * so the first candidate stays the portable default. */
-    if (dtype == OG_F16 && !fewrows && !decode && st == OG_OK)
+    if (dtype == OG_F16 && !fewrows && !decode && st == OG_OK) {
         st = family_space(&og_family_coopmat, &c, preset, s, trans_b);
-    if (dtype == OG_F16 && !fewrows && !decode && st == OG_OK)
-        st = family_space(&og_family_coopmat2, &c, preset, s, trans_b);
+        if (st == OG_OK)
+            st = family_space(&og_family_coopmat2, &c, preset, s, trans_b);
+    }
     return space_done(st, &c, out, n);
 }
 
