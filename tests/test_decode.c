@@ -59,18 +59,29 @@ Test(decode, bfloat16_both_layouts, .timeout = 600)
     }
 }
 
-/* The tuner's candidates: rows, columns, slices and both load widths,
- * each in the documented order of its own slices. */
+/* The tuner's candidates: rows, columns, slices, columns an invocation
+ * (tn), both load widths and both sources, each in the documented order of
+ * its own slices; N = 40 (K x N's 16-byte row loads, a group of columns
+ * past N) and N = 29 (element loads where N is not a multiple of eight). */
 Test(decode, candidates, .timeout = 600)
 {
     static const og_params given[] = {
-        {.variant = OG_VARIANT_DECODE, .rows = 16, .cols = 1, .slices = 128, .vec = 4},
-        {.variant = OG_VARIANT_DECODE, .rows = 4, .cols = 16, .slices = 8, .vec = 1},
-        {.variant = OG_VARIANT_DECODE, .rows = 2, .cols = 64, .slices = 2, .vec = 4},
+        {.variant = OG_VARIANT_DECODE, .rows = 16, .cols = 1, .slices = 128, .tn = 1, .vec = 4},
+        {.variant = OG_VARIANT_DECODE, .rows = 4, .cols = 16, .slices = 8, .tn = 1, .vec = 1},
+        {.variant = OG_VARIANT_DECODE, .rows = 2, .cols = 64, .slices = 2, .tn = 1, .vec = 4},
+        {.variant = OG_VARIANT_DECODE, .rows = 8, .cols = 64, .slices = 4, .tn = 4, .vec = 4},
+        {.variant = OG_VARIANT_DECODE, .rows = 2, .cols = 64, .slices = 4, .tn = 8, .vec = 4,
+         .src = OG_SRC_TEXEL},
+        {.variant = OG_VARIANT_DECODE, .rows = 16, .cols = 16, .slices = 8, .tn = 2, .vec = 1,
+         .src = OG_SRC_TEXEL},
+        {.variant = OG_VARIANT_DECODE, .rows = 1, .cols = 32, .slices = 4, .tn = 4, .vec = 4,
+         .src = OG_SRC_TEXEL},
     };
     for (size_t i = 0; i < sizeof given / sizeof given[0]; i++)
-        for (int trans_b = 0; trans_b < 2; trans_b++)
-            check_rows(OG_F16, OG_MODE_FAST, trans_b, 29, 328, 1, &given[i]);
+        for (int trans_b = 0; trans_b < 2; trans_b++) {
+            check_rows(OG_F16, OG_MODE_FAST, trans_b, 40, 328, 1, &given[i]);
+            check_rows(OG_BF16, OG_MODE_DETERMINISTIC, trans_b, 29, 136, 2, &given[i]);
+        }
 }
 
 /* Not decode-shaped: 17 rows, A transposed, float32, the HLSL context. */

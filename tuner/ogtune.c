@@ -35,6 +35,7 @@ static const char usage[] =
     "                               another version of the template, never selected)\n"
     "  bench [--shapes ...]         GFLOP/s of the 64x64 tile alone and of the selected\n"
     "       [--params P]            kernels, or of P (default: the design's table shapes);\n"
+    "       [--against Q]           Q in place of the 64x64 tile (new against old kernel)\n"
     "                               with --op int8gemm, GOP/s of Int8Gemm (selected, or P)\n"
     "       [--precision recovered] float32 recovered from float16 products (its kernel\n"
     "                               against the recovered 64x64 tile)\n"
@@ -138,6 +139,8 @@ static int parse(int argc, char **argv, og_cli *o)
             slot = &o->emit;
         else if (strcmp(a, "--params") == 0)
             slot = &o->params;
+        else if (strcmp(a, "--against") == 0)
+            slot = &o->against;
         else if (strcmp(a, "--matrix") == 0)
             slot = &o->matrix;
         else if (strcmp(a, "--conv") == 0)

@@ -126,8 +126,10 @@ og_status og_gemm_plan(const og_gemm_config *cfg, const og_limits *lim, char *er
     if (out->ranges > 1)
         out->scratch_bytes = cfg->scratch_bytes;
     out->a_row = args->trans_a ? 1 : (uint64_t)args->lda;
+    /* Vector texels: four elements (float32 words, pairs of 16-bit values),
+     * or eight 16-bit values for the families that load 16 bytes. */
     if (out->key.p.src == OG_SRC_TEXEL && out->key.p.vec != 1)
-        out->vec_words = cfg->a_type == OG_F32 ? 4 : 2;
+        out->vec_words = cfg->a_type == OG_F32 || og_family_can(p, OG_FAMILY_VEC16) ? 4 : 2;
     og_plan_count_pieces(out);
     return OG_OK;
 }

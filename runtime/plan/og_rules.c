@@ -149,7 +149,7 @@ static int vec_aligned(const og_gemm_args *g)
  * last words lie a_words and b_words from the buffers' bases: storage
  * buffers where a texel view cannot reach them, element loads where a
  * buffer holds no whole vector texel. */
-static og_params texel_loads(const og_limits *lim, og_dtype t, const og_buffer *a,
+static og_params texel_loads(const og_limits *lim, uint64_t texel, const og_buffer *a,
                              const og_buffer *b, uint64_t a_words, uint64_t b_words, og_params q)
 {
     if (!texels_reach(lim, a, b, a_words, b_words)) {
@@ -157,10 +157,22 @@ static og_params texel_loads(const og_limits *lim, og_dtype t, const og_buffer *
         return q;
     }
     /* A vector texel view needs at least one whole texel. */
-    uint64_t texel = t == OG_F32 ? 16 : 8;
     if (a->allocated < texel || b->allocated < texel)
         q.vec = 1;
     return q;
+}
+
+/* texel_loads for a GEMM call whose vector texels are `texel` bytes. */
+static og_params texels_for_call(const og_gemm_config *cfg, const og_limits *lim,
+                                 const og_gemm_args *g, uint64_t texel, og_params q)
+{
+    /* Only called on checked arguments, so the extents cannot overflow. */
+    int64_t batch = g->batch ? g->batch : 1;
+    uint64_t a = operand_words(cfg->a_type, g->a_offset, batch, g->stride_a,
+                               g->trans_a ? g->k : g->m, g->lda, g->trans_a ? g->m : g->k);
+    uint64_t b = operand_words(cfg->b_type, g->b_offset, batch, g->stride_b,
+                               g->trans_b ? g->n : g->k, g->ldb, g->trans_b ? g->k : g->n);
+    return texel_loads(lim, texel, g->a, g->b, a, b, q);
 }
 
 static og_params float_loads_for_call(const og_gemm_config *cfg, const og_limits *lim,
@@ -173,15 +185,19 @@ static og_params float_loads_for_call(const og_gemm_config *cfg, const og_limits
     if (og_family_can(&q, OG_FAMILY_VEC16)) {
         /* 16-byte loads of eight 16-bit values: A's offset, leading
          * dimension and batch stride in eights, and B's where it is read in
-         * rows (N x K). */
-        const int64_t v[] = {g->a_offset, g->lda, g->stride_a, g->trans_b ? g->b_offset : 0,
-                             g->trans_b ? g->ldb : 0, g->trans_b ? g->stride_b : 0};
+         * 16 bytes (N x K, or K x N eight columns an invocation, which also
+         * needs N in eights). */
+        int b_vec = g->trans_b || q.tn == 8;
+        const int64_t v[] = {g->a_offset,           g->lda,
+                             g->stride_a,           b_vec ? g->b_offset : 0,
+                             b_vec ? g->ldb : 0,    b_vec ? g->stride_b : 0,
+                             g->trans_b ? 0 : q.tn == 8 ? g->n : 0};
         for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
             if (v[i] % 8 != 0)
                 q.vec = 1;
         if (skewed)
             q.vec = 1;
-        return q;
+        return q.src == OG_SRC_TEXEL ? texels_for_call(cfg, lim, g, 16, q) : q;
     }
     if (!og_family_can(&q, OG_FAMILY_VEC4))
         return q;
@@ -193,15 +209,8 @@ static og_params float_loads_for_call(const og_gemm_config *cfg, const og_limits
               (og_dtype_is_fp8(cfg->a_type) || og_dtype_is_fp8(cfg->b_type));
     if (q.vec != 1 && (!vec_aligned(g) || ranged || skewed || fp8))
         q.vec = 1;
-    if (q.src == OG_SRC_TEXEL) {
-        /* Only called on checked arguments, so the extents cannot overflow. */
-        int64_t batch = g->batch ? g->batch : 1;
-        uint64_t a = operand_words(cfg->a_type, g->a_offset, batch, g->stride_a,
-                                   g->trans_a ? g->k : g->m, g->lda, g->trans_a ? g->m : g->k);
-        uint64_t b = operand_words(cfg->b_type, g->b_offset, batch, g->stride_b,
-                                   g->trans_b ? g->n : g->k, g->ldb, g->trans_b ? g->k : g->n);
-        q = texel_loads(lim, cfg->a_type, g->a, g->b, a, b, q);
-    }
+    if (q.src == OG_SRC_TEXEL)
+        q = texels_for_call(cfg, lim, g, cfg->a_type == OG_F32 ? 16 : 8, q);
     return q;
 }
 
@@ -235,7 +244,7 @@ og_params og_conv_loads_for_call(const og_limits *lim, og_dtype input, const og_
         uint64_t x = operand_words(input, args->x_offset, 1, 0, 1, 0,
                                    args->n * args->c * args->h * args->w);
         uint64_t w = operand_words(input, args->w_offset, 1, 0, 1, 0, args->k * s->k);
-        q = texel_loads(lim, input, args->x, args->wt, x, w, q);
+        q = texel_loads(lim, input == OG_F32 ? 16 : 8, args->x, args->wt, x, w, q);
     }
     return q;
 }

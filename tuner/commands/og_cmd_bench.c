@@ -55,9 +55,15 @@ int og_cmd_bench(const og_cli *o)
         og_cli_fail("ogtune bench: --precision takes native or recovered\n");
         return 2;
     }
-    og_params given;
+    og_params given, against;
     if (og_cli_bench_inputs(o, table_shapes, &shapes, &ns, &given) != 0)
         return 2;
+    char why_against[256];
+    if (o->against && og_params_parse(o->against, &against, why_against, sizeof why_against) != 0) {
+        og_cli_fail("ogtune bench: --against: %s\n", why_against);
+        free(shapes);
+        return 2;
+    }
     og_context *ctx = og_cli_context(o);
     if (!ctx) {
         free(shapes);
@@ -72,8 +78,9 @@ int og_cmd_bench(const og_cli *o)
         printf(",\"memory\":\"%s\",\"results\":[", memory);
     } else {
         printf("# %s, operands in %s memory\n", og_context_device_name(ctx), memory);
-        printf("%-5s %-22s %12s %12s %8s  %s\n", "dtype", "shape", "64x64 tile", "selected",
-               "ratio", "selected kernels (source)");
+        printf("%-5s %-22s %12s %12s %8s  %s\n", "dtype", "shape",
+               o->against ? "against" : "64x64 tile", "selected", "ratio",
+               "selected kernels (source)");
     }
     /* --precision recovered: float32 recovered from float16 products, its
      * kernel (the selected or given one) against the recovered 64x64 tile. */
@@ -95,6 +102,8 @@ int og_cmd_bench(const og_cli *o)
             og_choice c;
             og_params def = og_params_default();
             def.split = 1; /* the tile alone: no split-k, no few-rows kernel */
+            if (o->against)
+                def = against;
             double us_def = 0, us_sel = 0, metric;
             int accepted = 0;
             char why[256] = "";
@@ -111,8 +120,10 @@ int og_cmd_bench(const og_cli *o)
                                                OG_MODE_FAST);
             if (st == OG_OK && o->params) /* a given kernel instead of the selected one */
                 c.params = given;
-            if (st == OG_OK) /* the kernel must be right before it is timed */
+            if (st == OG_OK) /* the kernels must be right before they are timed */
                 st = og_problem_verify(g, pr, &c.params, &accepted, &metric, why, sizeof why);
+            if (st == OG_OK && accepted && o->against)
+                st = og_problem_verify(g, pr, &def, &accepted, &metric, why, sizeof why);
             if (st == OG_OK && accepted)
                 st = bench_pair(g, pr, &def, &c.params, &us_def, &us_sel);
             if (st != OG_OK || !accepted) {
@@ -128,10 +139,11 @@ int og_cmd_bench(const og_cli *o)
                     og_gemm_describe(g, &pr->args, params, sizeof params);
                 if (o->json) {
                     printf("%s{\"dtype\":\"%s\",\"shape\":[%lld,%lld,%lld,%lld],"
-                           "\"tile_gflops\":%.3f,\"selected_gflops\":%.3f,\"ratio\":%.3f,"
+                           "\"%s_gflops\":%.3f,\"selected_gflops\":%.3f,\"ratio\":%.3f,"
                            "\"source\":\"%s\",\"selected\":",
                            d + i ? "," : "", og_dtype_name(dtypes[d]), (long long)s->m,
-                           (long long)s->n, (long long)s->k, (long long)s->batch, gd, gs, gs / gd,
+                           (long long)s->n, (long long)s->k, (long long)s->batch,
+                           o->against ? "against" : "tile", gd, gs, gs / gd,
                            o->params                       ? "given"
                            : c.source == OG_SOURCE_DEFAULT ? "default"
                                                            : "db");

@@ -21,6 +21,7 @@ typedef struct og_cli {
     const char *conv;   /* --conv nhwc|nchw,krsc|kcrs (gen: a convolution's kernel) */
     const char *precision; /* --precision native|recovered (bench, tune, select; float32) */
     const char *params; /* --params "bm=..,..." */
+    const char *against; /* --against P (bench: the baseline instead of the 64x64 tile) */
     const char *op;     /* --op gemm|int8gemm|conv|qgemm */
     const char *weights; /* --weights mxfp4|nvfp4|q8_0|int4[:...] (--op qgemm) */
     const char *out;    /* --out FILE (export) or DIR (report) */
