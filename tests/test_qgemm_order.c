@@ -218,6 +218,63 @@ Test(qgemm, unrolled_trips_give_the_same_bits, .timeout = 600)
     close_context(ctx);
 }
 
+/* Texel views (src=texel) read the same words as storage buffers: the same
+ * bits for every format, 16-byte and word loads, one pass and split-k; the
+ * weights' buffer has its views afterwards, so the texel kernel ran. */
+Test(qgemm, texel_loads_give_the_same_bits, .timeout = 600)
+{
+    og_context *ctx = open_context();
+    int64_t m = 5, n = 12, k = 24 * 32;
+    size_t a_count = (size_t)(m * k), c_count = (size_t)(m * n);
+    float *a = malloc(a_count * 4), *want = malloc(c_count * 4), *got = malloc(c_count * 4);
+    cr_assert(a && want && got);
+    for (size_t i = 0; i < a_count; i++)
+        a[i] = (float)((int)(rnd() % 2001) - 1000) / 64.0f;
+    for (size_t fi = 0; fi < sizeof formats / sizeof formats[0]; fi++)
+        for (int variant = 0; variant < 4; variant++) {
+            const og_qweights_format *f = &formats[fi];
+            layout l = layout_for(f, n, k);
+            uint8_t *img = random_image(f, &l, n, k);
+            og_dtype at = (fi + (size_t)variant) % 3 == 0 ? OG_F32 : (fi + (size_t)variant) % 3 == 1 ? OG_F16 : OG_BF16;
+            size_t a_bytes;
+            void *a_stored = store_a(at, a, a_count, &a_bytes);
+            og_buffer *A = make_buffer(ctx, a_stored, a_bytes), *W = make_buffer(ctx, img, l.bytes),
+                      *C = NULL;
+            cr_assert_eq(og_buffer_create(ctx, c_count * 4, &C), OG_OK);
+            og_qgemm *q = NULL;
+            cr_assert_eq(og_qgemm_create(ctx, at, f, OG_MODE_FAST, &q), OG_OK);
+            og_qgemm_args args = {.m = m, .n = n, .k = k, .a = A, .lda = k, .w = W, .c = C, .ldc = n};
+            og_params p = og_params_qdecode(m);
+            p.cols = 4;
+            p.slices = 8;
+            p.vec = variant % 2 ? 1 : 4;
+            p.split = variant >= 2 ? 2 : OG_SPLIT_RULE;
+            char text[128];
+            for (int texel = 0; texel < 2; texel++) {
+                p.src = texel ? OG_SRC_TEXEL : OG_SRC_STORAGE;
+                og_params_format(&p, text, sizeof text);
+                cr_assert_eq(run_qparams(q, ctx, &args, &p), OG_OK, "%s: %s", text,
+                             og_context_last_error(ctx));
+                cr_assert_eq(og_buffer_read(C, 0, texel ? got : want, c_count * 4), OG_OK);
+            }
+            cr_expect(W->texels[0] != VK_NULL_HANDLE && (p.vec == 1 || W->texels[2] != VK_NULL_HANDLE),
+                      "format %zu, %s: the weights were not read through texel views", fi, text);
+            cr_expect(memcmp(want, got, c_count * 4) == 0,
+                      "format %zu, A %s, %s: texel loads give other bits than storage buffers", fi,
+                      og_dtype_name(at), text);
+            og_qgemm_destroy(q);
+            og_buffer_destroy(A);
+            og_buffer_destroy(W);
+            og_buffer_destroy(C);
+            free(a_stored);
+            free(img);
+        }
+    free(a);
+    free(want);
+    free(got);
+    close_context(ctx);
+}
+
 /* Faults planted in a copy of the template (OG_TEMPLATE_DIR) are caught by
  * the comparison above: nibbles swapped within a byte, the scale of the
  * next block, INT4's zero point ignored, a slice's sum left out of the

@@ -31,7 +31,9 @@ static void qdecode_format(const og_params *p, char *buf, size_t len)
     if (p->split != OG_SPLIT_RULE && used >= 0 && (size_t)used < len)
         used += snprintf(buf + used, len - (size_t)used, ",split=%d", p->split);
     if (p->unroll != 1 && used >= 0 && (size_t)used < len)
-        snprintf(buf + used, len - (size_t)used, ",unroll=%d", p->unroll);
+        used += snprintf(buf + used, len - (size_t)used, ",unroll=%d", p->unroll);
+    if (p->src == OG_SRC_TEXEL && used >= 0 && (size_t)used < len)
+        snprintf(buf + used, len - (size_t)used, ",src=texel");
 }
 
 /* Powers of two, rows up to 16 (the unrolled rows of A), cols up to 64,
@@ -41,16 +43,18 @@ static int qdecode_check(const og_params *p, const og_limits *lim, char *why, si
     int threads = p->cols * p->slices;
     if (!og_one_of(p->rows, og_pow2, 5) || !og_one_of(p->cols, og_pow2, 7) ||
         !og_one_of(p->slices, og_pow2, 8) || threads < 32 || threads > 1024 ||
-        p->src != OG_SRC_STORAGE || (p->vec != 1 && p->vec != 4) || p->split < 0 ||
+        p->src == OG_SRC_ADDR || (p->vec != 1 && p->vec != 4) || p->split < 0 ||
         p->split > 16 || (p->unroll != 1 && p->unroll != 2 && p->unroll != 4)) {
         snprintf(why, len,
                  "params: qdecode rows=%d, cols=%d, slices=%d must be powers of two (rows up to "
                  "16, cols up to 64, slices up to 128) with 32..1024 invocations, vec=%d 1 or 4, "
                  "split=%d the rule (none) or 1..16 k ranges, unroll=%d 1, 2 or 4 units a trip, "
-                 "from storage buffers",
+                 "from storage or texel buffers",
                  p->rows, p->cols, p->slices, p->vec, p->split, p->unroll);
         return -1;
     }
+    if (og_src_check(p, lim, NULL, why, len) != 0)
+        return -1;
     return lim ? og_limits_check(p, lim, (uint32_t)threads, 1, why, len) : 0;
 }
 
@@ -73,7 +77,8 @@ static uint64_t qdecode_loops(const og_params *p, uint64_t k_len)
 
 /* The decode kernel's columns and slices around its default for M (quick:
  * 2 to 8 columns, 16 to 64 slices, 16-byte loads; standard: 64 to 512
- * invocations, word loads too, and half the rows), the default with 2 and
+ * invocations, word loads too, and half the rows), each from storage and
+ * from texel buffers, the default with 2 and
  * 4 units a trip, and where N gives few workgroups the default with k
  * split. */
 static og_status qdecode_space(og_space_list *c, const og_space_ask *ask)
@@ -94,7 +99,7 @@ static og_status qdecode_space(og_space_list *c, const og_space_ask *ask)
                                    : vec == 4 && cols[i] >= 2 && cols[i] <= 8 && slices[j] >= 16 &&
                                          slices[j] <= 64;
                     if (keep)
-                        st = og_space_add(c, (og_params){.variant = OG_VARIANT_QDECODE,
+                        st = og_space_add_word_loads(c, (og_params){.variant = OG_VARIANT_QDECODE,
                                                  .rows = def.rows >> r,
                                                  .cols = cols[i],
                                                  .slices = slices[j],
@@ -130,7 +135,7 @@ const og_family og_family_qdecode = {
     .keys = OG_KEY_ROWS | OG_KEY_COLS | OG_KEY_SLICES,
     .extra = OG_KEY_VEC,
     .optional = OG_KEY_UNROLL | OG_KEY_SRC,
-    .keys_text = "rows, cols and slices (and vec, split) for variant=qdecode",
+    .keys_text = "rows, cols and slices (and vec, split, unroll, src) for variant=qdecode",
     .finish = qdecode_finish,
     .format = qdecode_format,
     .check = qdecode_check,

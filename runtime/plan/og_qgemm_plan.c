@@ -152,6 +152,17 @@ og_status og_qgemm_plan(const og_limits *lim, char *err, og_dtype a_type, int qf
     /* 16-byte loads need every row of A (and every piece's and product's
      * first) and W's image on 16-byte boundaries of their bindings. */
     og_params run = tile ? *p : og_qgemm_run_params(a_type, push, p);
+    /* Texel views start at the buffers' bases (og_record.c): they must hold
+     * the whole buffers, and 16-byte loads need the bindings' starts on 16
+     * bytes; otherwise storage buffers, or word loads. */
+    if (run.src == OG_SRC_TEXEL) {
+        uint64_t max = lim->max_texel_elements;
+        if (!og_buffer_texel_ok(shape->a) || !og_buffer_texel_ok(shape->b) ||
+            shape->a->allocated / 4 > max || shape->b->allocated / 4 > max)
+            run.src = OG_SRC_STORAGE;
+        else if (run.vec == 4 && (out->start[OG_OPERAND_A] % 16 || out->start[OG_OPERAND_B] % 16))
+            run.vec = 1;
+    }
     /* Split-k (the decode kernel's split > 1): ranges of whole units of 32
      * weights, as many as asked, as K has units and as the scratch holds
      * planes of the whole call; one range runs the one-pass kernel. */
@@ -196,6 +207,8 @@ og_status og_qgemm_plan(const og_limits *lim, char *err, og_dtype a_type, int qf
     out->rows_per = (uint64_t)lim->max_count[1] * (uint64_t)out->tile_rows;
     out->batch_per = lim->max_count[2] / (uint32_t)ranges;
     out->a_row = (uint64_t)shape->lda;
+    if (run.src == OG_SRC_TEXEL && run.vec == 4)
+        out->vec_words = 4;
     if (matrix && (st = og_plan_exponents(out, err, "qgemm", shape->m, shape->n, p->bm)) != OG_OK)
         return st;
     og_plan_count_pieces(out);

@@ -10,7 +10,8 @@ static uint32_t *operand_offset(og_push *push, const og_step *s, og_operand op, 
         *elem = og_dtype_bytes(s->key.dtype);
         return &push->off_a;
     }
-    *elem = og_dtype_bytes(og_kernel_b_type(&s->key));
+    /* A low-bit weight image's offset counts 32-bit words. */
+    *elem = s->key.qformat ? 4 : og_dtype_bytes(og_kernel_b_type(&s->key));
     return &push->off_b;
 }
 
