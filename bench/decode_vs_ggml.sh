@@ -13,7 +13,7 @@
 #        (SHAPES=MxNxK,... FORMATS="f16 q8_0 ..." PASSES=n override)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-: "${GGML_TBO:?give the path of ggml's test-backend-ops, built by hand (see the usage)}"
+: "${GGML_TBO:?give the path of test-backend-ops of ggml, built by hand (see the usage)}"
 shapes=${SHAPES:-1x4096x14336,8x4096x14336}
 formats=${FORMATS:-f16 bf16 q8_0 q4_0 mxfp4}
 passes=${PASSES:-2}
