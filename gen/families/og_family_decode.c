@@ -45,7 +45,8 @@ static void decode_format(const og_params *p, char *buf, size_t len)
 }
 
 /* Powers of two: rows up to 16 (unrolled rows of A), cols up to 64, slices
- * up to 128; 32..1024 invocations; vec 1 or 4; storage or texel buffers. */
+ * up to 128, tn up to 8 (and cols); 32..1024 invocations; vec 1 or 4;
+ * storage or texel buffers. */
 static int decode_check(const og_params *p, const og_limits *lim, char *why, size_t len)
 {
     int threads = p->cols / (p->tn > 0 ? p->tn : 1) * p->slices;
@@ -54,10 +55,10 @@ static int decode_check(const og_params *p, const og_limits *lim, char *why, siz
         threads < 32 || threads > 1024 ||
         (p->vec != 1 && p->vec != 4) || p->src == OG_SRC_ADDR) {
         snprintf(why, len,
-                 "params: decode rows=%d, cols=%d, slices=%d must be powers of two (rows up to "
-                 "16, cols up to 64, slices up to 128) with 32..1024 invocations, vec=%d 1 or 4, "
-                 "from storage or texel buffers",
-                 p->rows, p->cols, p->slices, p->vec);
+                 "params: decode rows=%d, cols=%d, slices=%d, tn=%d must be powers of two (rows "
+                 "up to 16, cols up to 64, slices up to 128, tn up to 8 and cols) with 32..1024 "
+                 "invocations (cols / tn * slices), vec=%d 1 or 4, from storage or texel buffers",
+                 p->rows, p->cols, p->slices, p->tn, p->vec);
         return -1;
     }
     if (og_src_check(p, lim, NULL, why, len) != 0)
@@ -147,7 +148,7 @@ const og_family og_family_decode = {
     .keys = OG_KEY_ROWS | OG_KEY_COLS | OG_KEY_SLICES,
     .extra = OG_KEY_VEC,
     .optional = OG_KEY_TN | OG_KEY_SRC,
-    .keys_text = "rows, cols and slices (and vec, src) for variant=decode",
+    .keys_text = "rows, cols and slices (and vec, tn, src) for variant=decode",
     .finish = decode_finish,
     .format = decode_format,
     .check = decode_check,
