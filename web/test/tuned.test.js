@@ -25,7 +25,8 @@ let device, table;
 
 /** The current hashes of the templates, from the shipped pre-tuned database (test_travel_dumps keeps it current). */
 function templateHashes() {
-  const sql = execFileSync(ogtune, ['export', '--db', process.env.OG_PRETUNED_DB || resolve(here, '../../build/pretuned/llvmpipe.db')], { encoding: 'utf8' });
+  // The dump passes node's default 1 MiB of output: allow 256 MiB.
+  const sql = execFileSync(ogtune, ['export', '--db', process.env.OG_PRETUNED_DB || resolve(here, '../../build/pretuned/llvmpipe.db')], { encoding: 'utf8', maxBuffer: 1 << 28 });
   return { gemm_tile: /'gemm_tile', '([0-9a-f]{16})'/.exec(sql)[1], gemm_fewrows: /'gemm_fewrows', '([0-9a-f]{16})'/.exec(sql)[1] };
 }
 
