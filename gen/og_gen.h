@@ -39,7 +39,7 @@ typedef enum og_variant {
     OG_VARIANT_COOPMAT = 4,
     OG_VARIANT_INT8_COOPMAT = 5,
     /* Low-bit weights (og_qgemm): C = A * W^T with W decoded from MXFP4,
-     * NVFP4, int4 groups or Q8_0 (og_kernel_key.qformat). */
+     * NVFP4, int4 groups, Q8_0, Q4_K or Q6_K (og_kernel_key.qformat). */
     OG_VARIANT_QDECODE = 6,
     /* Decode-shaped products of 16-bit inputs: M <= 16 rows of float16 or
      * bfloat16 A against B of the same type, N x K or K x N. */
@@ -148,12 +148,12 @@ typedef struct og_kernel_key {
     int qformat;
 } og_kernel_key;
 
-/* og_kernel_key.qformat's parts: the og_qformat (0..3), INT4's og_qscale
+/* og_kernel_key.qformat's parts: the og_qformat (0..5), INT4's og_qscale
  * (0, 1) and og_qzero (0..2). The group is a push constant. */
-#define OG_QFORMAT_KEY(format, scale, zero) (1 + (format) + 4 * (scale) + 8 * (zero))
-#define OG_QFORMAT_KEY_FORMAT(q) (((q) - 1) & 3)
-#define OG_QFORMAT_KEY_SCALE(q) ((((q) - 1) >> 2) & 1)
-#define OG_QFORMAT_KEY_ZERO(q) (((q) - 1) >> 3)
+#define OG_QFORMAT_KEY(format, scale, zero) (1 + (format) + 8 * (scale) + 16 * (zero))
+#define OG_QFORMAT_KEY_FORMAT(q) (((q) - 1) & 7)
+#define OG_QFORMAT_KEY_SCALE(q) ((((q) - 1) >> 3) & 1)
+#define OG_QFORMAT_KEY_ZERO(q) (((q) - 1) >> 4)
 
 /* og_kernel_key.conv's parts: the input and output layout (0 NHWC, 1 NCHW)
  * and the weights' (0 KRSC, 1 KCRS). */

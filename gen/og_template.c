@@ -16,10 +16,11 @@ extern const char og_embed_generator[];
  * Int8Gemm kernels), "float_loads" (the float kernels' element loads and
  * the FP8 decoders), "recover" (recovered float32), "conv_gather" (the
  * convolution's loads of A), "qweights_element" (a low-bit weight decoded,
- * for the prefill's loads of B). A template's hash adds the parts it
- * includes in this order, so a new part goes last. */
-static const char *const parts[] = {"common",  "int8_common", "float_loads",
-                                    "recover", "conv_gather", "qweights_element"};
+ * for the prefill's loads of B), "kquants" (GGUF K-quant scales, for the
+ * low-bit weight kernels). A template's hash adds the parts it includes, or
+ * its parts include, in this order, so a new part goes last. */
+static const char *const parts[] = {"common",      "int8_common",      "float_loads", "recover",
+                                    "conv_gather", "qweights_element", "kquants"};
 
 /* The built-in text of a template or part (og_template_table.h). */
 static const char *builtin_text(const char *name)
@@ -112,17 +113,26 @@ static uint64_t fnv1a(uint64_t h, const char *text)
     return text ? og_fnv1a(h, text, strlen(text)) : h;
 }
 
+#define PARTS (sizeof parts / sizeof parts[0])
+
 uint64_t og_template_hash(const char *name)
 {
-    char *owned, *part_owned;
-    const char *text = template_text(name, &owned);
+    char *owned, *part_owned[PARTS] = {NULL};
+    const char *text = template_text(name, &owned), *part_text[PARTS] = {NULL};
     uint64_t h = fnv1a(OG_FNV_OFFSET, text);
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
-        if (!includes_part(text, parts[i]))
+    /* A part counts where the template includes it or an earlier part it
+     * counts does (a part includes only parts before it in the list). */
+    for (size_t i = 0; i < PARTS; i++) {
+        int used = includes_part(text, parts[i]);
+        for (size_t j = 0; j < i && !used; j++)
+            used = part_text[j] && includes_part(part_text[j], parts[i]);
+        if (!used)
             continue;
-        h = fnv1a(h, template_text(parts[i], &part_owned));
-        free(part_owned);
+        part_text[i] = template_text(parts[i], &part_owned[i]);
+        h = fnv1a(h, part_text[i]);
     }
+    for (size_t i = 0; i < PARTS; i++)
+        free(part_owned[i]);
     free(owned);
     return h;
 }
@@ -182,7 +192,7 @@ static void push_params(lua_State *L, const og_kernel_key *key)
     lua_pushboolean(L, key->qformat != 0);
     lua_setfield(L, -2, "QWEIGHTS");
     if (key->qformat) {
-        static const char *const formats[] = {"mxfp4", "nvfp4", "int4", "q8_0"};
+        static const char *const formats[] = {"mxfp4", "nvfp4", "int4", "q8_0", "q4_k", "q6_k", "?", "?"};
         static const char *const zeros[] = {"none", "uint4", "float"};
         set_str(L, "QFORMAT", formats[OG_QFORMAT_KEY_FORMAT(key->qformat)]);
         set_str(L, "QSCALE", OG_QFORMAT_KEY_SCALE(key->qformat) ? "bf16" : "f16");

@@ -8,12 +8,12 @@
 #include "og_internal.h"
 
 /* The object's format as a kernel key's qformat, or 0 with the reason when
- * the format is not one og_qweights_layout_of takes (asked of one 32 x 128
+ * the format is not one og_qweights_layout_of takes (asked of one 32 x 256
  * matrix, which every group divides). */
 static int qformat_key(const og_qweights_format *f, char *why, size_t len)
 {
     og_qweights_layout lay;
-    if (og_qweights_layout_of(f, 1, 128, &lay, why, len) != 0)
+    if (og_qweights_layout_of(f, 1, OG_QK_K, &lay, why, len) != 0)
         return 0;
     return OG_QFORMAT_KEY((int)f->format, (int)f->scale, (int)f->zero);
 }

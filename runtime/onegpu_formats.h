@@ -270,6 +270,24 @@ float og_nvfp4_tensor_scale(float amax);
  *   INT4    group: 32, 64,  uint4 (4 bits)   float16 or            none (8),    (q - z) * s
  *           128 or K                         bfloat16 (2)          uint4 or s's type
  *   Q8_0    32              int8 (8 bits)    float16 (2)           -            q * s
+ *   Q4_K    256 (8 x 32)    uint4 (4 bits)   16 (see below)        -            (d * sc) * q - dmin * m
+ *   Q6_K    256 (16 x 16)   6 bits           18 (see below)        -            (d * sc) * (q - 32)
+ *
+ * GGUF's K-quants have a super-block of 256 weights (so K must be a
+ * multiple of 256) with float16 scales d (and dmin) and small integer
+ * scales per sub-block. Q4_K: a scale row holds per super-block GGUF's 16
+ * head bytes as they are: float16 d, float16 dmin, then 12 bytes of 6-bit
+ * scales sc and mins m for its 8 sub-blocks of 32 weights, packed as ggml's
+ * get_scale_min_k4 reads them (sub-block s < 4: sc = byte s & 63, m = byte
+ * s + 4 & 63; s >= 4: sc = (byte s + 4 & 15) | (byte s - 4 >> 6) << 4, m =
+ * (byte s + 4 >> 4) | (byte s >> 6) << 4). Codes are 4-bit, in the order
+ * above (not GGUF's). Q6_K: a code row is the low 4 bits of every code (4-bit
+ * order above) followed, at byte K / 2, by the high 2 bits (code k in byte
+ * K / 2 + k / 4, bits 2 * (k % 4) .. +1); a scale row holds the 16 int8
+ * sub-block scales sc of every super-block (16 weights each), then, at byte
+ * 16 * K / 256, every super-block's float16 d. d * sc and dmin * m are
+ * exact in float32, so a weight is one rounding of the exact value, as
+ * ggml's dequantize_row_q4_K and _q6_K compute it.
  *
  * Scales are bytes (E8M0, UE4M3: byte b of the row) or 16-bit values (2
  * bytes each, little-endian). uint4 zero points pack two to a byte, block 2i
@@ -290,11 +308,16 @@ float og_nvfp4_tensor_scale(float amax);
  * zero point has a fraction. og_qweights_decode is the reference decoder of
  * the kernels. */
 
+/* Weights in a super-block of GGUF's K-quants (ggml's QK_K). */
+#define OG_QK_K 256
+
 typedef enum og_qformat {
     OG_QFORMAT_MXFP4 = 0, /* OCP MX v1.0 FP4: 4.25 bits a weight */
     OG_QFORMAT_NVFP4 = 1, /* NVIDIA NVFP4: 4.5 bits a weight, plus a float32 per tensor */
     OG_QFORMAT_INT4 = 2,  /* integer groups (GPTQ, AWQ, MatMulNBits, GGUF Q4_0) */
-    OG_QFORMAT_Q8_0 = 3   /* GGUF's Q8_0: 8.5 bits a weight */
+    OG_QFORMAT_Q8_0 = 3,  /* GGUF's Q8_0: 8.5 bits a weight */
+    OG_QFORMAT_Q4_K = 4,  /* GGUF's Q4_K: 4.5 bits a weight */
+    OG_QFORMAT_Q6_K = 5   /* GGUF's Q6_K: 6.5625 bits a weight */
 } og_qformat;
 
 /* INT4's scale type. */
@@ -318,8 +341,8 @@ typedef struct og_qweights_format {
 typedef struct og_qweights_layout {
     int64_t block;     /* weights one scale covers */
     int64_t blocks;    /* blocks of a row: K / block */
-    int code_bits;     /* 4 or 8 */
-    int scale_bytes;   /* 1 or 2 */
+    int code_bits;     /* 4, 6 or 8 */
+    int scale_bytes;   /* bytes of one block's scales: 1 or 2; Q4_K 16, Q6_K 18 */
     uint64_t code_row_bytes, scales_at, scale_row_bytes, zeros_at, zero_row_bytes;
     uint64_t bytes;    /* the whole image; a multiple of 16 */
 } og_qweights_layout;
@@ -328,7 +351,8 @@ typedef struct og_qweights_layout {
  * reason in why (len bytes; "qweights: K (2881) is not a multiple of 32"):
  * an unknown format, scale or zero-point kind, INT4 fields set for another
  * format, a group other than 0, 32, 64 or 128, n or k below 1, K not a
- * multiple of 32 or of the group, or an image past 2^62 bytes. */
+ * multiple of 32, of the group or (K-quants) of 256, or an image past 2^62
+ * bytes. */
 int og_qweights_layout_of(const og_qweights_format *f, int64_t n, int64_t k,
                           og_qweights_layout *out, char *why, size_t len);
 
@@ -347,7 +371,12 @@ int og_qweights_decode(const og_qweights_format *f, int64_t n, int64_t k, const 
  * clamped to 0..15, q = clamp(round(x / s) + z, 0, 15), where min <= 0 <=
  * max: the group's range extended to hold zero); Q8_0 as GGUF does
  * (ggml's quantize_row_q8_0_ref: d = amax / 127 and id = 1 / d in float32,
- * s = d as float16, q = roundf(x * id)). INT4's quotients are taken in
+ * s = d as float16, q = roundf(x * id)); the K-quants by a plain
+ * min-max rule (not ggml's search; models arrive quantised): Q4_K's sub-block
+ * scale (max - min) / 15 and min -min (the range extended to hold zero),
+ * Q6_K's sub-block scale amax / 31, each quantised against
+ * d = largest / 63 (Q6_K: / 127) with d float16, nearest even, the codes then
+ * rounded from the decoded d * sc and dmin * m. INT4's quotients are taken in
  * double and s rounded to float32, then to its type; a scale past the
  * type's range saturates to its largest finite value, and x / s rounds to
  * nearest, ties to even (Q8_0's roundf: ties away from zero, as ggml). A
@@ -359,7 +388,7 @@ int og_qweights_decode(const og_qweights_format *f, int64_t n, int64_t k, const 
 int og_qweights_encode(const og_qweights_format *f, int64_t n, int64_t k, const float *w,
                        float tensor_scale, uint8_t *image, char *why, size_t len);
 
-/* The text form of a format: "mxfp4", "nvfp4", "q8_0", or for INT4
+/* The text form of a format: "mxfp4", "nvfp4", "q8_0", "q4_k", "q6_k", or for INT4
  * "int4" then, each optional and in any order, ":gN" (group 32, 64 or 128;
  * default 32) or ":gc" (one group a row), ":f16" (default) or ":bf16" (the
  * scale's type), ":none" (default), ":uint4" or ":float" (zero points).
@@ -385,8 +414,23 @@ int og_qweights_format_name(const og_qweights_format *f, char *buf, size_t len);
  * scales, no zero points; MXFP4 (17 bytes: E8M0 e, 16 bytes qs, the same
  * nibble order as Q4_0) -> MXFP4. Values are ggml's (dequantize_row_*)
  * but for two MXFP4 codes: e = 0xFF, which ggml reads as 2^128, is NaN
- * here (OCP MX), and code 0x8, +0 in ggml's table, is -0 here. */
-typedef enum og_gguf_type { OG_GGUF_Q4_0 = 2, OG_GGUF_Q8_0 = 8, OG_GGUF_MXFP4 = 39 } og_gguf_type;
+ * here (OCP MX), and code 0x8, +0 in ggml's table, is -0 here. Q4_K
+ * (144 bytes: float16 d, float16 dmin, 12 bytes of scales and mins, 128
+ * bytes qs; in each 64 weights j..j + 63, weight j + l in the low nibble of
+ * qs[j / 2 + l] and j + 32 + l in its high nibble) -> Q4_K; Q6_K (210
+ * bytes: ql[128], qh[64], int8 scales[16], float16 d; in each half of 128
+ * weights h, for l < 32, weights h + l, + 32, + 64, + 96 take the low
+ * nibble of ql[h / 2 + l], the low of ql[h / 2 + 32 + l], the high of
+ * ql[h / 2 + l], the high of ql[h / 2 + 32 + l], and bits 0-1, 2-3, 4-5, 6-7
+ * of qh[h / 4 + l]) -> Q6_K, as ggml's dequantize_row_q4_K and _q6_K read
+ * them. */
+typedef enum og_gguf_type {
+    OG_GGUF_Q4_0 = 2,
+    OG_GGUF_Q8_0 = 8,
+    OG_GGUF_Q4_K = 12,
+    OG_GGUF_Q6_K = 14,
+    OG_GGUF_MXFP4 = 39
+} og_gguf_type;
 int og_qweights_from_gguf(og_gguf_type type, int64_t n, int64_t k, const uint8_t *blocks,
                           uint8_t *image, char *why, size_t len);
 

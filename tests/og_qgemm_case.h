@@ -3,7 +3,7 @@
  * decodes the weights' image from onegpu_formats.h's table with its own code
  * (not og_qweights_decode), random images and operands, and one product run
  * and compared against it (case_mismatches, run_case) over the formats the
- * tests loop over. */
+ * tests loop over; kernels that must agree bit for bit (same_bits). */
 #ifndef OG_QGEMM_CASE_H
 #define OG_QGEMM_CASE_H
 
@@ -46,7 +46,7 @@ static inline double e4m3(unsigned s)
 }
 
 typedef struct layout {
-    int64_t block, bits, scale_bytes;
+    int64_t k, block, bits, scale_bytes;
     uint64_t code_row, scales_at, scale_row, zeros_at, zero_row, bytes;
 } layout;
 
@@ -59,11 +59,17 @@ static inline uint64_t up16(uint64_t v)
 static inline layout layout_for(const og_qweights_format *f, int64_t n, int64_t k)
 {
     layout l = {0};
-    l.bits = f->format == OG_QFORMAT_Q8_0 ? 8 : 4;
+    int kquant = f->format == OG_QFORMAT_Q4_K || f->format == OG_QFORMAT_Q6_K;
+    l.k = k;
+    l.bits = f->format == OG_QFORMAT_Q8_0 ? 8 : f->format == OG_QFORMAT_Q6_K ? 6 : 4;
     l.block = f->format == OG_QFORMAT_NVFP4  ? 16
               : f->format == OG_QFORMAT_INT4 ? (f->group ? f->group : k)
+              : kquant                       ? 256
                                              : 32;
-    l.scale_bytes = f->format == OG_QFORMAT_INT4 || f->format == OG_QFORMAT_Q8_0 ? 2 : 1;
+    l.scale_bytes = f->format == OG_QFORMAT_Q4_K   ? 16
+                    : f->format == OG_QFORMAT_Q6_K ? 18
+                    : f->format == OG_QFORMAT_INT4 || f->format == OG_QFORMAT_Q8_0 ? 2
+                                                                                  : 1;
     int64_t blocks = k / l.block;
     l.code_row = up16((uint64_t)(k * l.bits / 8));
     l.scales_at = (uint64_t)n * l.code_row;
@@ -98,6 +104,21 @@ static inline double weight(const og_qweights_format *f, const layout *l, const 
         return e2m1(q) * e4m3(scales[b]) * tensor_scale;
     case OG_QFORMAT_Q8_0:
         return (int8_t)q * half_value(u16_at(scales + 2 * b), 0);
+    case OG_QFORMAT_Q4_K: {
+        /* 16 bytes a super-block: d, dmin, then the 6-bit scales and mins
+         * of its 8 sub-blocks as the header packs them. */
+        const uint8_t *h = scales + 16 * b, *p = h + 4;
+        int s = (int)(k / 32 % 8);
+        unsigned sc = s < 4 ? p[s] & 63 : (p[s + 4] & 15) | (p[s - 4] >> 6) << 4;
+        unsigned m = s < 4 ? p[s + 4] & 63 : (p[s + 4] >> 4) | (p[s] >> 6) << 4;
+        return half_value(u16_at(h), 0) * sc * q - half_value(u16_at(h + 2), 0) * m;
+    }
+    case OG_QFORMAT_Q6_K: {
+        /* The high 2 bits at byte K / 2 + k / 4; int8 sub-block scales, then the d's. */
+        unsigned hi = (codes[l->k / 2 + k / 4] >> (2 * (k % 4))) & 3;
+        double d = half_value(u16_at(scales + 16 * (l->k / 256) + 2 * b), 0);
+        return d * (int8_t)scales[k / 16] * ((double)(q | hi << 4) - 32);
+    }
     default: {
         int bf = f->scale == OG_QSCALE_BF16;
         double z = f->zero == OG_QZERO_UINT4   ? (zeros[b / 2] >> (4 * (b % 2))) & 15
@@ -130,6 +151,21 @@ static inline uint8_t *random_image(const og_qweights_format *f, const layout *l
         uint8_t *scales = img + l->scales_at + (uint64_t)j * l->scale_row;
         uint8_t *zeros = img + l->zeros_at + (uint64_t)j * l->zero_row;
         for (int64_t b = 0; b < k / l->block; b++) {
+            if (l->scale_bytes > 2) {
+                /* K-quants: float16 d (and Q4_K's dmin) around 2^-8, random
+                 * 6-bit (Q4_K) or int8 (Q6_K) sub-block scales. */
+                int q6 = f->format == OG_QFORMAT_Q6_K;
+                uint8_t *sub = scales + (q6 ? 16 : 16 * b + 4);
+                for (int i = 0; i < (q6 ? 16 : 12); i++)
+                    sub[q6 ? 16 * b + i : i] = (uint8_t)rnd();
+                uint8_t *d = q6 ? scales + 16 * (k / 256) + 2 * b : scales + 16 * b;
+                for (int i = 0; i < (q6 ? 1 : 2); i++) {
+                    unsigned h = (q6 ? 0x1800u : 0x1c00u) + rnd() % 0x400u;
+                    d[2 * i] = (uint8_t)h;
+                    d[2 * i + 1] = (uint8_t)(h >> 8);
+                }
+                continue;
+            }
             if (l->scale_bytes == 1) {
                 scales[b] = (uint8_t)(f->format == OG_QFORMAT_MXFP4 ? 120 + rnd() % 12
                                                                     : 0x20 + rnd() % 0x40);
@@ -194,6 +230,9 @@ typedef struct qcase {
     /* MXFP4: block 1 of row 3 of W scaled by 2^40 (E8M0 167: its weights
      * pass float16's range) and block 0 of row 5 by 2^-127 (E8M0 0). */
     int extreme;
+    /* K-quants: a planted fault, sub-block 0's scale of row 0 changed by one
+     * in the image the device reads (the reference keeps it). */
+    int plant;
 } qcase;
 
 static inline double act_ref(og_activation a, double x)
@@ -238,6 +277,10 @@ static inline size_t case_mismatches(og_context *ctx, const qcase *c, og_mode mo
             mats[e][l.scales_at + 5 * l.scale_row] = 0;
         }
         memcpy(wimg + 16 * c->w_off + (uint64_t)e * stride_w, mats[e], l.bytes);
+    }
+    if (c->plant) {
+        cr_assert(f->format == OG_QFORMAT_Q4_K || f->format == OG_QFORMAT_Q6_K);
+        wimg[16 * c->w_off + l.scales_at + (f->format == OG_QFORMAT_Q4_K ? 4 : 0)] ^= 1;
     }
     int64_t stride_a = c->m * lda, stride_c = c->m * ldc;
     size_t a_count = (size_t)(c->a_off + batch * stride_a),
@@ -352,6 +395,60 @@ static inline void run_case(og_context *ctx, const qcase *c, og_mode mode)
     cr_assert_eq(wrong, 0, "%zu elements of C wrong; the first: %s", wrong, first);
 }
 
+/* Runs format f with A of type at (m x k from a) on each of the n
+ * parameter sets and expects the bits of the first from every other; with
+ * texel set, also that the weights were read through texel views. */
+static inline void same_bits(og_context *ctx, const og_qweights_format *f, og_dtype at,
+                             const float *a, int64_t m, int64_t n, int64_t k, const og_params *sets,
+                             size_t count, int texel)
+{
+    char name[32] = "?";
+    og_qweights_format_name(f, name, sizeof name);
+    size_t a_count = (size_t)(m * k), c_count = (size_t)(m * n);
+    float *want = malloc(c_count * 4), *got = malloc(c_count * 4);
+    cr_assert(want && got);
+    layout l = layout_for(f, n, k);
+    uint8_t *img = random_image(f, &l, n, k);
+    size_t a_bytes;
+    void *a_stored = store_a(at, a, a_count, &a_bytes);
+    og_buffer *A = make_buffer(ctx, a_stored, a_bytes), *W = make_buffer(ctx, img, l.bytes), *C = NULL;
+    cr_assert_eq(og_buffer_create(ctx, c_count * 4, &C), OG_OK);
+    og_qgemm *q = NULL;
+    cr_assert_eq(og_qgemm_create(ctx, at, f, OG_MODE_FAST, &q), OG_OK);
+    og_qgemm_args args = {.m = m, .n = n, .k = k, .a = A, .lda = k, .w = W, .c = C, .ldc = n};
+    for (size_t i = 0; i < count; i++) {
+        char text[128];
+        og_params_format(&sets[i], text, sizeof text);
+        cr_assert_eq(run_qparams(q, ctx, &args, &sets[i]), OG_OK, "%s: %s", text,
+                     og_context_last_error(ctx));
+        cr_assert_eq(og_buffer_read(C, 0, i ? got : want, c_count * 4), OG_OK);
+        cr_expect(i == 0 || memcmp(want, got, c_count * 4) == 0,
+                  "%s, A %s, %s: the bits differ from the first kernel's", name,
+                  og_dtype_name(at), text);
+    }
+    cr_expect(!texel || (W->texels[0] != VK_NULL_HANDLE &&
+                         (sets[count - 1].vec == 1 || W->texels[2] != VK_NULL_HANDLE)),
+              "%s: the weights were not read through texel views", name);
+    og_qgemm_destroy(q);
+    og_buffer_destroy(A);
+    og_buffer_destroy(W);
+    og_buffer_destroy(C);
+    free(a_stored);
+    free(img);
+    free(want);
+    free(got);
+}
+
+/* Random A of count values in [-1000, 1000] / scale. */
+static inline float *random_a(size_t count, float scale)
+{
+    float *a = malloc(count * 4);
+    cr_assert(a);
+    for (size_t i = 0; i < count; i++)
+        a[i] = (float)((int)(rnd() % 2001) - 1000) / scale;
+    return a;
+}
+
 static const og_qweights_format formats[] = {
     {OG_QFORMAT_MXFP4, 0, 0, 0},
     {OG_QFORMAT_NVFP4, 0, 0, 0},
@@ -360,6 +457,11 @@ static const og_qweights_format formats[] = {
     {OG_QFORMAT_INT4, 128, OG_QSCALE_BF16, OG_QZERO_FLOAT},
     {OG_QFORMAT_INT4, 0, OG_QSCALE_BF16, OG_QZERO_UINT4},
     {OG_QFORMAT_Q8_0, 0, 0, 0},
+};
+/* GGUF's K-quants, whose K is a multiple of 256 (test_qgemm_kquants.c). */
+static const og_qweights_format kquant_formats[] = {
+    {OG_QFORMAT_Q4_K, 0, 0, 0},
+    {OG_QFORMAT_Q6_K, 0, 0, 0},
 };
 #define N_FORMATS (sizeof formats / sizeof formats[0])
 

@@ -351,7 +351,7 @@ static const og_qweights_format CONFIGS[] = {
 };
 #define NCONFIGS (sizeof CONFIGS / sizeof CONFIGS[0])
 
-static const char *config_name(const og_qweights_format *f, char *buf, size_t len)
+static inline const char *config_name(const og_qweights_format *f, char *buf, size_t len)
 {
     static const char *const names[] = {"MXFP4", "NVFP4", "INT4", "Q8_0"};
     static const char *const zeros[] = {"none", "uint4", "float"};

@@ -166,58 +166,6 @@ Test(qgemm, pieces_give_the_same_bits)
     close_context(ctx);
 }
 
-/* Runs format f with A of type at (m x k from a) on each of the n
- * parameter sets and expects the bits of the first from every other; with
- * texel set, also that the weights were read through texel views. */
-static void same_bits(og_context *ctx, size_t fi, og_dtype at, const float *a, int64_t m,
-                      int64_t n, int64_t k, const og_params *sets, size_t count, int texel)
-{
-    const og_qweights_format *f = &formats[fi];
-    size_t a_count = (size_t)(m * k), c_count = (size_t)(m * n);
-    float *want = malloc(c_count * 4), *got = malloc(c_count * 4);
-    cr_assert(want && got);
-    layout l = layout_for(f, n, k);
-    uint8_t *img = random_image(f, &l, n, k);
-    size_t a_bytes;
-    void *a_stored = store_a(at, a, a_count, &a_bytes);
-    og_buffer *A = make_buffer(ctx, a_stored, a_bytes), *W = make_buffer(ctx, img, l.bytes), *C = NULL;
-    cr_assert_eq(og_buffer_create(ctx, c_count * 4, &C), OG_OK);
-    og_qgemm *q = NULL;
-    cr_assert_eq(og_qgemm_create(ctx, at, f, OG_MODE_FAST, &q), OG_OK);
-    og_qgemm_args args = {.m = m, .n = n, .k = k, .a = A, .lda = k, .w = W, .c = C, .ldc = n};
-    for (size_t i = 0; i < count; i++) {
-        char text[128];
-        og_params_format(&sets[i], text, sizeof text);
-        cr_assert_eq(run_qparams(q, ctx, &args, &sets[i]), OG_OK, "%s: %s", text,
-                     og_context_last_error(ctx));
-        cr_assert_eq(og_buffer_read(C, 0, i ? got : want, c_count * 4), OG_OK);
-        cr_expect(i == 0 || memcmp(want, got, c_count * 4) == 0,
-                  "format %zu, A %s, %s: the bits differ from the first kernel's", fi,
-                  og_dtype_name(at), text);
-    }
-    cr_expect(!texel || (W->texels[0] != VK_NULL_HANDLE &&
-                         (sets[count - 1].vec == 1 || W->texels[2] != VK_NULL_HANDLE)),
-              "format %zu: the weights were not read through texel views", fi);
-    og_qgemm_destroy(q);
-    og_buffer_destroy(A);
-    og_buffer_destroy(W);
-    og_buffer_destroy(C);
-    free(a_stored);
-    free(img);
-    free(want);
-    free(got);
-}
-
-/* Random A of count values in [-1000, 1000] / scale. */
-static float *random_a(size_t count, float scale)
-{
-    float *a = malloc(count * 4);
-    cr_assert(a);
-    for (size_t i = 0; i < count; i++)
-        a[i] = (float)((int)(rnd() % 2001) - 1000) / scale;
-    return a;
-}
-
 /* Unrolled trips (unroll = 2 and 4 units) add the same units in the same
  * order as one unit a trip: the same bits, for every format, with float32
  * and float16 A, 4-wide and word loads, unsplit and split in 2 ranges (the
@@ -238,7 +186,7 @@ Test(qgemm, unrolled_trips_give_the_same_bits, .timeout = 600)
         p[1] = p[2] = p[0];
         p[1].unroll = 2;
         p[2].unroll = 4;
-        same_bits(ctx, fi, fi % 2 ? OG_F16 : OG_F32, a, m, n, k, p, 3, 0);
+        same_bits(ctx, &formats[fi], fi % 2 ? OG_F16 : OG_F32, a, m, n, k, p, 3, 0);
     }
     free(a);
     close_context(ctx);
@@ -264,7 +212,7 @@ Test(qgemm, texel_loads_give_the_same_bits, .timeout = 600)
             p[0].split = variant >= 2 ? 2 : OG_SPLIT_RULE;
             p[1] = p[0];
             p[1].src = OG_SRC_TEXEL;
-            same_bits(ctx, fi, types[(fi + (size_t)variant) % 3], a, m, n, k, p, 2, 1);
+            same_bits(ctx, &formats[fi], types[(fi + (size_t)variant) % 3], a, m, n, k, p, 2, 1);
         }
     free(a);
     close_context(ctx);

@@ -450,7 +450,7 @@ Test(decode, refusals)
 Test(layout, format_names)
 {
     static const int groups[] = {0, 32, 64, 128};
-    for (int f = 0; f < 4; f++)
+    for (int f = 0; f <= OG_QFORMAT_Q6_K; f++)
         for (int g = 0; g < 4; g++)
             for (int s = 0; s < 2; s++)
                 for (int z = 0; z < 3; z++) {
@@ -479,6 +479,6 @@ Test(layout, format_names)
                                       "MXFP4",    "int4:g64:gc:x", "nvfp4:f16", "int4:g0128"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         cr_expect_eq(og_qweights_format_parse(bad[i], &fmt), -1, "'%s' taken", bad[i]);
-    fmt = (og_qweights_format){.format = (og_qformat)4};
+    fmt = (og_qweights_format){.format = (og_qformat)(OG_QFORMAT_Q6_K + 1)};
     cr_expect_eq(og_qweights_format_name(&fmt, name, sizeof name), -1);
 }

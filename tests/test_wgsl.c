@@ -219,7 +219,8 @@ Test(wgsl, qdecode)
 {
     const int formats[] = {OG_QFORMAT_KEY(0, 0, 0), OG_QFORMAT_KEY(1, 0, 0), OG_QFORMAT_KEY(3, 0, 0),
                            OG_QFORMAT_KEY(2, 0, 0), OG_QFORMAT_KEY(2, 1, 0), OG_QFORMAT_KEY(2, 0, 1),
-                           OG_QFORMAT_KEY(2, 1, 1), OG_QFORMAT_KEY(2, 0, 2), OG_QFORMAT_KEY(2, 1, 2)};
+                           OG_QFORMAT_KEY(2, 1, 1), OG_QFORMAT_KEY(2, 0, 2), OG_QFORMAT_KEY(2, 1, 2),
+                           OG_QFORMAT_KEY(4, 0, 0), OG_QFORMAT_KEY(5, 0, 0)};
     const og_dtype dtypes[] = {OG_F32, OG_F16, OG_BF16};
     for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
         for (int d = 0; d < 3; d++) {
@@ -239,6 +240,8 @@ Test(wgsl, qdecode)
                 cr_expect_eq(count(src, "var acc"), rows);
                 if (format == 3)
                     cr_expect_eq(count(src, "var w0 = f32(U2I(q0 << 24u) >> 24u);"), 1);
+                cr_expect_eq(count(src, "fn og_q4k_scale_min(w0: u32, w1: u32, w2: u32, s: u32) -> u32 {"),
+                             format == 4);
                 free(src);
             }
         }
@@ -251,7 +254,8 @@ Test(wgsl, qdecode)
 Test(wgsl, qprefill)
 {
     const int formats[] = {OG_QFORMAT_KEY(0, 0, 0), OG_QFORMAT_KEY(1, 0, 0), OG_QFORMAT_KEY(3, 0, 0),
-                           OG_QFORMAT_KEY(2, 0, 0), OG_QFORMAT_KEY(2, 1, 1), OG_QFORMAT_KEY(2, 0, 2)};
+                           OG_QFORMAT_KEY(2, 0, 0), OG_QFORMAT_KEY(2, 1, 1), OG_QFORMAT_KEY(2, 0, 2),
+                           OG_QFORMAT_KEY(4, 0, 0), OG_QFORMAT_KEY(5, 0, 0)};
     const og_dtype dtypes[] = {OG_F32, OG_F16, OG_BF16};
     for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
         for (int d = 0; d < 3; d++) {
@@ -266,6 +270,8 @@ Test(wgsl, qprefill)
             cr_expect_eq(count(src, "fn og_qe2m1x2(c: u32) -> f32 {"), format < 2, "%zu", f);
             if (format == 3)
                 cr_expect_eq(count(src, "f32(bitcast<i32>(q << 24u) >> 24u)"), 1);
+            cr_expect_eq(count(src, "fn og_q4k_scale_min(w0: u32, w1: u32, w2: u32, s: u32) -> u32 {"),
+                         format == 4);
             free(src);
             /* No split-k pass: the prefill is one pass. */
             key.kernel = OG_KERNEL_PLANES;

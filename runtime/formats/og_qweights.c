@@ -47,6 +47,10 @@ static const char *format_name(og_qformat f)
         return "NVFP4";
     case OG_QFORMAT_INT4:
         return "INT4";
+    case OG_QFORMAT_Q4_K:
+        return "Q4_K";
+    case OG_QFORMAT_Q6_K:
+        return "Q6_K";
     default:
         return "Q8_0";
     }
@@ -67,6 +71,8 @@ int og_qweights_layout_of(const og_qweights_format *f, int64_t n, int64_t k,
     case OG_QFORMAT_NVFP4:
     case OG_QFORMAT_INT4:
     case OG_QFORMAT_Q8_0:
+    case OG_QFORMAT_Q4_K:
+    case OG_QFORMAT_Q6_K:
         break;
     default:
         return fail(why, len, "qweights: format (%d) is unknown", (int)f->format);
@@ -97,6 +103,9 @@ int og_qweights_layout_of(const og_qweights_format *f, int64_t n, int64_t k,
     if (f->format == OG_QFORMAT_INT4 && f->group != 0 && k % f->group != 0)
         return fail(why, len, "qweights: K (%" PRId64 ") is not a multiple of the INT4 group (%d)",
                     k, f->group);
+    if ((f->format == OG_QFORMAT_Q4_K || f->format == OG_QFORMAT_Q6_K) && k % OG_QK_K != 0)
+        return fail(why, len, "qweights: K (%" PRId64 ") is not a multiple of %s's super-block (%d)",
+                    k, format_name(f->format), OG_QK_K);
     if ((uint64_t)k > IMAGE_MAX)
         return fail(why, len, "qweights: K (%" PRId64 ") makes a row past 2^62 bytes", k);
 
@@ -112,12 +121,19 @@ int og_qweights_layout_of(const og_qweights_format *f, int64_t n, int64_t k,
     case OG_QFORMAT_INT4:
         l.block = f->group ? f->group : k, l.code_bits = 4, l.scale_bytes = 2;
         break;
+    case OG_QFORMAT_Q4_K:
+        l.block = OG_QK_K, l.code_bits = 4, l.scale_bytes = 16;
+        break;
+    case OG_QFORMAT_Q6_K:
+        l.block = OG_QK_K, l.code_bits = 6, l.scale_bytes = 18;
+        break;
     default:
         l.block = 32, l.code_bits = 8, l.scale_bytes = 2;
     }
     l.blocks = k / l.block;
-    /* K is a multiple of 32, so a row of codes is whole 16-byte lines. */
-    l.code_row_bytes = l.code_bits == 4 ? (uint64_t)k / 2 : (uint64_t)k;
+    /* K is a multiple of 32 (of 256 for 6-bit codes), so a row of codes is
+     * whole 16-byte lines. */
+    l.code_row_bytes = (uint64_t)k * (uint64_t)l.code_bits / 8;
     l.scale_row_bytes = align16((uint64_t)l.blocks * (uint64_t)l.scale_bytes);
     if (f->format == OG_QFORMAT_INT4 && f->zero == OG_QZERO_UINT4)
         l.zero_row_bytes = align16(((uint64_t)l.blocks + 1) / 2);
@@ -226,6 +242,57 @@ static float int4_zero(const og_qweights_format *f, const uint8_t *zeros, int64_
     }
 }
 
+/* Sub-block s's 6-bit scale and min from a Q4_K head's 12 bytes (ggml's
+ * get_scale_min_k4). */
+static void q4_k_scale_min(const uint8_t *q, int s, unsigned *sc, unsigned *m)
+{
+    if (s < 4) {
+        *sc = q[s] & 63u;
+        *m = q[s + 4] & 63u;
+    } else {
+        *sc = (q[s + 4] & 15u) | (unsigned)(q[s - 4] >> 6) << 4;
+        *m = (unsigned)(q[s + 4] >> 4) | (unsigned)(q[s] >> 6) << 4;
+    }
+}
+
+/* The 6-bit code k of a Q6_K row (its low nibble, then its high bits at
+ * byte K / 2), as 0..63. */
+static unsigned get6(const uint8_t *row, int64_t k, uint64_t i)
+{
+    unsigned hi = (unsigned)(row[(uint64_t)k / 2 + i / 4] >> (i % 4 * 2)) & 3u;
+    return get4(row, i) | hi << 4;
+}
+
+/* One Q4_K super-block at weight first: head is its 16 scale bytes. d * sc
+ * and dmin * m are exact; (d * sc) * q too, so the difference is the one
+ * rounding. */
+static void decode_q4_k(const uint8_t *codes, const uint8_t *head, uint64_t first, float *o)
+{
+    float d = og_f16_to_f32(get16(head)), dmin = og_f16_to_f32(get16(head + 2));
+    for (int s = 0; s < 8; s++) {
+        unsigned sc, m;
+        q4_k_scale_min(head + 4, s, &sc, &m);
+        float d1 = d * (float)sc, m1 = dmin * (float)m;
+        for (int i = 0; i < 32; i++)
+            o[32 * s + i] = d1 * (float)get4(codes, first + (uint64_t)(32 * s + i)) - m1;
+    }
+}
+
+/* Q6_K super-block b of a row of K weights: d * sc is exact, its product
+ * with q - 32 the one rounding. */
+static void decode_q6_k(const uint8_t *codes, const uint8_t *scales, int64_t blocks, int64_t k,
+                        int64_t b, float *o)
+{
+    float d = og_f16_to_f32(get16(scales + 16 * blocks + 2 * b));
+    for (int s = 0; s < 16; s++) {
+        float ds = d * (float)(int8_t)scales[16 * b + s];
+        for (int i = 0; i < 16; i++) {
+            uint64_t at = (uint64_t)(OG_QK_K * b + 16 * s + i);
+            o[16 * s + i] = ds * (float)((int)get6(codes, k, at) - 32);
+        }
+    }
+}
+
 int og_qweights_decode(const og_qweights_format *f, int64_t n, int64_t k, const uint8_t *image,
                        float tensor_scale, float *w, char *why, size_t len)
 {
@@ -264,6 +331,12 @@ int og_qweights_decode(const og_qweights_format *f, int64_t n, int64_t k, const 
                 }
                 break;
             }
+            case OG_QFORMAT_Q4_K:
+                decode_q4_k(r.codes, r.scales + 16 * b, first, o);
+                break;
+            case OG_QFORMAT_Q6_K:
+                decode_q6_k(r.codes, r.scales, l.blocks, k, b, o);
+                break;
             default: {
                 float s = og_f16_to_f32(get16(r.scales + 2 * b));
                 for (int64_t i = 0; i < l.block; i++)
@@ -362,6 +435,106 @@ static void encode_q8_0(const float *x, uint8_t *codes, uint8_t *scale)
     }
 }
 
+/* A non-negative float32 as a float16 code, nearest even, saturated to the
+ * largest finite value. */
+static uint16_t f16_saturated(double v)
+{
+    uint16_t h = og_f32_to_f16((float)v, OG_ROUND_NEAREST_EVEN);
+    return (h & 0x7FFF) >= 0x7C00 ? 0x7BFF : h;
+}
+
+/* t / u rounded to nearest even and clamped to lo..hi; 0 where u is 0. */
+static int quantise(double t, double u, int lo, int hi)
+{
+    if (u == 0)
+        return 0;
+    double q = t / u;
+    q = q < lo ? lo : q > hi ? hi : round_even(q);
+    return (int)q;
+}
+
+static int finite_block(const float *x, int count)
+{
+    for (int i = 0; i < count; i++)
+        if (!isfinite(x[i]))
+            return 0;
+    return 1;
+}
+
+/* One Q4_K super-block of 256 weights (onegpu_formats.h's min-max rule):
+ * the codes from weight first of the row, the 16 head bytes. A block
+ * holding a NaN or an infinity gets NaN d and dmin and zero codes. */
+static void encode_q4_k(const float *x, uint8_t *codes, uint64_t first, uint8_t *head)
+{
+    if (!finite_block(x, OG_QK_K)) {
+        put16(head, 0x7E00);
+        put16(head + 2, 0x7E00);
+        return;
+    }
+    double scale[8], mn[8], smax = 0, mmax = 0;
+    for (int s = 0; s < 8; s++) {
+        double lo = 0, hi = -INFINITY;
+        for (int i = 0; i < 32; i++) {
+            lo = fmin(lo, x[32 * s + i]);
+            hi = fmax(hi, x[32 * s + i]);
+        }
+        scale[s] = (hi - lo) / 15, mn[s] = -lo;
+        smax = fmax(smax, scale[s]), mmax = fmax(mmax, mn[s]);
+    }
+    uint16_t dh = f16_saturated(smax / 63), mh = f16_saturated(mmax / 63);
+    float d = og_f16_to_f32(dh), dmin = og_f16_to_f32(mh);
+    unsigned sc[8], m[8];
+    for (int s = 0; s < 8; s++) {
+        sc[s] = (unsigned)quantise(scale[s], d, 0, 63);
+        m[s] = (unsigned)quantise(mn[s], dmin, 0, 63);
+        float d1 = d * (float)sc[s], m1 = dmin * (float)m[s];
+        for (int i = 0; i < 32; i++)
+            put4(codes, first + (uint64_t)(32 * s + i),
+                 (unsigned)quantise((double)x[32 * s + i] + m1, d1, 0, 15));
+    }
+    put16(head, dh);
+    put16(head + 2, mh);
+    /* get_scale_min_k4's packing: the low 6 bits of sub-blocks 0-3 in bytes
+     * 0-3 (scales) and 4-7 (mins), sub-blocks 4-7's low nibbles in bytes
+     * 8-11 and their high 2 bits on top of bytes 0-7. */
+    uint8_t *q = head + 4;
+    for (int s = 0; s < 4; s++) {
+        q[s] = (uint8_t)(sc[s] | (sc[s + 4] >> 4) << 6);
+        q[s + 4] = (uint8_t)(m[s] | (m[s + 4] >> 4) << 6);
+        q[s + 8] = (uint8_t)((sc[s + 4] & 15) | (m[s + 4] & 15) << 4);
+    }
+}
+
+/* Q6_K super-block b of a row of K weights into its code and scale rows;
+ * a block holding a NaN or an infinity gets NaN d and codes 32 (zero). */
+static void encode_q6_k(const float *x, uint8_t *codes, uint8_t *scales, int64_t blocks,
+                        int64_t k, int64_t b)
+{
+    int finite = finite_block(x, OG_QK_K);
+    double scale[16], smax = 0;
+    for (int s = 0; s < 16 && finite; s++) {
+        double amax = 0;
+        for (int i = 0; i < 16; i++)
+            amax = fmax(amax, fabs(x[16 * s + i]));
+        scale[s] = amax / 31;
+        smax = fmax(smax, scale[s]);
+    }
+    uint16_t dh = finite ? f16_saturated(smax / 127) : 0x7E00;
+    float d = og_f16_to_f32(dh);
+    put16(scales + 16 * blocks + 2 * b, dh);
+    for (int s = 0; s < 16; s++) {
+        int sc = finite ? quantise(scale[s], d, -128, 127) : 0;
+        scales[16 * b + s] = (uint8_t)(int8_t)sc;
+        float ds = d * (float)sc;
+        for (int i = 0; i < 16; i++) {
+            uint64_t at = (uint64_t)(OG_QK_K * b + 16 * s + i);
+            unsigned q = (unsigned)(finite ? quantise(x[16 * s + i], ds, -32, 31) + 32 : 32);
+            put4(codes, at, q & 15u);
+            codes[(uint64_t)k / 2 + at / 4] |= (uint8_t)((q >> 4) << (at % 4 * 2));
+        }
+    }
+}
+
 int og_qweights_encode(const og_qweights_format *f, int64_t n, int64_t k, const float *w,
                        float tensor_scale, uint8_t *image, char *why, size_t len)
 {
@@ -399,6 +572,12 @@ int og_qweights_encode(const og_qweights_format *f, int64_t n, int64_t k, const 
                     put16(r.zeros + 2 * b, half_code((float)z, f->scale));
                 break;
             }
+            case OG_QFORMAT_Q4_K:
+                encode_q4_k(x, r.codes, first, r.scales + 16 * b);
+                break;
+            case OG_QFORMAT_Q6_K:
+                encode_q6_k(x, r.codes, r.scales, l.blocks, k, b);
+                break;
             default:
                 encode_q8_0(x, r.codes + first, r.scales + 2 * b);
             }
@@ -425,6 +604,40 @@ static int packer_start(const og_qweights_format *f, int64_t n, int64_t k, const
     return 0;
 }
 
+/* GGUF's Q4_K block b of a row into the row's planes: the 16 head bytes as
+ * they are; in each 64 weights, qs's low nibbles then its high nibbles. */
+static void unpack_q4_k(const uint8_t *src, const row_planes *r, int64_t b)
+{
+    memcpy(r->scales + 16 * b, src, 16);
+    const uint8_t *qs = src + 16;
+    uint64_t first = (uint64_t)(OG_QK_K * b);
+    for (unsigned c = 0; c < 4; c++)
+        for (unsigned i = 0; i < 32; i++) {
+            put4(r->codes, first + 64 * c + i, qs[32 * c + i] & 0xFu);
+            put4(r->codes, first + 64 * c + 32 + i, (unsigned)qs[32 * c + i] >> 4);
+        }
+}
+
+/* GGUF's Q6_K block b of a row into the row's planes (the header's order). */
+static void unpack_q6_k(const uint8_t *src, const row_planes *r, int64_t blocks, int64_t k,
+                        int64_t b)
+{
+    const uint8_t *ql = src, *qh = src + 128;
+    memcpy(r->scales + 16 * b, src + 192, 16);
+    memcpy(r->scales + 16 * blocks + 2 * b, src + 208, 2);
+    for (unsigned h = 0; h < 2; h++)
+        for (unsigned i = 0; i < 32; i++)
+            for (unsigned part = 0; part < 4; part++) {
+                /* Weights i, i + 32, i + 64, i + 96 of the half. */
+                uint8_t low = ql[64 * h + i + 32 * (part % 2)];
+                unsigned lo = part < 2 ? low & 0xFu : (unsigned)low >> 4;
+                unsigned hi = (unsigned)qh[32 * h + i] >> (2 * part) & 3u;
+                uint64_t at = (uint64_t)(OG_QK_K * b + 128 * h + 32 * part + i);
+                put4(r->codes, at, lo);
+                r->codes[(uint64_t)k / 2 + at / 4] |= (uint8_t)(hi << (at % 4 * 2));
+            }
+}
+
 int og_qweights_from_gguf(og_gguf_type type, int64_t n, int64_t k, const uint8_t *blocks,
                           uint8_t *image, char *why, size_t len)
 {
@@ -440,8 +653,16 @@ int og_qweights_from_gguf(og_gguf_type type, int64_t n, int64_t k, const uint8_t
     case OG_GGUF_MXFP4:
         f.format = OG_QFORMAT_MXFP4, block_bytes = 17;
         break;
+    case OG_GGUF_Q4_K:
+        f.format = OG_QFORMAT_Q4_K, block_bytes = 144;
+        break;
+    case OG_GGUF_Q6_K:
+        f.format = OG_QFORMAT_Q6_K, block_bytes = 210;
+        break;
     default:
-        return fail(why, len, "qweights: GGUF type (%d) is not Q4_0 (2), Q8_0 (8) or MXFP4 (39)",
+        return fail(why, len,
+                    "qweights: GGUF type (%d) is not Q4_0 (2), Q8_0 (8), Q4_K (12), Q6_K (14) or "
+                    "MXFP4 (39)",
                     (int)type);
     }
     og_qweights_layout l;
@@ -451,6 +672,14 @@ int og_qweights_from_gguf(og_gguf_type type, int64_t n, int64_t k, const uint8_t
     const uint8_t *src = blocks;
     for (int64_t j = 0; j < n; j++) {
         row_planes r = planes_of(&l, image, j);
+        if (type == OG_GGUF_Q4_K || type == OG_GGUF_Q6_K) {
+            for (int64_t b = 0; b < l.blocks; b++, src += block_bytes)
+                if (type == OG_GGUF_Q4_K)
+                    unpack_q4_k(src, &r, b);
+                else
+                    unpack_q6_k(src, &r, l.blocks, k, b);
+            continue;
+        }
         for (int64_t b = 0; b < l.blocks; b++, src += block_bytes) {
             uint64_t first = (uint64_t)(b * 32);
             if (type == OG_GGUF_Q8_0) {
@@ -511,8 +740,7 @@ int og_qweights_from_matmulnbits(const og_qweights_format *f, int64_t n, int64_t
                                  const uint8_t *b, const uint16_t *scales, const void *zeros,
                                  uint8_t *image, char *why, size_t len)
 {
-    if (f && (f->format == OG_QFORMAT_MXFP4 || f->format == OG_QFORMAT_NVFP4 ||
-              f->format == OG_QFORMAT_Q8_0))
+    if (f && f->format != OG_QFORMAT_INT4 && (unsigned)f->format <= OG_QFORMAT_Q6_K)
         return fail(why, len, "qweights: MatMulNBits (bits 4) packs INT4, not %s",
                     format_name(f->format));
     if (f && f->format == OG_QFORMAT_INT4 && f->zero != OG_QZERO_NONE && !zeros)

@@ -6,12 +6,13 @@
 
 #include "onegpu_formats.h"
 
-static const char *const format_names[] = {"mxfp4", "nvfp4", "int4", "q8_0"};
+static const char *const format_names[] = {"mxfp4", "nvfp4", "int4", "q8_0", "q4_k", "q6_k"};
+#define FORMATS (sizeof format_names / sizeof format_names[0])
 static const char *const zero_names[] = {"none", "uint4", "float"};
 
 int og_qweights_format_name(const og_qweights_format *f, char *buf, size_t len)
 {
-    if ((unsigned)f->format > OG_QFORMAT_Q8_0 || (unsigned)f->scale > OG_QSCALE_BF16 ||
+    if ((unsigned)f->format >= FORMATS || (unsigned)f->scale > OG_QSCALE_BF16 ||
         (unsigned)f->zero > OG_QZERO_FLOAT)
         return -1;
     int n;
@@ -66,9 +67,9 @@ int og_qweights_format_parse(const char *text, og_qweights_format *out)
     size_t f = 0;
     if (!name)
         return -1;
-    while (f < 4 && strcmp(name, format_names[f]) != 0)
+    while (f < FORMATS && strcmp(name, format_names[f]) != 0)
         f++;
-    if (f == 4)
+    if (f == FORMATS)
         return -1;
     out->format = (og_qformat)f;
     if (out->format == OG_QFORMAT_INT4)
@@ -78,6 +79,6 @@ int og_qweights_format_parse(const char *text, og_qweights_format *out)
             return -1;
     og_qweights_layout lay;
     char why[8];
-    /* The group must be one the layout takes. */
-    return og_qweights_layout_of(out, 1, 128, &lay, why, sizeof why) == 0 ? 0 : -1;
+    /* The group must be one the layout takes (K = 256 suits every format). */
+    return og_qweights_layout_of(out, 1, OG_QK_K, &lay, why, sizeof why) == 0 ? 0 : -1;
 }

@@ -369,11 +369,8 @@ int og_cmd_gen(const og_cli *o)
         key.p.mat = strcmp(o->matrix, "khr") == 0 ? OG_MATRIX_KHR : OG_MATRIX_NV;
     if (og_cli_qgemm(o)) { /* the low-bit decode kernel for --weights (default mxfp4) */
         og_qweights_format f;
-        if (og_qweights_format_parse(o->weights ? o->weights : "mxfp4", &f) != 0) {
-            og_cli_fail("ogtune gen: --weights takes mxfp4, nvfp4, q8_0 or "
-                        "int4[:gN|:gc][:f16|:bf16][:uint4|:float]\n");
+        if (og_cli_weights(o, "gen", &f) != 0)
             return 2;
-        }
         key.qformat = OG_QFORMAT_KEY((int)f.format, (int)f.scale, (int)f.zero);
         /* WGSL's decode kernel reads words (og_wgsl_check). */
         if (!o->params) {

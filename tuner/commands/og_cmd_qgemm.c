@@ -16,12 +16,11 @@ static const char default_shapes[] = "1x4096x4096,1x14336x4096,8x4096x4096,512x4
 /* What tune measures by default: the decode steps (one and eight rows). */
 static const char default_tune_shapes[] = "1x4096x4096,8x4096x4096";
 
-/* --weights (default mxfp4) into *f, or a message and -1. */
-static int weights_of(const og_cli *o, const char *cmd, og_qweights_format *f)
+int og_cli_weights(const og_cli *o, const char *cmd, og_qweights_format *f)
 {
     if (og_qweights_format_parse(o->weights ? o->weights : "mxfp4", f) == 0)
         return 0;
-    og_cli_fail("ogtune %s: --weights takes mxfp4, nvfp4, q8_0 or "
+    og_cli_fail("ogtune %s: --weights takes mxfp4, nvfp4, q8_0, q4_k, q6_k or "
                 "int4[:g32|:g64|:g128|:gc][:f16|:bf16][:none|:uint4|:float] (got %s)\n",
                 cmd, o->weights);
     return -1;
@@ -71,7 +70,7 @@ static void print_choice(og_context *ctx, const og_cli *o, og_dtype dtype,
 int og_cmd_tune_qgemm(const og_cli *o, og_tune_opts *t)
 {
     og_qweights_format f;
-    if (weights_of(o, "tune", &f) != 0)
+    if (og_cli_weights(o, "tune", &f) != 0)
         return 2;
     if (og_parse_shapes(o->shapes ? o->shapes : default_tune_shapes, &t->shapes, &t->n_shapes) !=
         0) {
@@ -115,7 +114,7 @@ int og_cmd_select_qgemm(const og_cli *o, og_dtype dtype, og_mode mode)
     og_qweights_format f;
     og_shape *shapes = NULL;
     size_t ns = 0;
-    if (weights_of(o, "select", &f) != 0)
+    if (og_cli_weights(o, "select", &f) != 0)
         return 2;
     if (!o->shapes || og_parse_shapes(o->shapes, &shapes, &ns) != 0 || ns != 1) {
         og_cli_fail("ogtune select: --shape takes one MxNxK[xBATCH] (got %s)\n",
@@ -276,7 +275,7 @@ static og_status bench_shape(og_context *ctx, og_qgemm *q, og_gemm *g, og_dtype 
 int og_cmd_bench_qgemm(const og_cli *o, og_dtype dtype)
 {
     og_qweights_format f;
-    if (weights_of(o, "bench", &f) != 0)
+    if (og_cli_weights(o, "bench", &f) != 0)
         return 2;
     og_shape *shapes;
     size_t ns;

@@ -23,7 +23,7 @@ typedef struct og_cli {
     const char *params; /* --params "bm=..,..." */
     const char *against; /* --against P (bench: the baseline instead of the 64x64 tile) */
     const char *op;     /* --op gemm|int8gemm|conv|qgemm */
-    const char *weights; /* --weights mxfp4|nvfp4|q8_0|int4[:...] (--op qgemm) */
+    const char *weights; /* --weights mxfp4|nvfp4|q8_0|q4_k|q6_k|int4[:...] (--op qgemm) */
     const char *out;    /* --out FILE (export) or DIR (report) */
     const char **args;  /* the arguments that are not options (import, merge) */
     int nargs;
@@ -67,6 +67,9 @@ double og_cli_median(double *v, size_t n);
 /* Whether --op is conv; qgemm. */
 int og_cli_conv(const og_cli *o);
 int og_cli_qgemm(const og_cli *o);
+/* --weights (default mxfp4) into *f: 0, or -1 after a message naming the
+ * command cmd ("tune") and the text. */
+int og_cli_weights(const og_cli *o, const char *cmd, og_qweights_format *f);
 /* The load average ("0.52 0.61 0.70"), as benchmarks print it beside their ratios. */
 void og_cli_load_average(char *buf, size_t len);
 /* ogtune bench --op qgemm (og_cmd_qgemm.c): low-bit weight products of

@@ -69,7 +69,7 @@ test('every kernel of the quick space (WebGPU\'s limits), every op(A) x op(B), p
 });
 
 test('the low-bit decode kernel: every kind of weight format x A f32, f16, bf16 x rows 1 and 16 (2, 4, 8 for some), a spread of columns x slices, and 2 and 4 units a trip', async () => {
-  const formats = ['mxfp4', 'nvfp4', 'q8_0', ...['f16', 'bf16'].flatMap((s) => ['none', 'uint4', 'float'].map((z) => `int4:${s}:${z}`))];
+  const formats = ['mxfp4', 'nvfp4', 'q8_0', 'q4_k', 'q6_k', ...['f16', 'bf16'].flatMap((s) => ['none', 'uint4', 'float'].map((z) => `int4:${s}:${z}`))];
   for (const [n, weights] of formats.entries()) for (const dtype of ['f32', 'f16', 'bf16']) {
     // The rows differ only in copies of the same statements: each middle count meets three formats.
     for (const rows of [1, 16, 2 ** (1 + (n % 3))]) {
@@ -85,7 +85,7 @@ test('the low-bit decode kernel: every kind of weight format x A f32, f16, bf16 
 });
 
 test('the low-bit prefill tile (the default tile, unsplit, decoding W as it loads it): every kind of weight format, A f32, f16 and bf16 in turn', async () => {
-  const formats = ['mxfp4', 'nvfp4', 'q8_0', 'int4:f16:none', 'int4:bf16:uint4', 'int4:f16:float'];
+  const formats = ['mxfp4', 'nvfp4', 'q8_0', 'int4:f16:none', 'int4:bf16:uint4', 'int4:f16:float', 'q4_k', 'q6_k'];
   for (const [i, weights] of formats.entries()) {
     const dtype = ['f32', 'f16', 'bf16'][i % 3];
     await pipeline(device, generate({ params: tile({ bm: 64, bn: 64, tm: 4, tn: 4, pad: 0 }), dtype, weights, transB: true }));
