@@ -15,16 +15,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${GGML_TBO:?give the path of test-backend-ops of ggml, built by hand (see the usage)}"
 shapes=${SHAPES:-1x4096x14336,8x4096x14336}
-formats=${FORMATS:-f16 bf16 q8_0 q4_0 mxfp4}
+formats=${FORMATS:-f16 bf16 q8_0 q4_0 q4_K q6_K mxfp4}
 passes=${PASSES:-2}
 scripts/build.sh >/dev/null
 log=bench/logs/$(date -u +%Y-%m-%d)-decode-vs-ggml-$(build/ogtune devices --json 2>/dev/null |
   grep -o '"driver":"[a-z]*' | head -1 | sed 's/.*"//').txt
 # onegpu's format for ggml's: Q4_0 is 4-bit integers in groups of 32 with a
-# float16 scale and the zero point 8.
+# float16 scale and the zero point 8; the K-quants have onegpu's names in
+# lower case.
 og_weights() {
   case $1 in
     q4_0) echo int4:g32:f16:none ;;
+    q4_K | q6_K) echo "${1,,}" ;;
     *) echo "$1" ;;
   esac
 }

@@ -218,6 +218,38 @@ Test(qgemm, texel_loads_give_the_same_bits, .timeout = 600)
     close_context(ctx);
 }
 
+/* tn columns an invocation (each value of A loaded once for tn columns)
+ * give each column the sums of one column an invocation: the same bits for
+ * every format (the K-quants too), A of each type, rows 1 and 4, 16-byte
+ * and word loads, from storage and texel buffers; N = 21 leaves columns
+ * past N in the last workgroup. */
+Test(qgemm, columns_an_invocation_give_the_same_bits, .timeout = 600)
+{
+    og_context *ctx = open_context();
+    int64_t n = 21, k = 2 * 256;
+    static const og_dtype types[] = {OG_F32, OG_F16, OG_BF16};
+    size_t count = N_FORMATS + 2;
+    for (size_t fi = 0; fi < count; fi++) {
+        const og_qweights_format *f = fi < N_FORMATS ? &formats[fi] : &kquant_formats[fi - N_FORMATS];
+        if (f->format == OG_QFORMAT_INT4 && f->group == 0)
+            continue; /* one group a row: K = 512 is one group like the others */
+        int64_t m = fi % 2 ? 4 : 1;
+        float *a = random_a((size_t)(m * k), 64.0f);
+        og_params p[3];
+        p[0] = og_params_qdecode(m);
+        p[0].vec = fi % 3 ? 4 : 1;
+        p[0].src = fi % 4 == 3 ? OG_SRC_TEXEL : OG_SRC_STORAGE;
+        for (int i = 1; i < 3; i++) {
+            p[i] = p[0];
+            p[i].tn = 2 * i;
+            p[i].cols = p[0].cols * p[i].tn;
+        }
+        same_bits(ctx, f, types[fi % 3], a, m, n, k, p, 3, p[0].src == OG_SRC_TEXEL);
+        free(a);
+    }
+    close_context(ctx);
+}
+
 /* Faults planted in a copy of the template (OG_TEMPLATE_DIR) are caught by
  * the comparison above: nibbles swapped within a byte, the scale of the
  * next block, INT4's zero point ignored, a slice's sum left out of the

@@ -7,19 +7,23 @@
 
 og_params og_params_qdecode(int64_t m)
 {
-    og_params p = {.variant = OG_VARIANT_QDECODE, .rows = 1, .cols = 4, .slices = 32, .vec = 4, .unroll = 1};
+    og_params p = {.variant = OG_VARIANT_QDECODE, .rows = 1, .cols = 4, .slices = 32, .tn = 1, .vec = 4,
+                   .unroll = 1};
     while (p.rows < 16 && p.rows < m)
         p.rows *= 2;
     return p;
 }
 
-/* Word loads and one unit a trip unless the string says otherwise. */
+/* Word loads, one unit a trip and one column an invocation unless the
+ * string says otherwise. */
 static void qdecode_finish(og_params *p, unsigned seen)
 {
     if (!(seen & OG_KEY_VEC))
         p->vec = 1;
     if (!(seen & OG_KEY_UNROLL))
         p->unroll = 1;
+    if (!(seen & OG_KEY_TN))
+        p->tn = 1;
 }
 
 static void qdecode_format(const og_params *p, char *buf, size_t len)
@@ -32,25 +36,34 @@ static void qdecode_format(const og_params *p, char *buf, size_t len)
         used += snprintf(buf + used, len - (size_t)used, ",split=%d", p->split);
     if (p->unroll != 1 && used >= 0 && (size_t)used < len)
         used += snprintf(buf + used, len - (size_t)used, ",unroll=%d", p->unroll);
+    if (p->tn != 1 && used >= 0 && (size_t)used < len)
+        used += snprintf(buf + used, len - (size_t)used, ",tn=%d", p->tn);
     if (p->src == OG_SRC_TEXEL && used >= 0 && (size_t)used < len)
         snprintf(buf + used, len - (size_t)used, ",src=texel");
 }
 
+/* The invocations of a workgroup: tn columns each. */
+static int qdecode_threads(const og_params *p)
+{
+    return p->cols / (p->tn > 0 ? p->tn : 1) * p->slices;
+}
+
 /* Powers of two, rows up to 16 (the unrolled rows of A), cols up to 64,
- * slices up to 128, 32..1024 invocations. */
+ * slices up to 128, tn up to 8 (and cols), 32..1024 invocations. */
 static int qdecode_check(const og_params *p, const og_limits *lim, char *why, size_t len)
 {
-    int threads = p->cols * p->slices;
+    int threads = qdecode_threads(p);
     if (!og_one_of(p->rows, og_pow2, 5) || !og_one_of(p->cols, og_pow2, 7) ||
-        !og_one_of(p->slices, og_pow2, 8) || threads < 32 || threads > 1024 ||
+        !og_one_of(p->slices, og_pow2, 8) || !og_one_of(p->tn, og_pow2, 4) || p->tn > p->cols ||
+        threads < 32 || threads > 1024 ||
         p->src == OG_SRC_ADDR || (p->vec != 1 && p->vec != 4) || p->split < 0 ||
         p->split > 16 || (p->unroll != 1 && p->unroll != 2 && p->unroll != 4)) {
         snprintf(why, len,
-                 "params: qdecode rows=%d, cols=%d, slices=%d must be powers of two (rows up to "
-                 "16, cols up to 64, slices up to 128) with 32..1024 invocations, vec=%d 1 or 4, "
-                 "split=%d the rule (none) or 1..16 k ranges, unroll=%d 1, 2 or 4 units a trip, "
-                 "from storage or texel buffers",
-                 p->rows, p->cols, p->slices, p->vec, p->split, p->unroll);
+                 "params: qdecode rows=%d, cols=%d, slices=%d, tn=%d must be powers of two (rows "
+                 "up to 16, cols up to 64, slices up to 128, tn up to 8 and cols) with 32..1024 "
+                 "invocations (cols / tn * slices), vec=%d 1 or 4, split=%d the rule (none) or "
+                 "1..16 k ranges, unroll=%d 1, 2 or 4 units a trip, from storage or texel buffers",
+                 p->rows, p->cols, p->slices, p->tn, p->vec, p->split, p->unroll);
         return -1;
     }
     if (og_src_check(p, lim, NULL, why, len) != 0)
@@ -58,7 +71,7 @@ static int qdecode_check(const og_params *p, const og_limits *lim, char *why, si
     return lim ? og_limits_check(p, lim, (uint32_t)threads, 1, why, len) : 0;
 }
 
-/* One 32-bit sum per row and invocation. */
+/* One 32-bit sum per row, column and invocation. */
 static uint32_t qdecode_shared_bytes(const og_params *p)
 {
     return (uint32_t)(4 * p->rows * p->cols * p->slices);
@@ -66,7 +79,7 @@ static uint32_t qdecode_shared_bytes(const og_params *p)
 
 static void qdecode_local_size(const og_params *p, uint32_t size[3])
 {
-    size[0] = (uint32_t)(p->cols * p->slices);
+    size[0] = (uint32_t)qdecode_threads(p);
 }
 
 /* 32-weight units a slice, then the slices' tree. */
@@ -113,6 +126,15 @@ static og_status qdecode_space(og_space_list *c, const og_space_ask *ask)
         p.unroll = unroll;
         st = og_space_add(c, p);
     }
+    /* tn columns an invocation, the default's invocations: each value of A
+     * loaded serves tn columns (A's loads, four times W's bytes for float32
+     * A and 4-bit codes, bound the one-column kernel on lavapipe). */
+    for (int tn = 2; tn <= 4 && st == OG_OK; tn *= 2) {
+        og_params p = def;
+        p.tn = tn;
+        p.cols = def.cols * tn;
+        st = og_space_add_word_loads(c, p);
+    }
     /* Small N: fewer column workgroups than a large GPU has compute units
      * (an H100 has 132, a 7900 XTX 96 with two SIMDs each): the default
      * kernel also with k split in 2, 4 and 8 ranges, added in range order
@@ -134,8 +156,8 @@ const og_family og_family_qdecode = {
     .can = OG_FAMILY_SPLIT | OG_FAMILY_WEIGHTS | OG_FAMILY_WGSL,
     .keys = OG_KEY_ROWS | OG_KEY_COLS | OG_KEY_SLICES,
     .extra = OG_KEY_VEC,
-    .optional = OG_KEY_UNROLL | OG_KEY_SRC,
-    .keys_text = "rows, cols and slices (and vec, split, unroll, src) for variant=qdecode",
+    .optional = OG_KEY_UNROLL | OG_KEY_SRC | OG_KEY_TN,
+    .keys_text = "rows, cols and slices (and vec, split, unroll, tn, src) for variant=qdecode",
     .finish = qdecode_finish,
     .format = qdecode_format,
     .check = qdecode_check,
