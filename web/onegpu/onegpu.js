@@ -424,8 +424,8 @@ class QGemm {
  * onegpu's layout (runtime/onegpu_formats.h, "Low-bit weight matrices";
  * qweightsLayout gives its planes) and A float32, float16 or bfloat16 (dtype
  * 'f32', 'f16' or 'bf16'; C and the bias float32). format: the format's text
- * as ogtune's --weights takes it: 'mxfp4', 'nvfp4', 'q8_0' or
- * 'int4[:gN|:gc][:f16|:bf16][:none|:uint4|:float]'. mode 'fast' or
+ * as ogtune's --weights takes it: 'mxfp4', 'nvfp4', 'q8_0', 'q4_k', 'q6_k'
+ * or 'int4[:gN|:gc][:f16|:bf16][:none|:uint4|:float]'. mode 'fast' or
  * 'deterministic': the same default decode kernel either way (WebGPU has no
  * tuned records for it), summed in the order of docs/accumulation-order.md,
  * "Low-bit weights". kernels as for createGemm.
@@ -434,6 +434,6 @@ export function createQGemm(device, { dtype = 'f32', format, mode = 'fast', kern
   if (!(dtype in elementBytes)) refuse(`qgemm: input type ${dtype} is not f32, f16 or bf16`);
   if (mode !== 'fast' && mode !== 'deterministic') refuse(`qgemm: mode ${mode} is not 'fast' or 'deterministic'`);
   const f = parseQFormat(format);
-  if (!f) refuse(`qgemm: weight format ${format} is not mxfp4, nvfp4, q8_0 or int4[:gN|:gc][:f16|:bf16][:none|:uint4|:float]`);
+  if (!f) refuse(`qgemm: weight format ${format} is not mxfp4, nvfp4, q8_0, q4_k, q6_k or int4[:gN|:gc][:f16|:bf16][:none|:uint4|:float]`);
   return new QGemm(device, dtype, mode, format, f, kernels);
 }

@@ -4,14 +4,17 @@
 // messages. Sizes are BigInt where an image may pass 2^53 bytes.
 
 const IMAGE_MAX = 1n << 62n;
-const formatNames = ['mxfp4', 'nvfp4', 'int4', 'q8_0'];
+const formatNames = ['mxfp4', 'nvfp4', 'int4', 'q8_0', 'q4_k', 'q6_k'];
 const zeroNames = ['none', 'uint4', 'float'];
-const upper = { mxfp4: 'MXFP4', nvfp4: 'NVFP4', int4: 'INT4', q8_0: 'Q8_0' };
+const upper = { mxfp4: 'MXFP4', nvfp4: 'NVFP4', int4: 'INT4', q8_0: 'Q8_0', q4_k: 'Q4_K', q6_k: 'Q6_K' };
+// GGUF's K-quants: super-blocks of 256 weights (OG_QK_K).
+const QK_K = 256;
+const kquant = (f) => f.format === 'q4_k' || f.format === 'q6_k';
 
 const align16 = (v) => (v + 15n) & ~15n;
 
 /**
- * A format from its text (ogtune's --weights): "mxfp4", "nvfp4", "q8_0", or
+ * A format from its text (ogtune's --weights): "mxfp4", "nvfp4", "q8_0", "q4_k", "q6_k", or
  * "int4" then, each optional and in any order, ":gN" (group 32, 64 or 128;
  * default 32) or ":gc" (one group a row), ":f16" (default) or ":bf16" (the
  * scale's type), ":none" (default), ":uint4" or ":float" (zero points).
@@ -59,12 +62,14 @@ export function layoutOf(f, n, k) {
   if (f.format === 'int4' && f.group !== 0 && k % f.group !== 0) {
     return { why: `qweights: K (${k}) is not a multiple of the INT4 group (${f.group})` };
   }
+  if (kquant(f) && k % QK_K !== 0) return { why: `qweights: K (${k}) is not a multiple of ${upper[f.format]}'s super-block (${QK_K})` };
   if (BigInt(k) > IMAGE_MAX) return { why: `qweights: K (${k}) makes a row past 2^62 bytes` };
-  const block = f.format === 'mxfp4' || f.format === 'q8_0' ? 32 : f.format === 'nvfp4' ? 16 : f.group || k;
-  const codeBits = f.format === 'q8_0' ? 8 : 4, scaleBytes = f.format === 'mxfp4' || f.format === 'nvfp4' ? 1 : 2;
+  const block = kquant(f) ? QK_K : f.format === 'mxfp4' || f.format === 'q8_0' ? 32 : f.format === 'nvfp4' ? 16 : f.group || k;
+  const codeBits = f.format === 'q8_0' ? 8 : f.format === 'q6_k' ? 6 : 4;
+  const scaleBytes = { mxfp4: 1, nvfp4: 1, q4_k: 16, q6_k: 18 }[f.format] ?? 2;
   const blocks = k / block;
-  // K is a multiple of 32, so a row of codes is whole 16-byte lines.
-  const codeRow = codeBits === 4 ? BigInt(k) / 2n : BigInt(k);
+  // K is a multiple of 32 (of 256 for 6-bit codes), so a row of codes is whole 16-byte lines.
+  const codeRow = BigInt(k) * BigInt(codeBits) / 8n;
   const scaleRow = align16(BigInt(blocks) * BigInt(scaleBytes));
   let zeroRow = 0n;
   if (f.format === 'int4' && f.zero === 'uint4') zeroRow = align16((BigInt(blocks) + 1n) / 2n);
@@ -89,7 +94,7 @@ export function layoutOf(f, n, k) {
  */
 export function qweightsLayout(format, n, k) {
   const f = parseQFormat(format);
-  if (!f) throw new Error(`qweights: format ${format} is not mxfp4, nvfp4, q8_0 or int4[:gN|:gc][:f16|:bf16][:none|:uint4|:float]`);
+  if (!f) throw new Error(`qweights: format ${format} is not mxfp4, nvfp4, q8_0, q4_k, q6_k or int4[:gN|:gc][:f16|:bf16][:none|:uint4|:float]`);
   const l = layoutOf(f, n, k);
   if (l.why) throw new Error(l.why);
   return { ...l, scalesAt: Number(l.scalesAt), zerosAt: Number(l.zerosAt), bytes: Number(l.bytes) };

@@ -67,6 +67,10 @@ export function packImage(f, lay, n, k, rnd, integer) {
     for (let i = 0; i < lay.codeRowBytes; i++) bytes[codes + i] = Math.floor(rnd() * 256);
     const scales = lay.scalesAt + j * lay.scaleRowBytes, zeros = lay.zerosAt + j * lay.zeroRowBytes;
     for (let b = 0; b < lay.blocks; b++) {
+      if (f.format === 'q4_k' || f.format === 'q6_k') {
+        packKQuant(f, lay, bytes, scales, b, rnd, integer);
+        continue;
+      }
       if (f.format === 'mxfp4') {
         // E8M0 2^1 .. 2^2 doubles E2M1's halves into integers.
         bytes[scales + b] = integer ? 128 + Math.floor(rnd() * 2) : 120 + Math.floor(rnd() * 10);
@@ -93,11 +97,32 @@ export function packImage(f, lay, n, k, rnd, integer) {
 }
 
 /**
+ * Super-block b's scales of a K-quant row whose scale row starts at byte
+ * scales: float16 d (and Q4_K's dmin) of 2^-9 .. 2^-6 (integer: 1) and
+ * random sub-block scales (Q4_K: the 12 bytes of 6-bit scales and mins;
+ * Q6_K: int8; integer: every scale and min 0..3, or -2..2).
+ */
+function packKQuant(f, lay, bytes, scales, b, rnd, integer) {
+  const d = () => halfBits(integer ? 1 : (1 + Math.floor(rnd() * 64) / 64) * 2 ** -Math.floor(6 + rnd() * 4), 'f16');
+  const put16 = (at, h) => { bytes[at] = h & 0xff; bytes[at + 1] = h >> 8; };
+  if (f.format === 'q4_k') {
+    put16(scales + 16 * b, d());
+    put16(scales + 16 * b + 2, d());
+    // Integer: sub-blocks 0-3's scales and mins 0..3 with no top bits for 4-7, whose nibbles are 0..3 too.
+    for (let i = 0; i < 12; i++) bytes[scales + 16 * b + 4 + i] = Math.floor(rnd() * 256) & (integer ? (i < 8 ? 0x03 : 0x33) : 0xff);
+  } else {
+    for (let i = 0; i < 16; i++) bytes[scales + 16 * b + i] = integer ? (Math.floor(rnd() * 5) - 2) & 0xff : Math.floor(rnd() * 256);
+    put16(scales + 16 * lay.blocks + 2 * b, d());
+  }
+}
+
+/**
  * The n x k weights of an image (row-major, float64 holding float32 values)
  * by the header's table: MXFP4 e2m1(q) * 2^(s - 127); NVFP4 e2m1(q) *
  * ue4m3(s) * tensor_scale; INT4 ((float)q - z) * s (z 8, a uint4 or a
- * 16-bit float of the scale's type); Q8_0 q * s; each one rounding of the
- * exact product (INT4: q - z rounded first).
+ * 16-bit float of the scale's type); Q8_0 q * s; Q4_K (d * sc) * q - dmin *
+ * m; Q6_K (d * sc) * (q - 32); each one rounding of the exact value (INT4:
+ * q - z rounded first).
  */
 export function decodeImage(f, lay, bytes, n, k, tensorScale) {
   const w = new Float64Array(n * k);
@@ -111,6 +136,17 @@ export function decodeImage(f, lay, bytes, n, k, tensorScale) {
       if (f.format === 'mxfp4') v = e2m1(code4(codes, i)) * e8m0(bytes[scales + b]);
       else if (f.format === 'nvfp4') v = e2m1(code4(codes, i)) * ue4m3(bytes[scales + b]) * (tensorScale === 0 ? 1 : tensorScale);
       else if (f.format === 'q8_0') v = ((bytes[codes + i] << 24) >> 24) * halfValue(half16(scales + 2 * b));
+      else if (f.format === 'q4_k') {
+        // The super-block's d, dmin and 12 bytes; sub-block s's 6-bit scale and min as get_scale_min_k4 packs them.
+        const h = scales + 16 * b, q = h + 4, s = (i >> 5) & 7;
+        const sc = s < 4 ? bytes[q + s] & 63 : (bytes[q + s + 4] & 15) | ((bytes[q + s - 4] >> 6) << 4);
+        const m = s < 4 ? bytes[q + s + 4] & 63 : (bytes[q + s + 4] >> 4) | ((bytes[q + s] >> 6) << 4);
+        v = halfValue(half16(h)) * sc * code4(codes, i) - halfValue(half16(h + 2)) * m;
+      } else if (f.format === 'q6_k') {
+        // The high 2 bits after the row's K / 2 bytes of low nibbles; int8 scales, then the d's.
+        const q = code4(codes, i) | (((bytes[codes + k / 2 + (i >> 2)] >> (2 * (i & 3))) & 3) << 4);
+        v = halfValue(half16(scales + 16 * lay.blocks + 2 * b)) * ((bytes[scales + (i >> 4)] << 24) >> 24) * (q - 32);
+      }
       else {
         const z = f.zero === 'uint4' ? (bytes[zeros + (b >> 1)] >> (4 * (b & 1))) & 15
           : f.zero === 'float' ? scaleValue(half16(zeros + 2 * b), f.scale) : 8;

@@ -2,7 +2,7 @@
 // as the build writes it: module.js) on Dawn's OpenGL backend (Mesa's
 // llvmpipe here), against qgemm.js's float64 reference over images packed
 // and decoded from runtime/onegpu_formats.h's table: every format (MXFP4,
-// NVFP4 with a tensor scale, INT4, Q8_0) x M in {1, 5} (one row, a
+// NVFP4 with a tensor scale, INT4, Q8_0; Q4_K and Q6_K in turn) x M in {1, 5} (one row, a
 // ragged tile of 8) x A float32, float16, bfloat16 and M 17 (the prefill tile)
 // x float32 (float16 and bfloat16 through INT4's kinds) within a
 // bound on float32 rounding of the terms, and with small integers bit for
@@ -61,6 +61,15 @@ for (const format of formats) {
   });
 }
 
+test('GGUF\'s K-quants: Q4_K at M 1 x A f32 and 17 x f16, Q6_K at M 5 x bf16 and 17 x f32, against the float64 reference, and small integers bit for bit', async () => {
+  for (const [format, cases] of [['q4_k', [['f32', 1], ['f16', 17]]], ['q6_k', [['bf16', 5], ['f32', 17]]]]) {
+    for (const [dtype, m] of cases) {
+      await check({ format, dtype, m, n: 37, k: 512 });
+      await check({ format, dtype, m, n: 9, k: 256, integer: true });
+    }
+  }
+});
+
 test('INT4 with float16 and bfloat16 scales, no, uint4 and float zero points, groups 32, 64, 128 and per row', async () => {
   for (const [format, dtype, m] of int4Kinds) await both(format, dtype, m);
 });
@@ -101,7 +110,7 @@ test('the layout of onegpu_formats.h, as og_qweights_layout_of computes it', () 
   assert.deepEqual([q.codeBits, q.codeRowBytes, q.scalesAt, q.scaleRowBytes, q.bytes], [8, 64, 128, 16, 160]);
   assert.equal(qweightsLayout('int4:gc', 1, 4096).block, 4096);
   assert.throws(() => qweightsLayout('int4', 1, 48), { message: 'qweights: K (48) is not a multiple of 32' });
-  assert.throws(() => qweightsLayout('mxfp4:g32', 1, 64), /is not mxfp4, nvfp4, q8_0 or int4/);
+  assert.throws(() => qweightsLayout('mxfp4:g32', 1, 64), /is not mxfp4, nvfp4, q8_0, q4_k, q6_k or int4/);
 });
 
 test('every refused call throws og_qgemm_check\'s message and writes nothing', async () => {
@@ -144,7 +153,7 @@ test('every refused call throws og_qgemm_check\'s message and writes nothing', a
     device.queue.submit([encoder.finish()]);
     await assert.rejects(q.run(args), { message }, JSON.stringify(change));
   }
-  assert.throws(() => createQGemm(device, { format: 'int4:g48' }), { message: 'qgemm: weight format int4:g48 is not mxfp4, nvfp4, q8_0 or int4[:gN|:gc][:f16|:bf16][:none|:uint4|:float]' });
+  assert.throws(() => createQGemm(device, { format: 'int4:g48' }), { message: 'qgemm: weight format int4:g48 is not mxfp4, nvfp4, q8_0, q4_k, q6_k or int4[:gN|:gc][:f16|:bf16][:none|:uint4|:float]' });
   assert.throws(() => createQGemm(device, { format: 'mxfp4', dtype: 'e4m3' }), { message: 'qgemm: input type e4m3 is not f32, f16 or bf16' });
   assert.throws(() => createQGemm(device, { format: 'mxfp4', mode: 'exact' }), { message: 'qgemm: mode exact is not \'fast\' or \'deterministic\'' });
   const after_ = await read(device, c, 32);

@@ -127,7 +127,7 @@ if (ogtune(['gen', '--emit', 'wgsl', '--op', 'qgemm']) !== ogtune(['gen', '--emi
   console.error('generate-kernels.js: ogtune\'s default decode kernel is no longer ' + qdecodeParams(1) + ' (gen/families/og_family_qdecode.c, og_params_qdecode)');
   process.exit(1);
 }
-const qformats = ['mxfp4', 'nvfp4', 'q8_0', ...['f16', 'bf16'].flatMap((s) => ['none', 'uint4', 'float'].map((z) => `int4:${s}:${z}`))];
+const qformats = ['mxfp4', 'nvfp4', 'q8_0', 'q4_k', 'q6_k', ...['f16', 'bf16'].flatMap((s) => ['none', 'uint4', 'float'].map((z) => `int4:${s}:${z}`))];
 // Above 16 rows the prefill tile (og_params_qprefill: the default tile,
 // unsplit, decoding each weight as it loads it; W is N x K, so --trans-b).
 const qprefillParams = defaultTile.replace('split=rule', 'split=1');
