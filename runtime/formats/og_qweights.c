@@ -109,27 +109,19 @@ int og_qweights_layout_of(const og_qweights_format *f, int64_t n, int64_t k,
     if ((uint64_t)k > IMAGE_MAX)
         return fail(why, len, "qweights: K (%" PRId64 ") makes a row past 2^62 bytes", k);
 
+    /* Each format's block (0: INT4's group), code bits and bytes of one
+     * block's scales. */
+    static const struct {
+        int64_t block;
+        int code_bits, scale_bytes;
+    } kinds[] = {[OG_QFORMAT_MXFP4] = {OG_MX_BLOCK, 4, 1}, [OG_QFORMAT_NVFP4] = {OG_NVFP4_BLOCK, 4, 1},
+                 [OG_QFORMAT_INT4] = {0, 4, 2},           [OG_QFORMAT_Q8_0] = {32, 8, 2},
+                 [OG_QFORMAT_Q4_K] = {OG_QK_K, 4, 16},    [OG_QFORMAT_Q6_K] = {OG_QK_K, 6, 18}};
     og_qweights_layout l;
     memset(&l, 0, sizeof l);
-    switch (f->format) {
-    case OG_QFORMAT_MXFP4:
-        l.block = OG_MX_BLOCK, l.code_bits = 4, l.scale_bytes = 1;
-        break;
-    case OG_QFORMAT_NVFP4:
-        l.block = OG_NVFP4_BLOCK, l.code_bits = 4, l.scale_bytes = 1;
-        break;
-    case OG_QFORMAT_INT4:
-        l.block = f->group ? f->group : k, l.code_bits = 4, l.scale_bytes = 2;
-        break;
-    case OG_QFORMAT_Q4_K:
-        l.block = OG_QK_K, l.code_bits = 4, l.scale_bytes = 16;
-        break;
-    case OG_QFORMAT_Q6_K:
-        l.block = OG_QK_K, l.code_bits = 6, l.scale_bytes = 18;
-        break;
-    default:
-        l.block = 32, l.code_bits = 8, l.scale_bytes = 2;
-    }
+    l.block = kinds[f->format].block ? kinds[f->format].block : f->group ? f->group : k;
+    l.code_bits = kinds[f->format].code_bits;
+    l.scale_bytes = kinds[f->format].scale_bytes;
     l.blocks = k / l.block;
     /* K is a multiple of 32 (of 256 for 6-bit codes), so a row of codes is
      * whole 16-byte lines. */
