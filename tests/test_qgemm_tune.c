@@ -257,6 +257,15 @@ Test(qgemm_tune, command_line, .timeout = 900)
                   strstr(out, "\"match\":\"exact\"") && strstr(out, "\"shape\":[2,64,128,1]"),
               "%s", out);
     free(out);
+    /* A K-quant's ragged neighbours keep K on its super-block (256), so its
+     * candidates verify and the tuned record is selected. */
+    snprintf(args, sizeof args,
+             "tune --op qgemm --weights q6_k --db '%s' --shapes 2x64x512 --budget 2c", db);
+    cr_assert_eq(ogtune(args, &out), 0, "%s", out);
+    cr_expect(strstr(out, "qgemm:q6_k, A f32, 2x64x512 x 1: qgemm_decode") &&
+                  strstr(out, "(db): the fastest record of this shape"),
+              "%s", out);
+    free(out);
     /* INT4 options in any order name one canonical op; no record of it here. */
     snprintf(args, sizeof args,
              "select --op qgemm --weights int4:uint4:bf16:g128 --db '%s' --shape 1x64x256 --json",
@@ -293,7 +302,7 @@ Test(qgemm_tune, command_line, .timeout = 900)
     free(out);
     snprintf(args, sizeof args, "import --db '%s' '%s'", db2, dump);
     cr_assert_eq(ogtune(args, &out), 0, "%s", out);
-    cr_expect(strstr(out, "imported 2 records"), "%s", out);
+    cr_expect(strstr(out, "imported 4 records"), "%s", out); /* 2 of Q8_0, 2 of Q6_K */
     free(out);
     const char *edits[][2] = {{"s/qgemm:q8_0/qgemm:q8_1/", "is not gemm"},
                               {"s/qgemm:q8_0/gemm/", "low-bit decode kernel"}};

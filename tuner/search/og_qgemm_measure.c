@@ -7,11 +7,14 @@
 
 #include "og_tuner.h"
 
-/* Weights one scale covers, and the K step every neighbour keeps. */
+/* Weights one scale covers (a K-quant's super-block), and the K step every
+ * neighbour keeps. */
 static int64_t k_step(const og_qweights_format *f, int64_t k)
 {
     if (f->format == OG_QFORMAT_INT4)
         return f->group ? f->group : k;
+    if (f->format == OG_QFORMAT_Q4_K || f->format == OG_QFORMAT_Q6_K)
+        return OG_QK_K;
     return 32;
 }
 
