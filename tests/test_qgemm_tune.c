@@ -197,6 +197,40 @@ Test(qgemm_tune, prefill_records, .timeout = 900)
     close_context(ctx);
 }
 
+/* The quick space of the decode kernel (M <= 16) holds the default, its
+ * neighbours in columns and slices from storage and texel buffers, 2 and 4
+ * units a trip and 2 and 4 columns an invocation: each kind named by one
+ * of its candidates, every candidate one the generator takes. */
+Test(qgemm_tune, decode_quick_space)
+{
+    og_context *ctx = open_context();
+    for (int64_t m = 1; m <= 8; m += 7) {
+        og_params *list;
+        size_t n;
+        cr_assert_eq(og_space_qgemm(&ctx->limits, OG_PRESET_QUICK, &(og_shape){m, 4096, 4096, 1}, &list, &n),
+                     OG_OK);
+        const char *want[] = {"cols=4,slices=32,vec=4", "cols=2,slices=64,vec=4,src=texel",
+                              "cols=8,slices=16,vec=4", "cols=4,slices=32,vec=4,unroll=4",
+                              "cols=16,slices=32,vec=4,tn=4,src=texel"};
+        int seen[5] = {0};
+        for (size_t i = 0; i < n; i++) {
+            char text[OG_PARAMS_MAX], why[256] = "";
+            og_params_format(&list[i], text, sizeof text);
+            og_kernel_key key = {.p = list[i], .dtype = OG_F32, .dialect = OG_GLSL,
+                                 .qformat = OG_QFORMAT_KEY(OG_QFORMAT_Q4_K, 0, 0)};
+            cr_expect_eq(og_kernel_check(&key, &ctx->limits, why, sizeof why), 0, "%s: %s", text, why);
+            const char *rest = strstr(text, ",cols=");
+            for (int w = 0; w < 5; w++)
+                seen[w] |= rest && strcmp(rest + 1, want[w]) == 0;
+        }
+        for (int w = 0; w < 5; w++)
+            cr_expect(seen[w], "M = %lld: no candidate %s among %zu", (long long)m, want[w], n);
+        cr_expect_geq(n, 24, "M = %lld: %zu candidates", (long long)m, n);
+        free(list);
+    }
+    close_context(ctx);
+}
+
 /* Above 16 rows a device with float16 matrices adds to the candidates its
  * staged matrix tiles that run recovered with range scaling, each a kernel
  * the generator takes with a weight format; up to 16 rows, and on a device

@@ -112,7 +112,7 @@ static og_status qdecode_space(og_space_list *c, const og_space_ask *ask)
                                    : vec == 4 && cols[i] >= 2 && cols[i] <= 8 && slices[j] >= 16 &&
                                          slices[j] <= 64;
                     if (keep)
-                        st = og_space_add_word_loads(c, (og_params){.variant = OG_VARIANT_QDECODE,
+                        st = og_space_add_word_loads(c, (og_params){.variant = OG_VARIANT_QDECODE, .tn = 1,
                                                  .rows = def.rows >> r,
                                                  .cols = cols[i],
                                                  .slices = slices[j],
