@@ -126,15 +126,18 @@ static og_status qdecode_space(og_space_list *c, const og_space_ask *ask)
         p.unroll = unroll;
         st = og_space_add(c, p);
     }
-    /* tn columns an invocation, the default's invocations: each value of A
-     * loaded serves tn columns (A's loads, four times W's bytes for float32
-     * A and 4-bit codes, bound the one-column kernel on lavapipe). */
-    for (int tn = 2; tn <= 4 && st == OG_OK; tn *= 2) {
-        og_params p = def;
-        p.tn = tn;
-        p.cols = def.cols * tn;
-        st = og_space_add_word_loads(c, p);
-    }
+    /* tn columns an invocation, with the default's slices and half as many,
+     * 4 columns of invocations: each value of A loaded serves tn columns
+     * (A's loads, four times W's bytes for float32 A and 4-bit codes, bound
+     * the one-column kernel on lavapipe). */
+    for (int tn = 2; tn <= 4 && st == OG_OK; tn *= 2)
+        for (int half = 0; half < 2 && st == OG_OK; half++) {
+            og_params p = def;
+            p.tn = tn;
+            p.cols = def.cols * tn;
+            p.slices = def.slices >> half;
+            st = og_space_add_word_loads(c, p);
+        }
     /* Small N: fewer column workgroups than a large GPU has compute units
      * (an H100 has 132, a 7900 XTX 96 with two SIMDs each): the default
      * kernel also with k split in 2, 4 and 8 ranges, added in range order
