@@ -261,13 +261,14 @@ Test(qgemm, planted_faults_are_caught, .timeout = 900)
         size_t format;
     } faults[] = {
         {"swapped nibbles", "nibbles and 4 * (e % 8)", "nibbles and 4 * ((e ~ 1) % 8)", 0},
-        {"next block's scale", "og_byte(scales, scale_row + ${unit}))",
-         "og_byte(scales, scale_row + ${unit} + 1u))", 0},
+        {"next block's scale", "og_byte(scales, ${n(\"scale_row\", c)} + ${unit}))",
+         "og_byte(scales, ${n(\"scale_row\", c)} + ${unit} + 1u))", 0},
         {"zero point ignored",
-         "${F}z = ${f32}((og_byte(zeros, zero_row + b / 2u) >> ((b & 1u) * 4u)) & 15u);",
-         "${F}z = 8.0;", 3},
-        {"a slice left out", "partial[${r * COLS * SLICES}u + t + h]; partial",
-         "partial[${r * COLS * SLICES}u + t + h] * 0.0; partial", 6},
+         "${F}${n(\"z\", c)} = ${f32}((og_byte(zeros, ${n(\"zero_row\", c)} + ${n(\"b\", c)} / "
+         "2u) >> ((${n(\"b\", c)} & 1u) * 4u)) & 15u);",
+         "${F}${n(\"z\", c)} = 8.0;", 3},
+        {"a slice left out", "partial[${at(r, c)}u + t + h]; partial",
+         "partial[${at(r, c)}u + t + h] * 0.0; partial", 6},
     };
     char dir[] = "/tmp/og_qgemm_plant_XXXXXX", path[512];
     cr_assert_not_null(mkdtemp(dir));
