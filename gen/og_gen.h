@@ -152,6 +152,8 @@ typedef struct og_kernel_key {
  * (0, 1) and og_qzero (0..2). The group is a push constant. */
 #define OG_QFORMAT_KEY(format, scale, zero) (1 + (format) + 8 * (scale) + 16 * (zero))
 #define OG_QFORMAT_KEY_FORMAT(q) (((q) - 1) & 7)
+/* The og_qformat values a key names: MXFP4 .. Q6_K. */
+#define OG_QFORMAT_KEY_FORMATS 6
 #define OG_QFORMAT_KEY_SCALE(q) ((((q) - 1) >> 3) & 1)
 #define OG_QFORMAT_KEY_ZERO(q) (((q) - 1) >> 4)
 

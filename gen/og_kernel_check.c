@@ -142,7 +142,7 @@ static int qformat_check(const og_kernel_key *key, char *why, size_t len)
     int exponents = key->kernel == OG_KERNEL_EXPONENTS;
     /* The tile's prefill is unsplit; the decode kernel has a split-k pass. */
     int kernel_ok = key->kernel == OG_KERNEL_GEMM || (decode && key->kernel == OG_KERNEL_PLANES) || exponents;
-    if ((!decode && !tile && !matrix && !exponents) || !kernel_ok || q < 1 || format > 5 || OG_QFORMAT_KEY_ZERO(q) > 2 ||
+    if ((!decode && !tile && !matrix && !exponents) || !kernel_ok || q < 1 || format >= OG_QFORMAT_KEY_FORMATS || OG_QFORMAT_KEY_ZERO(q) > 2 ||
         (!int4 && (OG_QFORMAT_KEY_SCALE(q) || OG_QFORMAT_KEY_ZERO(q)))) {
         snprintf(why, len,
                  "gen: a weight format (qformat %d) goes with the low-bit decode kernel "

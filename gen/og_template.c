@@ -192,9 +192,10 @@ static void push_params(lua_State *L, const og_kernel_key *key)
     lua_pushboolean(L, key->qformat != 0);
     lua_setfield(L, -2, "QWEIGHTS");
     if (key->qformat) {
-        static const char *const formats[] = {"mxfp4", "nvfp4", "int4", "q8_0", "q4_k", "q6_k", "?", "?"};
+        static const char *const formats[OG_QFORMAT_KEY_FORMATS] = {"mxfp4", "nvfp4", "int4",
+                                                                    "q8_0",  "q4_k",  "q6_k"};
         static const char *const zeros[] = {"none", "uint4", "float"};
-        set_str(L, "QFORMAT", formats[OG_QFORMAT_KEY_FORMAT(key->qformat)]);
+        set_str(L, "QFORMAT", formats[OG_QFORMAT_KEY_FORMAT(key->qformat) % OG_QFORMAT_KEY_FORMATS]);
         set_str(L, "QSCALE", OG_QFORMAT_KEY_SCALE(key->qformat) ? "bf16" : "f16");
         set_str(L, "QZERO", zeros[OG_QFORMAT_KEY_ZERO(key->qformat) % 3]);
     }

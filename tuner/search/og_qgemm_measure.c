@@ -7,15 +7,15 @@
 
 #include "og_tuner.h"
 
-/* Weights one scale covers (a K-quant's super-block), and the K step every
- * neighbour keeps. */
+/* The K step every neighbour keeps: the layout's block (INT4's group, a
+ * K-quant's super-block), at least the 32 every format's K is a multiple of. */
 static int64_t k_step(const og_qweights_format *f, int64_t k)
 {
-    if (f->format == OG_QFORMAT_INT4)
-        return f->group ? f->group : k;
-    if (f->format == OG_QFORMAT_Q4_K || f->format == OG_QFORMAT_Q6_K)
-        return OG_QK_K;
-    return 32;
+    og_qweights_layout lay;
+    char why[8];
+    if (og_qweights_layout_of(f, 1, k, &lay, why, sizeof why) != 0 || lay.block < 32)
+        return 32;
+    return lay.block;
 }
 
 og_status og_qgemm_problem_create(og_context *ctx, og_dtype t, const og_qweights_format *f,
