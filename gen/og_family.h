@@ -33,8 +33,8 @@ enum {
     OG_FAMILY_FP8 = 1u << 4,
     /* Reads FP8 one element at a time (vec=1). */
     OG_FAMILY_FP8_ELEMENTS = 1u << 5,
-    /* Its vec=4 loads are 16 bytes of 16-bit elements: offsets, leading
-     * dimensions and strides in eights. */
+    /* Its vec=4 loads are units of eight elements (16 bytes of 16-bit
+     * ones): offsets, leading dimensions and strides in eights. */
     OG_FAMILY_VEC16 = 1u << 13,
     /* Reads A and B through buffer device addresses where a binding cannot
      * reach them (src=addr). */

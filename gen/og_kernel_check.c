@@ -28,7 +28,7 @@ static int float_types_check(const og_kernel_key *key, char *why, size_t len)
         return -1;
     }
     if (!og_family_can(&key->p, OG_FAMILY_FP8)) {
-        snprintf(why, len, "gen: FP8 inputs run the portable tile or the few-rows kernel");
+        snprintf(why, len, "gen: FP8 inputs run the portable tile, the few-rows or the decode kernel");
         return -1;
     }
     if (og_family_can(&key->p, OG_FAMILY_FP8_ELEMENTS) && key->p.vec != 1) {

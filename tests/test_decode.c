@@ -1,6 +1,6 @@
-/* The 16-bit decode kernel (templates/gemm_decode.tmpl): float16 and
- * bfloat16, M <= 16, A not transposed, B N x K and K x N; chosen from the
- * shape, right against the float64 reference and bit for bit the host
+/* The dense decode kernel (templates/gemm_decode.tmpl): float16 and
+ * bfloat16 at M <= 16, float32 at 5 <= M <= 16 (FP8 in test_fp8.c), A not
+ * transposed, B N x K and K x N; chosen from the shape, right against the float64 reference and bit for bit the host
  * emulation of its documented order (docs/accumulation-order.md, "Decode
  * kernel"), with 16-byte and element loads, ragged K, batches. */
 #include <criterion/criterion.h>
@@ -10,7 +10,8 @@
 
 #include "og_test.h"
 
-/* M = 1, 2, 3, 8, 16 rows of type t at N x K, batch b. */
+/* M = 1, 2, 3, 8, 16 rows of type t at N x K, batch b (float32: 5, 8, 16;
+ * the few-rows kernel takes fewer). */
 static void check_rows(og_dtype t, og_mode mode, int trans_b, int64_t n, int64_t k, int64_t batch,
                        const og_params *p)
 {
@@ -18,8 +19,10 @@ static void check_rows(og_dtype t, og_mode mode, int trans_b, int64_t n, int64_t
     int fused = device_fuses(ctx);
     og_gemm *g;
     cr_assert_eq(og_gemm_create(ctx, t, mode, &g), OG_OK);
-    static const int64_t rows[] = {1, 2, 3, 8, 16};
-    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+    static const int64_t rows16[] = {1, 2, 3, 8, 16}, rows32[] = {5, 8, 16};
+    const int64_t *rows = t == OG_F32 ? rows32 : rows16;
+    size_t count = t == OG_F32 ? 3 : 5;
+    for (size_t r = 0; r < count; r++) {
         int64_t m = rows[r];
         og_problem *pr;
         cr_assert_eq(og_problem_create(ctx, t, 0, trans_b, m, n, k, batch, 70 + (uint64_t)m, &pr),
@@ -59,6 +62,16 @@ Test(decode, bfloat16_both_layouts, .timeout = 600)
     }
 }
 
+/* Float32 weights: two 16-byte loads a unit of eight. */
+Test(decode, float32_both_layouts, .timeout = 600)
+{
+    for (int trans_b = 0; trans_b < 2; trans_b++) {
+        check_rows(OG_F32, OG_MODE_DETERMINISTIC, trans_b, 45, 256, 1, NULL);
+        check_rows(OG_F32, OG_MODE_DETERMINISTIC, trans_b, 37, 203, 2, NULL);
+        check_rows(OG_F32, OG_MODE_FAST, trans_b, 300, 1001, 1, NULL);
+    }
+}
+
 /* The tuner's candidates: rows, columns, slices, columns an invocation
  * (tn), both load widths and both sources, each in the documented order of
  * its own slices; N = 40 (K x N's 16-byte row loads, a group of columns
@@ -81,10 +94,12 @@ Test(decode, candidates, .timeout = 600)
         for (int trans_b = 0; trans_b < 2; trans_b++) {
             check_rows(OG_F16, OG_MODE_FAST, trans_b, 40, 328, 1, &given[i]);
             check_rows(OG_BF16, OG_MODE_DETERMINISTIC, trans_b, 29, 136, 2, &given[i]);
+            check_rows(OG_F32, OG_MODE_FAST, trans_b, 40, 328, 1, &given[i]);
         }
 }
 
-/* Not decode-shaped: 17 rows, A transposed, float32, the HLSL context. */
+/* Not decode-shaped: 17 rows, A transposed, float32 at 4 rows (few rows),
+ * the HLSL context. */
 Test(decode, chosen_only_for_its_shapes)
 {
     og_context *ctx = open_context();
@@ -99,7 +114,12 @@ Test(decode, chosen_only_for_its_shapes)
     cr_expect_neq(c.params.variant, OG_VARIANT_DECODE);
     cr_assert_eq(og_select(ctx, OG_F16, OG_MODE_FAST, 1, 1, 8, 4096, 4096, 1, &c), OG_OK);
     cr_expect_neq(c.params.variant, OG_VARIANT_DECODE);
-    cr_assert_eq(og_select(ctx, OG_F32, OG_MODE_FAST, 0, 1, 8, 4096, 4096, 1, &c), OG_OK);
+    cr_assert_eq(og_select(ctx, OG_F32, OG_MODE_FAST, 0, 1, 4, 4096, 4096, 1, &c), OG_OK);
+    cr_expect_eq(c.params.variant, OG_VARIANT_FEWROWS);
+    cr_assert_eq(og_select(ctx, OG_F32, OG_MODE_DETERMINISTIC, 0, 0, 5, 4096, 4096, 1, &c), OG_OK);
+    cr_expect_eq(c.params.variant, OG_VARIANT_DECODE);
+    cr_expect_eq(c.params.rows, 8);
+    cr_assert_eq(og_select(ctx, OG_F32, OG_MODE_FAST, 0, 1, 17, 4096, 4096, 1, &c), OG_OK);
     cr_expect_neq(c.params.variant, OG_VARIANT_DECODE);
     ctx->dialect = OG_HLSL;
     cr_assert_eq(og_select(ctx, OG_F16, OG_MODE_FAST, 0, 1, 8, 4096, 4096, 1, &c), OG_OK);

@@ -1,10 +1,12 @@
 /* FP8 inputs (OCP E4M3 and E5M2 bytes in 32-bit words, a float32 scale per
- * tensor) on the portable tile and the few-rows kernel: the kernels' decode
- * is the host library's (onegpu_formats.h) for all 256 codes, and products
- * match float64 on the decoded values. */
+ * tensor) on the portable tile, the few-rows kernel and the decode kernel:
+ * the kernels' decode is the host library's (onegpu_formats.h) for all 256
+ * codes, and products match float64 on the decoded values. */
 #include <criterion/criterion.h>
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "og_test.h"
 
@@ -111,6 +113,50 @@ Test(fp8, decode_equals_host_for_all_codes)
     close_context(ctx);
 }
 
+/* Every code as B of the decode kernel (5 x 8 times 8 x 256, A's rows
+ * picking k = 0), B K x N and N x K, in whole-unit loads from storage and
+ * texel buffers. */
+Test(fp8, decode_kernel_equals_host_for_all_codes)
+{
+    og_context *ctx = open_context();
+    static const og_params given[] = {
+        {.variant = OG_VARIANT_DECODE, .rows = 8, .cols = 4, .slices = 32, .tn = 4, .vec = 4},
+        {.variant = OG_VARIANT_DECODE, .rows = 8, .cols = 64, .slices = 4, .tn = 8, .vec = 4,
+         .src = OG_SRC_TEXEL},
+    };
+    float a[5 * 8] = {0}, got[5 * 256];
+    for (int r = 0; r < 5; r++)
+        a[r * 8] = 1.0f;
+    uint8_t b[8 * 256] = {0};
+    og_dtype types[2] = {OG_FP8_E4M3, OG_FP8_E5M2};
+    for (int t = 0; t < 2; t++)
+        for (int trans_b = 0; trans_b < 2; trans_b++)
+            for (size_t i = 0; i < sizeof given / sizeof given[0]; i++) {
+                for (int v = 0; v < 256; v++)
+                    b[trans_b ? v * 8 : v] = (uint8_t)v;
+                og_buffer *bufs[3] = {make_buffer(ctx, a, sizeof a), make_buffer(ctx, b, sizeof b),
+                                      make_buffer(ctx, got, sizeof got)};
+                og_gemm_args args = {.trans_b = trans_b, .m = 5, .n = 256, .k = 8, .alpha = 1,
+                                     .a = bufs[0], .b = bufs[1], .c = bufs[2], .lda = 8,
+                                     .ldb = trans_b ? 8 : 256, .ldc = 256};
+                og_gemm *g = fp8_gemm(ctx, OG_F32, types[t]);
+                og_params chosen;
+                cr_assert_eq(og_gemm_choose(g, &args, &chosen), OG_OK);
+                cr_expect_eq(chosen.variant, OG_VARIANT_DECODE);
+                cr_assert_eq(run_params(g, ctx, &args, &given[i]), OG_OK, "%s",
+                             og_context_last_error(ctx));
+                cr_assert_eq(og_buffer_read(bufs[2], 0, got, sizeof got), OG_OK);
+                for (int r = 0; r < 5; r++)
+                    expect_codes(types[t], got + 256 * r,
+                                 trans_b ? "B N x K, decode kernel" : "B K x N, decode kernel");
+                og_gemm_destroy(g);
+                for (int j = 0; j < 3; j++)
+                    og_buffer_destroy(bufs[j]);
+                memset(b, 0, sizeof b);
+            }
+    close_context(ctx);
+}
+
 /* Random finite codes (or float32 values in [-1, 1)) for an operand. */
 static void fill_operand(og_dtype t, void *dst, size_t n, uint64_t *seed)
 {
@@ -139,9 +185,12 @@ static float *decoded(og_dtype t, const void *src, size_t n)
 
 /* One product against float64 on the decoded values, scaled by
  * (alpha * scale_a) * scale_b: error within the float32 bound relative to
- * |alpha| |A| |B| + |beta C|. */
-static void check_product(og_context *ctx, og_dtype ta, og_dtype tb, int trans_a, int trans_b,
-                          int64_t m, int64_t n, int64_t k, int64_t batch, uint64_t seed)
+ * |alpha| |A| |B| + |beta C|. aligned: offsets, leading dimensions and
+ * strides in eights (the decode kernel's whole-unit loads), else odd ones;
+ * kernel: the start of og_gemm_describe's text, or NULL. */
+static void check_product_at(og_context *ctx, og_dtype ta, og_dtype tb, int trans_a, int trans_b,
+                             int64_t m, int64_t n, int64_t k, int64_t batch, uint64_t seed,
+                             int aligned, const char *kernel_want)
 {
     og_gemm_args args = {.trans_a = trans_a,
                          .trans_b = trans_b,
@@ -153,10 +202,10 @@ static void check_product(og_context *ctx, og_dtype ta, og_dtype tb, int trans_a
                          .beta = 0.5f,
                          .scale_a = 0.125f,
                          .scale_b = 3.0f,
-                         .a_offset = 3,
-                         .b_offset = 1};
-    args.lda = (trans_a ? m : k) + 1;
-    args.ldb = (trans_b ? k : n) + 3;
+                         .a_offset = aligned ? 8 : 3,
+                         .b_offset = aligned ? 16 : 1};
+    args.lda = (trans_a ? m : k) + (aligned ? 8 : 1);
+    args.ldb = (trans_b ? k : n) + (aligned ? 8 : 3);
     args.ldc = n;
     args.stride_a = (trans_a ? k : m) * args.lda;
     args.stride_b = (trans_b ? n : k) * args.ldb;
@@ -192,6 +241,9 @@ static void check_product(og_context *ctx, og_dtype ta, og_dtype tb, int trans_a
     snprintf(what, sizeof what, "A %s%s, B %s%s, %lldx%lldx%lldx%lld", og_dtype_name(ta),
              trans_a ? "^T" : "", og_dtype_name(tb), trans_b ? "^T" : "", (long long)m,
              (long long)n, (long long)k, (long long)batch);
+    if (kernel_want)
+        cr_expect(strncmp(kernel, kernel_want, strlen(kernel_want)) == 0, "%s runs %s", what,
+                  kernel);
     cr_assert_eq(og_gemm_run(g, &args), OG_OK, "%s: %s", what, og_context_last_error(ctx));
     cr_assert_eq(og_buffer_read(args.c, 0, c, nc * 4), OG_OK);
     for (size_t e = 0; e < nc; e++) {
@@ -207,6 +259,12 @@ static void check_product(og_context *ctx, og_dtype ta, og_dtype tb, int trans_a
     free(a), free(b), free(c0), free(c), free(ref), free(mag), free(da), free(db);
 }
 
+static void check_product(og_context *ctx, og_dtype ta, og_dtype tb, int trans_a, int trans_b,
+                          int64_t m, int64_t n, int64_t k, int64_t batch, uint64_t seed)
+{
+    check_product_at(ctx, ta, tb, trans_a, trans_b, m, n, k, batch, seed, 0, NULL);
+}
+
 /* Weight-only quantised decode steps: float32 activations, FP8 weights,
  * M = 1..4 (the few-rows kernel), both layouts of B. */
 Test(fp8, decode_products, .timeout = 300)
@@ -217,6 +275,91 @@ Test(fp8, decode_products, .timeout = 300)
         for (int64_t m = 1; m <= 4; m++) {
             check_product(ctx, OG_F32, types[t], 0, 0, m, 333, 257, 1, 10 + (uint64_t)m);
             check_product(ctx, OG_F32, types[t], 0, 1, m, 130, 301, 2, 20 + (uint64_t)m);
+        }
+    close_context(ctx);
+}
+
+/* M = 5..16: the decode kernel, FP8 on either side or both, both layouts of
+ * B, whole-unit loads (aligned operands, K in eights) and element loads
+ * (odd offsets, ragged K). */
+Test(fp8, decode_kernel_products, .timeout = 300)
+{
+    og_context *ctx = open_context();
+    const og_dtype pairs[4][2] = {{OG_F32, OG_FP8_E4M3},
+                                  {OG_F32, OG_FP8_E5M2},
+                                  {OG_FP8_E5M2, OG_FP8_E4M3},
+                                  {OG_FP8_E4M3, OG_F32}};
+    for (int p = 0; p < 4; p++)
+        for (int trans_b = 0; trans_b < 2; trans_b++) {
+            uint64_t seed = (uint64_t)(100 * p + 10 * trans_b);
+            check_product_at(ctx, pairs[p][0], pairs[p][1], 0, trans_b, p % 2 ? 5 : 16, 72, 264, 2,
+                             seed, 1, "gemm_decode ");
+            check_product_at(ctx, pairs[p][0], pairs[p][1], 0, trans_b, 8, 37, 203, 1, seed + 5, 0,
+                             "gemm_decode ");
+        }
+    close_context(ctx);
+}
+
+/* The decode kernel's FP8 loads give the bits of float32 weights holding the
+ * decoded values, whatever the kernel's parameters: the same order on the
+ * same values (A float32 and FP8 A beside FP8 B; alpha * scale_b exact). */
+Test(fp8, decode_kernel_bits_of_float32, .timeout = 300)
+{
+    og_context *ctx = open_context();
+    static const og_params given[] = {
+        {.variant = OG_VARIANT_DECODE, .rows = 8, .cols = 4, .slices = 32, .tn = 1, .vec = 4},
+        {.variant = OG_VARIANT_DECODE, .rows = 8, .cols = 64, .slices = 4, .tn = 8, .vec = 4},
+        {.variant = OG_VARIANT_DECODE, .rows = 16, .cols = 64, .slices = 4, .tn = 8, .vec = 4,
+         .src = OG_SRC_TEXEL},
+        {.variant = OG_VARIANT_DECODE, .rows = 4, .cols = 16, .slices = 8, .tn = 4, .vec = 4,
+         .src = OG_SRC_TEXEL},
+        {.variant = OG_VARIANT_DECODE, .rows = 2, .cols = 16, .slices = 8, .tn = 2, .vec = 1},
+    };
+    const og_dtype pairs[2][2] = {{OG_F32, OG_FP8_E4M3}, {OG_FP8_E5M2, OG_FP8_E5M2}};
+    int64_t m = 9, n = 48, k = 200;
+    uint64_t seed = 7;
+    for (int p = 0; p < 2; p++)
+        for (int trans_b = 0; trans_b < 2; trans_b++) {
+            og_dtype ta = pairs[p][0], tb = pairs[p][1];
+            size_t na = (size_t)(m * k), nb = (size_t)(n * k), nc = (size_t)(m * n);
+            size_t ea = ta == OG_F32 ? 4 : 1, eb = tb == OG_F32 ? 4 : 1;
+            void *a = malloc(na * ea), *b = malloc(nb * eb);
+            float *got = calloc(nc, 4), *want = malloc(nc * 4);
+            cr_assert(a && b && got && want);
+            fill_operand(ta, a, na, &seed);
+            fill_operand(tb, b, nb, &seed);
+            float *da = decoded(ta, a, na), *db = decoded(tb, b, nb);
+            og_gemm_args args = {.trans_b = trans_b, .m = m, .n = n, .k = k, .alpha = 0.75f,
+                                 .scale_a = 0.5f, .scale_b = 2.0f, .lda = k,
+                                 .ldb = trans_b ? k : n, .ldc = n};
+            og_gemm_args as_f32 = args;
+            as_f32.alpha = (ta == OG_F32 ? 0.75f : 0.375f) * 2.0f;
+            args.a = make_buffer(ctx, a, na * ea);
+            args.b = make_buffer(ctx, b, nb * eb);
+            args.c = make_buffer(ctx, got, nc * 4);
+            as_f32.a = make_buffer(ctx, da, na * 4);
+            as_f32.b = make_buffer(ctx, db, nb * 4);
+            as_f32.c = make_buffer(ctx, got, nc * 4);
+            og_gemm *g = fp8_gemm(ctx, ta, tb), *g32 = fp8_gemm(ctx, OG_F32, OG_F32);
+            for (size_t i = 0; i < sizeof given / sizeof given[0]; i++) {
+                cr_assert_eq(run_params(g, ctx, &args, &given[i]), OG_OK, "%s",
+                             og_context_last_error(ctx));
+                cr_assert_eq(run_params(g32, ctx, &as_f32, &given[i]), OG_OK, "%s",
+                             og_context_last_error(ctx));
+                cr_assert_eq(og_buffer_read(args.c, 0, got, nc * 4), OG_OK);
+                cr_assert_eq(og_buffer_read(as_f32.c, 0, want, nc * 4), OG_OK);
+                size_t e = 0, bad = bits_differ(got, want, nc, &e);
+                cr_expect_eq(bad, 0,
+                             "A %s, B %s%s, candidate %zu: %zu elements differ; element %zu is %a, "
+                             "float32 gives %a",
+                             og_dtype_name(ta), og_dtype_name(tb), trans_b ? "^T" : "", i, bad, e,
+                             (double)got[e], (double)want[e]);
+            }
+            og_gemm_destroy(g);
+            og_gemm_destroy(g32);
+            og_buffer_destroy(args.a), og_buffer_destroy(args.b), og_buffer_destroy(args.c);
+            og_buffer_destroy(as_f32.a), og_buffer_destroy(as_f32.b), og_buffer_destroy(as_f32.c);
+            free(a), free(b), free(got), free(want), free(da), free(db);
         }
     close_context(ctx);
 }

@@ -909,7 +909,7 @@ Test(gen, numeric_kernel_checks)
     key = (og_kernel_key){.p = tile, .dtype = OG_F32, .dtype_b = OG_F16};
     expect_key_refused(&key, "differ without an FP8 operand");
     key = (og_kernel_key){.p = og_params_coopmat(8), .dtype = OG_FP8_E4M3};
-    expect_key_refused(&key, "portable tile or the few-rows kernel");
+    expect_key_refused(&key, "portable tile, the few-rows or the decode kernel");
     key = (og_kernel_key){.p = tile, .dtype = (og_dtype)9};
     expect_key_refused(&key, "unknown input type");
     key = (og_kernel_key){.p = tile, .dtype = OG_F32, .dtype_b = OG_INT8};

@@ -1,7 +1,8 @@
-/* The 16-bit decode kernel (templates/gemm_decode.tmpl): at most 16 rows of
- * float16 or bfloat16 A against B of the same type, N x K (the layout models
- * ship) or K x N, float32 sums; each value of B read once a workgroup and
- * used for every row (docs/accumulation-order.md, "Decode kernel"). */
+/* The dense decode kernel (templates/gemm_decode.tmpl): at most 16 rows of A
+ * against B, N x K (the layout models ship) or K x N, float32 sums; float16
+ * or bfloat16 of one type at 1..16 rows, float32 and FP8 (the few-rows
+ * kernel's types) at 5..16; each value of B read once a workgroup and used
+ * for every row (docs/accumulation-order.md, "Decode kernel"). */
 #include <stdio.h>
 
 #include "og_family.h"
@@ -22,10 +23,13 @@ og_params og_params_decode(int64_t m, int trans_b)
     return p;
 }
 
-/* Float16 or bfloat16, 1 <= M <= 16, A not transposed. */
+/* A not transposed; float16 or bfloat16 at 1 <= M <= 16; float32 or FP8 at
+ * 5 <= M <= 16 (the few-rows kernel takes 1..4 rows of them). */
 static int decode_takes(og_dtype a_type, int64_t m, int trans_a)
 {
-    return (a_type == OG_F16 || a_type == OG_BF16) && m >= 1 && m <= 16 && !trans_a;
+    int half = a_type == OG_F16 || a_type == OG_BF16;
+    int wide = a_type == OG_F32 || og_dtype_is_fp8(a_type);
+    return !trans_a && m <= 16 && ((half && m >= 1) || (wide && m >= 5));
 }
 
 /* Element loads unless the string names 16-byte ones; one column an
@@ -66,14 +70,17 @@ static int decode_check(const og_params *p, const og_limits *lim, char *why, siz
     return lim ? og_limits_check(p, lim, (uint32_t)threads, 1, why, len) : 0;
 }
 
-/* Float16 or bfloat16 A and B of one type, A not transposed, GLSL. */
+/* Float16 or bfloat16 A and B of one type, float32 A and B, or FP8 on
+ * either side with FP8 or float32 on the other; A not transposed, GLSL. */
 static int decode_check_key(const og_kernel_key *key, char *why, size_t len)
 {
-    if ((key->dtype != OG_F16 && key->dtype != OG_BF16) || og_kernel_b_type(key) != key->dtype ||
-        key->trans_a || key->dialect != OG_GLSL) {
+    og_dtype a = key->dtype, b = og_kernel_b_type(key);
+    int wide_a = a == OG_F32 || og_dtype_is_fp8(a), wide_b = b == OG_F32 || og_dtype_is_fp8(b);
+    int pair = ((a == OG_F16 || a == OG_BF16) && b == a) || (wide_a && wide_b);
+    if (!pair || key->trans_a || key->dialect != OG_GLSL) {
         snprintf(why, len,
-                 "gen: the decode kernel takes float16 or bfloat16 A and B of one type, A not "
-                 "transposed, in GLSL");
+                 "gen: the decode kernel takes float16 or bfloat16 A and B of one type, or "
+                 "float32 and FP8 A and B, A not transposed, in GLSL");
         return -1;
     }
     return 0;
@@ -141,10 +148,10 @@ const og_family og_family_decode = {
     .variant = OG_VARIANT_DECODE,
     .name = "decode",
     .template_name = OG_TEMPLATE_DECODE,
-    .can = OG_FAMILY_VEC16,
+    .can = OG_FAMILY_VEC16 | OG_FAMILY_FP8,
     .takes = decode_takes,
-    .takes_text = "the decode kernel takes float16 or bfloat16 inputs, 1 <= M <= 16 and A not "
-                  "transposed",
+    .takes_text = "the decode kernel takes float16 or bfloat16 inputs at 1 <= M <= 16, float32 "
+                  "or FP8 at 5 <= M <= 16, and A not transposed",
     .keys = OG_KEY_ROWS | OG_KEY_COLS | OG_KEY_SLICES,
     .extra = OG_KEY_VEC,
     .optional = OG_KEY_TN | OG_KEY_SRC,
