@@ -146,7 +146,13 @@ typedef struct og_kernel_key {
      * OG_QFORMAT_KEY of the weights' format, scale type and zero points
      * (onegpu_formats.h). B's words are the weights' image. */
     int qformat;
+    /* A part of the low-bit decode kernel, for benchmarks that split its
+     * time (ogtune bench --op qgemm --parts; templates/qgemm_decode.tmpl's
+     * PART): OG_PART_FULL (the kernel), OG_PART_LOAD, OG_PART_CONVERT. */
+    int part;
 } og_kernel_key;
+
+enum { OG_PART_FULL = 0, OG_PART_LOAD = 1, OG_PART_CONVERT = 2 };
 
 /* og_kernel_key.qformat's parts: the og_qformat (0..5), INT4's og_qscale
  * (0, 1) and og_qzero (0..2). The group is a push constant. */
@@ -336,9 +342,10 @@ og_params og_params_qdecode(int64_t m);
  * tile of og_params_default, unsplit (split=1), each weight decoded as it
  * is loaded (element loads from storage buffers). */
 og_params og_params_qprefill(void);
-/* The 16-bit decode kernel's default for M rows (og_family_decode.c): rows
- * of C a workgroup the power of two from M up to 16, 32 k slices; B N x K:
- * 4 columns, 16-byte loads; B K x N: 32 columns, element loads of B. */
+/* The dense decode kernel's default for M rows (og_family_decode.c): rows
+ * of C a workgroup the power of two from M up to 16; B N x K: 4 columns of
+ * 32 k slices; B K x N: 64 columns of 4 slices, 8 neighbouring columns an
+ * invocation; whole-unit loads (vec=4). */
 og_params og_params_decode(int64_t m, int trans_b);
 
 /* The reference design's cooperative-matrix tiles: 64x64x16 with 8 subgroups

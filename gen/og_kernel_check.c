@@ -189,6 +189,15 @@ int og_kernel_check(const og_kernel_key *key, const og_limits *lim, char *why, s
     }
     if (conv_check(key, why, len) != 0 || qformat_check(key, why, len) != 0)
         return -1;
+    /* Parts are the low-bit decode kernel's (its one pass, GLSL). */
+    if (key->part != OG_PART_FULL &&
+        (key->part < 0 || key->part > OG_PART_CONVERT || key->kernel != OG_KERNEL_GEMM ||
+         !og_kernel_has_params(key) || !og_family_can(&key->p, OG_FAMILY_WEIGHTS) ||
+         key->dialect != OG_GLSL)) {
+        snprintf(why, len, "gen: part %d: only the low-bit decode kernel's one pass (GLSL) has parts",
+                 key->part);
+        return -1;
+    }
     if (key->dialect == OG_WGSL && og_wgsl_check(key, why, len) != 0)
         return -1;
     if (!og_kernel_has_params(key))

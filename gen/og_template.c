@@ -199,6 +199,8 @@ static void push_params(lua_State *L, const og_kernel_key *key)
         set_str(L, "QSCALE", OG_QFORMAT_KEY_SCALE(key->qformat) ? "bf16" : "f16");
         set_str(L, "QZERO", zeros[OG_QFORMAT_KEY_ZERO(key->qformat) % 3]);
     }
+    static const char *const part_names[] = {"full", "load", "convert"};
+    set_str(L, "PART", part_names[key->part % 3]);
     static const char *const srcs[] = {"ssbo", "texel", "addr"};
     set_str(L, "SRC", srcs[p->src]);
     if (key->kernel != OG_KERNEL_GEMM && key->kernel != OG_KERNEL_PLANES)

@@ -73,6 +73,9 @@ struct og_qgemm {
     og_gemm gemm;
     og_qweights_format format;
     int qformat;
+    /* OG_PART_*: what the decode kernel's calls run (benchmarks set it;
+     * og_qgemm_create leaves the full kernel). */
+    int part;
 };
 
 /* What g fixes for the plan layer. */

@@ -97,6 +97,12 @@ static og_status plan(void *obj, const void *args_, const og_checked *chk, const
     og_context *ctx = g->ctx;
     og_status st = og_qgemm_plan(&ctx->limits, ctx->error, g->dtype, q->qformat, g->mode,
                                  &chk->shape, p, &chk->push, g->scratch_bytes, &c->plan);
+    if (st == OG_OK && q->part != OG_PART_FULL) {
+        char why[256];
+        c->plan.key.part = q->part;
+        if (og_kernel_check(&c->plan.key, &ctx->limits, why, sizeof why) != 0)
+            st = og_fail(ctx, OG_ERROR_UNSUPPORTED, "qgemm: %s", why);
+    }
     /* Split-k's planes and range scaling's exponents, made on first use
      * (zero-filled on the context's copy command buffer, so this may happen
      * while the caller records). */
@@ -145,6 +151,15 @@ og_status og_qgemm_time(og_qgemm *q, const og_qgemm_args *args, const og_params 
                         const og_timing_plan *plan, og_timing *out)
 {
     return og_op_time(&og_op_qgemm, q, args, p, plan, out);
+}
+
+og_status og_qgemm_time_part(og_qgemm *q, const og_qgemm_args *args, const og_params *p, int part,
+                             const og_timing_plan *plan, og_timing *out)
+{
+    q->part = part;
+    og_status st = og_op_time(&og_op_qgemm, q, args, p, plan, out);
+    q->part = OG_PART_FULL;
+    return st;
 }
 
 og_status og_qgemm_describe(og_qgemm *q, const og_qgemm_args *args, char *buf, size_t len)

@@ -229,8 +229,9 @@ void og_split_ranges(int split, int64_t m, int64_t n, int64_t k, int64_t batch,
  * selected as float32), 1 <= M <= 4, A not transposed. */
 int og_fewrows_eligible(og_dtype dtype, int64_t m, int trans_a);
 
-/* Whether a product runs the 16-bit decode kernel: float16 or bfloat16,
- * 1 <= M <= 16, A not transposed (og_family_decode.c), generated as GLSL
+/* Whether a product runs the dense decode kernel: float16 or bfloat16 at
+ * 1 <= M <= 16, float32 (or FP8 inputs, selected as float32) at
+ * 5 <= M <= 16, A not transposed (og_family_decode.c), generated as GLSL
  * (the kernel's only dialect; elsewhere such products run the tile). */
 int og_decode_eligible(og_dtype dtype, int64_t m, int trans_a, og_dialect dialect);
 
@@ -380,5 +381,12 @@ og_status og_qgemm_run_with(og_qgemm *q, const og_qgemm_args *args, const og_par
 /* Times a low-bit weight product with parameters p, as og_gemm_time. */
 og_status og_qgemm_time(og_qgemm *q, const og_qgemm_args *args, const og_params *p,
                         const og_timing_plan *plan, og_timing *out);
+
+/* Times part `part` (OG_PART_LOAD or OG_PART_CONVERT, gen/og_gen.h) of the
+ * decode kernel with parameters p (variant qdecode, one pass), for ogtune
+ * bench --parts: C receives what the part folds, not the product.
+ * OG_ERROR_UNSUPPORTED for another kernel or part. */
+og_status og_qgemm_time_part(og_qgemm *q, const og_qgemm_args *args, const og_params *p, int part,
+                             const og_timing_plan *plan, og_timing *out);
 
 #endif /* OG_TUNING_H */

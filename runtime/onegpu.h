@@ -427,9 +427,12 @@ typedef struct og_gemm_args {
  * shape: the exact tuned record in the database, else the nearest tuned
  * shape of the same key, else the reference design's default (64x64x16
  * tile, 256 invocations, 4x4 register tile). In Deterministic mode the
- * database is not consulted. Two cases are chosen from the shape in both
+ * database is not consulted. Three cases are chosen from the shape in both
  * modes (reference design, "Small grids and few rows"): float32 products
- * with M <= 4 and A not transposed run the few-rows kernel, and a grid of
+ * with M <= 4 and A not transposed run the few-rows kernel; at most 16 rows
+ * of A not transposed (float16 and bfloat16 from one row, float32 from
+ * five) run the decode kernel, which reads B once for all rows
+ * (docs/decode.md); and a grid of
  * fewer than 384 workgroups of 64 x 64 with K >= 128 is split along k into
  * ranges whose sums go to a 16 MiB float32 scratch the object allocates on
  * first use, then are added in range order by a second pass. The summation
@@ -446,8 +449,9 @@ og_status og_gemm_create(og_context *ctx, og_dtype input, og_mode mode, og_gemm 
 typedef struct og_gemm_desc {
     /* Element types: A and B equal (float32, float16 or bfloat16), or at
      * least one FP8 type with the other FP8 or float32 (weight-only quantised
-     * products). FP8 products run the portable tile, or the few-rows kernel
-     * for M <= 4 with A not transposed, with the kernels of float32. */
+     * products). FP8 products run the portable tile, or with A not
+     * transposed the few-rows kernel for M <= 4 and the decode kernel for
+     * 5 <= M <= 16, as float32 does. */
     og_dtype a_type, b_type;
     og_mode mode;
     og_precision precision; /* OG_PRECISION_RECOVERED takes float32 A and B */

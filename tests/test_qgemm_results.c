@@ -388,3 +388,89 @@ Test(qgemm, refusals)
     free(img);
     close_context(ctx);
 }
+
+/* Runs part `part` of the decode kernel p on image img once (as ogtune
+ * bench --parts times it) and reads C. */
+static og_status run_part(og_context *ctx, og_qgemm *q, og_qgemm_args *args, const uint8_t *img,
+                          uint64_t bytes, const og_params *p, int part, float *out, size_t count)
+{
+    og_buffer *W = make_buffer(ctx, img, bytes);
+    args->w = W;
+    og_timing t;
+    og_status st = og_qgemm_time_part(q, args, p, part, &(og_timing_plan){0, 1, 1, 0}, &t);
+    if (st == OG_OK)
+        cr_assert_eq(og_buffer_read(args->c, 0, out, count * 4), OG_OK);
+    og_buffer_destroy(W);
+    return st;
+}
+
+/* The decode kernel's parts (ogtune bench --parts), every format kind, from
+ * storage and texel views: the load part reads the codes (its C changes
+ * with them), the convert part reads none (its C is the same for two
+ * images that differ only in their codes); a part of the prefill tile is refused; and the product after
+ * the parts is the product. */
+Test(qgemm, decode_parts)
+{
+    og_context *ctx = open_context();
+    const int64_t m = 2, n = 40, k = 512;
+    float *a = random_a((size_t)(m * k), 256), c[2][2 * 40], full[2][2 * 40];
+    og_buffer *A = make_buffer(ctx, a, (size_t)(m * k) * 4), *C = NULL;
+    cr_assert_eq(og_buffer_create(ctx, sizeof c[0], &C), OG_OK);
+    const size_t count = (size_t)(m * n);
+    for (size_t fi = 0; fi < N_FORMATS + 2; fi++) {
+        const og_qweights_format *f = fi < N_FORMATS ? &formats[fi] : &kquant_formats[fi - N_FORMATS];
+        layout l = layout_for(f, n, k);
+        /* Two images of the same scales and zero points, other codes. */
+        uint8_t *img[2] = {random_image(f, &l, n, k), malloc(l.bytes)};
+        cr_assert_not_null(img[1]);
+        memcpy(img[1], img[0], l.bytes);
+        for (uint64_t i = 0; i < l.scales_at; i++)
+            img[1][i] = (uint8_t)rnd();
+        og_qgemm *q = NULL;
+        cr_assert_eq(og_qgemm_create(ctx, OG_F32, f, OG_MODE_FAST, &q), OG_OK);
+        og_qgemm_args args = {.m = m, .n = n, .k = k, .a = A, .lda = k, .c = C, .ldc = n};
+        og_params p = og_qgemm_default(m);
+        for (int texel = 0; texel < 2; texel++) {
+            p.src = texel ? OG_SRC_TEXEL : OG_SRC_STORAGE;
+            for (int i = 0; i < 2; i++)
+                cr_assert_eq(run_part(ctx, q, &args, img[i], l.bytes, &p, OG_PART_LOAD, c[i], count),
+                             OG_OK, "format %zu: %s", fi, og_context_last_error(ctx));
+            cr_expect_neq(memcmp(c[0], c[1], sizeof c[0]), 0,
+                          "format %zu, texel %d: the load part's C does not depend on the codes", fi,
+                          texel);
+            for (int i = 0; i < 2; i++)
+                cr_assert_eq(
+                    run_part(ctx, q, &args, img[i], l.bytes, &p, OG_PART_CONVERT, c[i], count), OG_OK,
+                    "format %zu: %s", fi, og_context_last_error(ctx));
+            cr_expect_eq(memcmp(c[0], c[1], sizeof c[0]), 0,
+                         "format %zu, texel %d: the convert part read the codes", fi, texel);
+            /* The product, before and after a part, bit for bit. */
+            og_buffer *W = make_buffer(ctx, img[0], l.bytes);
+            args.w = W;
+            for (int i = 0; i < 2; i++) {
+                if (i)
+                    cr_assert_eq(run_part(ctx, q, &args, img[1], l.bytes, &p, OG_PART_LOAD, c[0],
+                                          count),
+                                 OG_OK);
+                args.w = W;
+                cr_assert_eq(run_qparams(q, ctx, &args, &p), OG_OK, "%s", og_context_last_error(ctx));
+                cr_assert_eq(og_buffer_read(C, 0, full[i], sizeof full[i]), OG_OK);
+            }
+            cr_expect_eq(memcmp(full[0], full[1], sizeof full[0]), 0,
+                         "format %zu: the product changed after a part", fi);
+            og_buffer_destroy(W);
+        }
+        og_params tile = og_qgemm_default(17);
+        cr_expect_eq(run_part(ctx, q, &args, img[0], l.bytes, &tile, OG_PART_LOAD, c[0], count),
+                     OG_ERROR_UNSUPPORTED, "format %zu: a part of the prefill tile ran", fi);
+        cr_expect(strstr(og_context_last_error(ctx), "only the low-bit decode kernel"), "%s",
+                  og_context_last_error(ctx));
+        og_qgemm_destroy(q);
+        free(img[0]);
+        free(img[1]);
+    }
+    og_buffer_destroy(A);
+    og_buffer_destroy(C);
+    free(a);
+    close_context(ctx);
+}

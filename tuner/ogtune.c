@@ -52,7 +52,9 @@ static const char usage[] =
     "                               of the weights' bytes next to the copy bandwidth of the\n"
     "                               same bytes, and the float16 GEMM of the same shape\n"
     "                               (default: 1x4096x4096, 1x14336x4096, 8x4096x4096,\n"
-    "                               512x4096x4096)\n"
+    "                               512x4096x4096); --parts: also the selected decode\n"
+    "                               kernel's loads of the codes alone and its decode alone\n"
+    "                               (no loads of codes or A), timed in the same rounds\n"
     "  bench --first-call           milliseconds of a new process's first GEMM (256-cubed\n"
     "                               float32, default kernel): cold (empty cache directory)\n"
     "                               and warm (the SPIR-V and pipeline caches it left)\n"
@@ -126,6 +128,8 @@ static int parse(int argc, char **argv, og_cli *o)
             o->trans_b = 1;
         else if (strcmp(a, "--first-call") == 0)
             o->first_call = 1;
+        else if (strcmp(a, "--parts") == 0)
+            o->parts = 1;
         else if (strcmp(a, "--db") == 0)
             slot = &o->db;
         else if (strcmp(a, "--shapes") == 0 || strcmp(a, "--shape") == 0)

@@ -92,7 +92,8 @@ og_status og_gemm_plan(const og_gemm_config *cfg, const og_limits *lim, char *er
                         "serve the portable tile, split-k and few rows)",
                         past, lim->max_storage_range,
                         cfg->recover || cfg->scaled ? "recovered float32 kernel"
-                                                    : "cooperative-matrix kernel");
+                        : og_params_matrix(p)       ? "cooperative-matrix kernel"
+                                                    : "decode kernel");
     if (og_kernel_check(&out->key, lim, why, sizeof why) != 0)
         return og_failf(err, OG_ERROR_UNSUPPORTED, "gemm: %s", why);
     og_status st = og_loops_check(lim, err, "gemm", &out->key, args->k, out->range_len);

@@ -204,6 +204,9 @@ static int dense_past_binding(const og_limits *lim, og_dtype t, int64_t m, int64
            (uint64_t)n * (uint64_t)k * e > lim->max_storage_range;
 }
 
+/* Why a matrix kernel stands aside for a decode-shaped product. */
+#define DECODE_WHY "a decode-shaped product (M <= 16 rows) runs the decode kernel"
+
 /* The coopmat2 note once the choice is made: chosen where a record of it
  * won, else why not (the decode kernel's and HLSL's reasons before the
  * family's own). */
@@ -215,7 +218,7 @@ static void coopmat2_outcome(og_context *ctx, int decode, og_choice *out)
         n->why[0] = '\0';
     else if (decode || ctx->dialect != OG_GLSL)
         snprintf(n->why, sizeof n->why, "%s",
-                 decode ? "M <= 16 rows of 16-bit inputs run the decode kernel"
+                 decode ? DECODE_WHY
                         : "this context generates HLSL; the coopmat2 kernel is GLSL only");
 }
 
@@ -240,7 +243,7 @@ static og_status select_gemm(og_context *ctx, og_dtype dtype, og_mode mode, int 
          * rows it does not have. */
         out->matrix[matrix].chosen = 0;
         snprintf(out->matrix[matrix].why, sizeof out->matrix[matrix].why, "%s",
-                 decode ? "M <= 16 rows of 16-bit inputs run the decode kernel"
+                 decode ? DECODE_WHY
                         : "this context generates HLSL; the cooperative-matrix kernel is GLSL only");
         matrix = -1;
     }

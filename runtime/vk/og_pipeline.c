@@ -81,6 +81,7 @@ og_status og_pipeline_get(og_context *ctx, const og_kernel_key *key, VkPipeline 
     k.scaled = key->scaled;
     k.conv = key->conv;
     k.qformat = key->qformat;
+    k.part = key->part;
     for (size_t i = 0; i < ctx->n_pipelines; i++)
         if (memcmp(&ctx->pipelines[i].key, &k, sizeof k) == 0) {
             *out = ctx->pipelines[i].pipeline;

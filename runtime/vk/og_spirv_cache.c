@@ -15,7 +15,7 @@
  * when the KHR rewrite (gen/og_spirv_khr.c) changes the words it writes:
  * KHR modules are cached after the rewrite, and its source is not part of
  * og_generator_hash. */
-#define OG_SPIRV_CACHE_SALT "onegpu-spirv-5"
+#define OG_SPIRV_CACHE_SALT "onegpu-spirv-6"
 
 /* Larger files are not ours: a module of this project is tens of KiB. */
 #define OG_SPIRV_CACHE_MAX (64u << 20)

@@ -2,7 +2,8 @@
  * (og_qgemm_*) of the format --weights names (og_qweights_format_parse).
  * bench times the default decode kernel and the selected one, the copy of
  * the weights' bytes and the float16 GEMM of the same shape in one run,
- * with the load average. */
+ * with the load average; with --parts also the selected decode kernel's
+ * parts (templates/qgemm_decode.tmpl's PART): where its time goes. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,19 +196,21 @@ static og_status record_copy(void *user, VkCommandBuffer cmd)
 }
 
 /* Median microseconds of the default decode kernel, the selected (or
- * given) one, the copy of the weights and the float16 GEMM, timed in
- * alternation (5 rounds) so all see one load. */
-static og_status time_four(og_context *ctx, og_qgemm *q, const og_qgemm_args *qa,
-                           const og_params *sel, og_gemm *g, const og_gemm_args *ga, bench_bufs *b,
-                           double us[4])
+ * given) one, the copy of the weights and the float16 GEMM, and with parts
+ * the selected kernel's load and convert parts, timed in alternation (5
+ * rounds) so all see one load. */
+static og_status time_all(og_context *ctx, og_qgemm *q, const og_qgemm_args *qa,
+                          const og_params *sel, og_gemm *g, const og_gemm_args *ga, bench_bufs *b,
+                          int parts, double us[6])
 {
     enum { rounds = 5 };
-    double t[4][rounds];
+    double t[6][rounds];
+    int n = parts ? 6 : 4;
     og_timing_plan plan = OG_TIMING_BENCH;
     og_params def = og_qgemm_default(qa->m), gp;
     og_status st = og_gemm_choose(g, ga, &gp);
     for (int r = 0; r < rounds && st == OG_OK; r++) {
-        og_timing x[4] = {{0}};
+        og_timing x[6] = {{0}};
         st = og_qgemm_time(q, qa, &def, &plan, &x[0]);
         if (st == OG_OK)
             st = og_qgemm_time(q, qa, sel, &plan, &x[1]);
@@ -215,21 +218,24 @@ static og_status time_four(og_context *ctx, og_qgemm *q, const og_qgemm_args *qa
             st = og_time_encoder(ctx, record_copy, b, &plan, &x[2]);
         if (st == OG_OK)
             st = og_gemm_time(g, ga, &gp, &plan, &x[3]);
-        for (int i = 0; i < 4; i++)
+        for (int part = OG_PART_LOAD; part < n - 3 && st == OG_OK; part++)
+            st = og_qgemm_time_part(q, qa, sel, part, &plan, &x[3 + part]);
+        for (int i = 0; i < n; i++)
             t[i][r] = x[i].median_us;
     }
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < n; i++)
         us[i] = st == OG_OK ? og_cli_median(t[i], rounds) : 0;
     return st;
 }
 
 /* One benchmark shape: its problem, buffers and line. */
 static og_status bench_shape(og_context *ctx, og_qgemm *q, og_gemm *g, og_dtype dtype,
-                             const og_qweights_format *f, const og_shape *s, const og_params *given)
+                             const og_qweights_format *f, const og_shape *s, const og_params *given,
+                             int parts)
 {
     og_qgemm_problem *pr = NULL;
     bench_bufs b = {0};
-    double us[4] = {0};
+    double us[6] = {0};
     og_params sel;
     og_status st = og_qgemm_problem_create(ctx, dtype, f, s->m, s->n, s->k, s->batch, 5, &pr);
     if (st == OG_OK)
@@ -253,8 +259,10 @@ static og_status bench_shape(og_context *ctx, og_qgemm *q, og_gemm *g, og_dtype 
                        .stride_a = s->m * s->k,
                        .stride_b = s->n * s->k,
                        .stride_c = s->m * s->n};
+    /* Parts are the decode kernel's (M <= 16), not the prefill's. */
+    parts = parts && sel.variant == OG_VARIANT_QDECODE;
     if (st == OG_OK)
-        st = time_four(ctx, q, &pr->args, &sel, g, &ga, &b, us);
+        st = time_all(ctx, q, &pr->args, &sel, g, &ga, &b, parts, us);
     if (st == OG_OK) {
         char name[64], params[OG_PARAMS_MAX];
         snprintf(name, sizeof name, "%" PRId64 "x%" PRId64 "x%" PRId64 "%s", s->m, s->n, s->k,
@@ -263,9 +271,12 @@ static og_status bench_shape(og_context *ctx, og_qgemm *q, og_gemm *g, og_dtype 
         double gbs = og_qgemm_weight_gbs(pr, us[1]), copy = og_qgemm_weight_gbs(pr, us[2]);
         double gf =
             2.0 * (double)s->m * (double)s->n * (double)s->k * (double)s->batch / (us[3] * 1e3);
-        printf("%-16s %10.1f %10.1f %7.2fx %11.2f %10.2f %6.0f%% %11.1f %9.2f %7.2fx  %s\n", name,
-               us[0], us[1], us[0] / us[1], gbs, copy, 100.0 * gbs / copy, us[3], gf, us[3] / us[1],
-               params);
+        char part_us[48] = "";
+        if (parts)
+            snprintf(part_us, sizeof part_us, " %9.1f %9.1f", us[4], us[5]);
+        printf("%-16s %10.1f %10.1f %7.2fx %11.2f %10.2f %6.0f%% %11.1f %9.2f %7.2fx%s  %s\n",
+               name, us[0], us[1], us[0] / us[1], gbs, copy, 100.0 * gbs / copy, us[3], gf,
+               us[3] / us[1], part_us, params);
     }
     bufs_free(&b);
     og_qgemm_problem_destroy(pr);
@@ -305,12 +316,17 @@ int og_cmd_bench_qgemm(const og_cli *o, og_dtype dtype)
         "# weights GB/s: bytes of codes, scales and zero points the selected kernel reads per\n"
         "# second; copy GB/s: vkCmdCopyBuffer of the same bytes (read once, written once);\n"
         "# f16 GEMM: the same M x N x K with float16 weights (B transposed), Fast mode's kernel\n");
-    printf("%-16s %10s %10s %8s %11s %10s %7s %11s %9s %8s  %s\n", "M x N x K", "default us",
+    if (o->parts)
+        printf("# load us: the selected decode kernel loading its codes alone (xor-folded, no\n"
+               "# scales, A or products); convert us: its decode and scales of codes made from\n"
+               "# the unit's number (no loads of codes or A), each weight summed\n");
+    printf("%-16s %10s %10s %8s %11s %10s %7s %11s %9s %8s%s  %s\n", "M x N x K", "default us",
            "selected", "def/sel", "weights GB/s", "copy GB/s", "of copy", "f16 GEMM us", "f16 GF/s",
-           "vs f16", "selected kernel");
+           "vs f16", o->parts ? "   load us convert us" : "", "selected kernel");
     int rc = 0;
     for (size_t i = 0; i < ns && rc == 0; i++) {
-        if (bench_shape(ctx, q, g, dtype, &f, &shapes[i], o->params ? &given : NULL) != OG_OK) {
+        if (bench_shape(ctx, q, g, dtype, &f, &shapes[i], o->params ? &given : NULL, o->parts) !=
+            OG_OK) {
             og_cli_fail("ogtune bench: %" PRId64 "x%" PRId64 "x%" PRId64 ": %s\n", shapes[i].m,
                         shapes[i].n, shapes[i].k, og_context_last_error(ctx));
             rc = 1;

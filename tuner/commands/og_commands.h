@@ -28,6 +28,7 @@ typedef struct og_cli {
     const char **args;  /* the arguments that are not options (import, merge) */
     int nargs;
     int first_call; /* bench --first-call */
+    int parts;      /* bench --op qgemm --parts */
     double timeout; /* --timeout SECONDS: tune's limit per candidate */
 } og_cli;
 

@@ -126,13 +126,18 @@ og_status og_candidate_verify(og_gemm *g, og_problem *pr, const og_params *p, in
      * an epilogue applied twice or not at all goes unseen; the ragged ones
      * scale: the first reads C (beta != 0: every workgroup runs the epilogue
      * loop), the second has workgroups wholly inside C that store alpha * sum
-     * directly (beta = 0). */
+     * directly (beta = 0). Rows 1 and 4 where the family takes them (the
+     * decode kernel's float32 starts at 5 rows), else the problem's own. */
     int64_t ragged[2][4] = {{p->bm + 1, p->bn - 1, p->bk + 3, 2},
                             {2 * p->bm - 1, 2 * p->bn + 1, 2 * p->bk + 17, 1}};
     static const float scalars[2][2] = {{-1.5f, 0.5f}, {1.5f, 0.0f}};
     if (!og_family_can(p, OG_FAMILY_TILED)) {
-        int64_t rows[2][4] = {{1, p->cols + 1, 3 * p->slices + 5, 2},
-                              {4, 2 * p->cols - 1, p->slices - 1, 1}};
+        const og_family *f = og_family_of(p);
+        og_dtype t = pr->dtype;
+        int64_t m1 = !f->takes || f->takes(t, 1, 0) ? 1 : pr->args.m;
+        int64_t m4 = !f->takes || f->takes(t, 4, 0) ? 4 : pr->args.m;
+        int64_t rows[2][4] = {{m1, p->cols + 1, 3 * p->slices + 5, 2},
+                              {m4, 2 * p->cols - 1, p->slices - 1, 1}};
         memcpy(ragged, rows, sizeof ragged);
     }
     for (int i = 0; i < 2 && st == OG_OK && *accepted; i++) {
