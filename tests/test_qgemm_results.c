@@ -407,8 +407,8 @@ static og_status run_part(og_context *ctx, og_qgemm *q, og_qgemm_args *args, con
 /* The decode kernel's parts (ogtune bench --parts), every format kind, from
  * storage and texel views: the load part reads the codes (its C changes
  * with them), the convert part reads none (its C is the same for two
- * images that differ only in their codes); a part of the prefill tile is refused; and the product after
- * the parts is the product. */
+ * images that differ only in their codes); a part of the prefill tile is refused; and the product
+ * after the parts is the product. */
 Test(qgemm, decode_parts)
 {
     og_context *ctx = open_context();
@@ -418,7 +418,8 @@ Test(qgemm, decode_parts)
     cr_assert_eq(og_buffer_create(ctx, sizeof c[0], &C), OG_OK);
     const size_t count = (size_t)(m * n);
     for (size_t fi = 0; fi < N_FORMATS + 2; fi++) {
-        const og_qweights_format *f = fi < N_FORMATS ? &formats[fi] : &kquant_formats[fi - N_FORMATS];
+        const og_qweights_format *f =
+            fi < N_FORMATS ? &formats[fi] : &kquant_formats[fi - N_FORMATS];
         layout l = layout_for(f, n, k);
         /* Two images of the same scales and zero points, other codes. */
         uint8_t *img[2] = {random_image(f, &l, n, k), malloc(l.bytes)};
@@ -433,15 +434,16 @@ Test(qgemm, decode_parts)
         for (int texel = 0; texel < 2; texel++) {
             p.src = texel ? OG_SRC_TEXEL : OG_SRC_STORAGE;
             for (int i = 0; i < 2; i++)
-                cr_assert_eq(run_part(ctx, q, &args, img[i], l.bytes, &p, OG_PART_LOAD, c[i], count),
-                             OG_OK, "format %zu: %s", fi, og_context_last_error(ctx));
+                cr_assert_eq(
+                    run_part(ctx, q, &args, img[i], l.bytes, &p, OG_PART_LOAD, c[i], count), OG_OK,
+                    "format %zu: %s", fi, og_context_last_error(ctx));
             cr_expect_neq(memcmp(c[0], c[1], sizeof c[0]), 0,
-                          "format %zu, texel %d: the load part's C does not depend on the codes", fi,
-                          texel);
+                          "format %zu, texel %d: the load part's C does not depend on the codes",
+                          fi, texel);
             for (int i = 0; i < 2; i++)
                 cr_assert_eq(
-                    run_part(ctx, q, &args, img[i], l.bytes, &p, OG_PART_CONVERT, c[i], count), OG_OK,
-                    "format %zu: %s", fi, og_context_last_error(ctx));
+                    run_part(ctx, q, &args, img[i], l.bytes, &p, OG_PART_CONVERT, c[i], count),
+                    OG_OK, "format %zu: %s", fi, og_context_last_error(ctx));
             cr_expect_eq(memcmp(c[0], c[1], sizeof c[0]), 0,
                          "format %zu, texel %d: the convert part read the codes", fi, texel);
             /* The product, before and after a part, bit for bit. */
@@ -449,11 +451,12 @@ Test(qgemm, decode_parts)
             args.w = W;
             for (int i = 0; i < 2; i++) {
                 if (i)
-                    cr_assert_eq(run_part(ctx, q, &args, img[1], l.bytes, &p, OG_PART_LOAD, c[0],
-                                          count),
-                                 OG_OK);
+                    cr_assert_eq(
+                        run_part(ctx, q, &args, img[1], l.bytes, &p, OG_PART_LOAD, c[0], count),
+                        OG_OK);
                 args.w = W;
-                cr_assert_eq(run_qparams(q, ctx, &args, &p), OG_OK, "%s", og_context_last_error(ctx));
+                cr_assert_eq(run_qparams(q, ctx, &args, &p), OG_OK, "%s",
+                             og_context_last_error(ctx));
                 cr_assert_eq(og_buffer_read(C, 0, full[i], sizeof full[i]), OG_OK);
             }
             cr_expect_eq(memcmp(full[0], full[1], sizeof full[0]), 0,
