@@ -260,7 +260,7 @@ static og_status bench_shape(og_context *ctx, og_qgemm *q, og_gemm *g, og_dtype 
                        .stride_b = s->n * s->k,
                        .stride_c = s->m * s->n};
     /* Parts are the decode kernel's (M <= 16), not the prefill's. */
-    parts = parts && sel.variant == OG_VARIANT_QDECODE;
+    parts = parts && og_family_can(&sel, OG_FAMILY_WEIGHTS);
     if (st == OG_OK)
         st = time_all(ctx, q, &pr->args, &sel, g, &ga, &b, parts, us);
     if (st == OG_OK) {
