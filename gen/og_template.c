@@ -200,7 +200,7 @@ static void push_params(lua_State *L, const og_kernel_key *key)
         set_str(L, "QZERO", zeros[OG_QFORMAT_KEY_ZERO(key->qformat) % 3]);
     }
     static const char *const part_names[] = {"full", "load", "convert"};
-    set_str(L, "PART", part_names[key->part % 3]);
+    set_str(L, "PART", part_names[key->part]); /* checked: OG_PART_* */
     static const char *const srcs[] = {"ssbo", "texel", "addr"};
     set_str(L, "SRC", srcs[p->src]);
     if (key->kernel != OG_KERNEL_GEMM && key->kernel != OG_KERNEL_PLANES)

@@ -96,13 +96,8 @@ static og_status plan(void *obj, const void *args_, const og_checked *chk, const
     og_gemm *g = &q->gemm;
     og_context *ctx = g->ctx;
     og_status st = og_qgemm_plan(&ctx->limits, ctx->error, g->dtype, q->qformat, g->mode,
-                                 &chk->shape, p, &chk->push, g->scratch_bytes, &c->plan);
-    if (st == OG_OK && q->part != OG_PART_FULL) {
-        char why[256];
-        c->plan.key.part = q->part;
-        if (og_kernel_check(&c->plan.key, &ctx->limits, why, sizeof why) != 0)
-            st = og_fail(ctx, OG_ERROR_UNSUPPORTED, "qgemm: %s", why);
-    }
+                                 &chk->shape, p, &chk->push, g->scratch_bytes, q->part,
+                                 &c->plan);
     /* Split-k's planes and range scaling's exponents, made on first use
      * (zero-filled on the context's copy command buffer, so this may happen
      * while the caller records). */

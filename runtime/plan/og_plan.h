@@ -356,10 +356,12 @@ og_params og_qgemm_run_params(og_dtype a_type, const og_push *push, const og_par
  * with parameters p (the decode kernel, the prefill tile, or in Fast mode
  * the staged cooperative-matrix tile, recovered with range scaling) for
  * the weights' key qformat; split-k's planes of the whole call must fit
- * scratch_bytes (fewer ranges where they would not). */
+ * scratch_bytes (fewer ranges where they would not). part is OG_PART_FULL,
+ * or for measurement the decode kernel's load or convert part (OG_PART_*,
+ * refused for any other kernel). */
 og_status og_qgemm_plan(const og_limits *lim, char *err, og_dtype a_type, int qformat, og_mode mode,
                         const og_gemm_args *shape, const og_params *p, const og_push *push,
-                        uint64_t scratch_bytes, og_plan *out);
+                        uint64_t scratch_bytes, int part, og_plan *out);
 
 /* For the plan files: an empty plan of kind for push, and the count of
  * pieces once rows_per and batch_per are set (og_pieces.c). */

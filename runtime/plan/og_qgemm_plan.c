@@ -121,7 +121,7 @@ og_params og_qgemm_run_params(og_dtype a_type, const og_push *push, const og_par
 
 og_status og_qgemm_plan(const og_limits *lim, char *err, og_dtype a_type, int qformat, og_mode mode,
                         const og_gemm_args *shape, const og_params *p, const og_push *push,
-                        uint64_t scratch_bytes, og_plan *out)
+                        uint64_t scratch_bytes, int part, og_plan *out)
 {
     og_plan_start(out, OG_PLAN_QGEMM, lim, OG_GLSL, push);
     og_binding_starts(lim, shape, og_dtype_bytes(a_type), 4, NULL, 0, out->start);
@@ -193,9 +193,10 @@ og_status og_qgemm_plan(const og_limits *lim, char *err, og_dtype a_type, int qf
                                .trans_b = tile,
                                .qformat = qformat,
                                .recover = matrix ? OG_RECOVER_SHIFT : 0,
-                               .scaled = matrix};
+                               .scaled = matrix,
+                               .part = part};
     char why[256];
-    if (tile && og_kernel_check(&out->key, lim, why, sizeof why) != 0)
+    if ((tile || part != OG_PART_FULL) && og_kernel_check(&out->key, lim, why, sizeof why) != 0)
         return og_failf(err, OG_ERROR_UNSUPPORTED, "qgemm: %s", why);
     if ((st = og_loops_check(lim, err, "qgemm", &out->key, shape->k,
                              ranges > 1 ? range_units * 32 : (uint64_t)shape->k)) != OG_OK ||

@@ -195,31 +195,36 @@ static og_status record_copy(void *user, VkCommandBuffer cmd)
     return OG_OK;
 }
 
+/* The timings of one benchmark line, in the order they are measured. */
+enum { T_DEFAULT, T_SELECTED, T_COPY, T_GEMM, T_LOAD, T_CONVERT, T_COUNT };
+
 /* Median microseconds of the default decode kernel, the selected (or
  * given) one, the copy of the weights and the float16 GEMM, and with parts
  * the selected kernel's load and convert parts, timed in alternation (5
  * rounds) so all see one load. */
 static og_status time_all(og_context *ctx, og_qgemm *q, const og_qgemm_args *qa,
                           const og_params *sel, og_gemm *g, const og_gemm_args *ga, bench_bufs *b,
-                          int parts, double us[6])
+                          int parts, double us[T_COUNT])
 {
     enum { rounds = 5 };
-    double t[6][rounds];
-    int n = parts ? 6 : 4;
+    double t[T_COUNT][rounds];
+    int n = parts ? T_COUNT : T_LOAD;
     og_timing_plan plan = OG_TIMING_BENCH;
     og_params def = og_qgemm_default(qa->m), gp;
     og_status st = og_gemm_choose(g, ga, &gp);
     for (int r = 0; r < rounds && st == OG_OK; r++) {
-        og_timing x[6] = {{0}};
-        st = og_qgemm_time(q, qa, &def, &plan, &x[0]);
+        og_timing x[T_COUNT] = {{0}};
+        st = og_qgemm_time(q, qa, &def, &plan, &x[T_DEFAULT]);
         if (st == OG_OK)
-            st = og_qgemm_time(q, qa, sel, &plan, &x[1]);
+            st = og_qgemm_time(q, qa, sel, &plan, &x[T_SELECTED]);
         if (st == OG_OK)
-            st = og_time_encoder(ctx, record_copy, b, &plan, &x[2]);
+            st = og_time_encoder(ctx, record_copy, b, &plan, &x[T_COPY]);
         if (st == OG_OK)
-            st = og_gemm_time(g, ga, &gp, &plan, &x[3]);
-        for (int part = OG_PART_LOAD; part < n - 3 && st == OG_OK; part++)
-            st = og_qgemm_time_part(q, qa, sel, part, &plan, &x[3 + part]);
+            st = og_gemm_time(g, ga, &gp, &plan, &x[T_GEMM]);
+        if (st == OG_OK && parts)
+            st = og_qgemm_time_part(q, qa, sel, OG_PART_LOAD, &plan, &x[T_LOAD]);
+        if (st == OG_OK && parts)
+            st = og_qgemm_time_part(q, qa, sel, OG_PART_CONVERT, &plan, &x[T_CONVERT]);
         for (int i = 0; i < n; i++)
             t[i][r] = x[i].median_us;
     }
@@ -235,7 +240,7 @@ static og_status bench_shape(og_context *ctx, og_qgemm *q, og_gemm *g, og_dtype 
 {
     og_qgemm_problem *pr = NULL;
     bench_bufs b = {0};
-    double us[6] = {0};
+    double us[T_COUNT] = {0};
     og_params sel;
     og_status st = og_qgemm_problem_create(ctx, dtype, f, s->m, s->n, s->k, s->batch, 5, &pr);
     if (st == OG_OK)
@@ -268,15 +273,16 @@ static og_status bench_shape(og_context *ctx, og_qgemm *q, og_gemm *g, og_dtype 
         snprintf(name, sizeof name, "%" PRId64 "x%" PRId64 "x%" PRId64 "%s", s->m, s->n, s->k,
                  s->batch > 1 ? "xB" : "");
         og_params_format(&sel, params, sizeof params);
-        double gbs = og_qgemm_weight_gbs(pr, us[1]), copy = og_qgemm_weight_gbs(pr, us[2]);
-        double gf =
-            2.0 * (double)s->m * (double)s->n * (double)s->k * (double)s->batch / (us[3] * 1e3);
+        double gbs = og_qgemm_weight_gbs(pr, us[T_SELECTED]),
+               copy = og_qgemm_weight_gbs(pr, us[T_COPY]);
+        double gf = 2.0 * (double)s->m * (double)s->n * (double)s->k * (double)s->batch /
+                    (us[T_GEMM] * 1e3);
         char part_us[48] = "";
         if (parts)
-            snprintf(part_us, sizeof part_us, " %9.1f %9.1f", us[4], us[5]);
+            snprintf(part_us, sizeof part_us, " %9.1f %9.1f", us[T_LOAD], us[T_CONVERT]);
         printf("%-16s %10.1f %10.1f %7.2fx %11.2f %10.2f %6.0f%% %11.1f %9.2f %7.2fx%s  %s\n",
-               name, us[0], us[1], us[0] / us[1], gbs, copy, 100.0 * gbs / copy, us[3], gf,
-               us[3] / us[1], part_us, params);
+               name, us[T_DEFAULT], us[T_SELECTED], us[T_DEFAULT] / us[T_SELECTED], gbs, copy,
+               100.0 * gbs / copy, us[T_GEMM], gf, us[T_GEMM] / us[T_SELECTED], part_us, params);
     }
     bufs_free(&b);
     og_qgemm_problem_destroy(pr);
