@@ -232,7 +232,7 @@ int og_fewrows_eligible(og_dtype dtype, int64_t m, int trans_a);
 /* Whether a product runs the dense decode kernel: float16 or bfloat16 at
  * 1 <= M <= 16, float32 (or FP8 inputs, selected as float32) at
  * 5 <= M <= 16, A not transposed (og_family_decode.c), generated as GLSL
- * (the kernel's only dialect; elsewhere such products run the tile). */
+ * or WGSL (not HLSL: there such products run the tile). */
 int og_decode_eligible(og_dtype dtype, int64_t m, int trans_a, og_dialect dialect);
 
 /* Whether an Int8Gemm product may run the skinny kernel: M <= 16, B not transposed. */

@@ -156,6 +156,41 @@ Test(wgsl, fewrows)
     }
 }
 
+/* The dense decode kernel: float32, float16 and bfloat16, both layouts of B,
+ * every rows of og_params_decode with word loads (vec=1) and a spread of
+ * columns x slices x columns an invocation. */
+Test(wgsl, decode)
+{
+    const og_dtype types[] = {OG_F32, OG_F16, OG_BF16};
+    const int shapes[][3] = {{4, 32, 1}, {64, 4, 8}, {16, 8, 4}, {8, 16, 1}};
+    for (int rows = 1; rows <= 16; rows *= 2)
+        for (size_t t = 0; t < 3; t++)
+            for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+                for (int trans_b = 0; trans_b < 2; trans_b++) {
+                    og_kernel_key key = {.dtype = types[t], .trans_b = trans_b, .dialect = OG_WGSL,
+                                         .p = og_params_decode(rows, trans_b)};
+                    key.p.cols = shapes[i][0], key.p.slices = shapes[i][1], key.p.tn = shapes[i][2];
+                    key.p.vec = 1;
+                    char why[512];
+                    cr_assert_eq(og_kernel_check(&key, NULL, why, sizeof why), 0, "%s", why);
+                    check_structure(&key);
+                }
+    /* GLSL's 16-byte loads, texel buffers and FP8 are refused by name. */
+    og_kernel_key key = {.dtype = OG_F16, .trans_b = 1, .dialect = OG_WGSL, .p = og_params_decode(8, 1)};
+    char why[512] = "";
+    cr_expect_neq(og_kernel_check(&key, NULL, why, sizeof why), 0);
+    cr_expect_not_null(strstr(why, "vec=4"), "%s", why);
+    key.p.vec = 1, key.p.src = OG_SRC_TEXEL;
+    cr_expect_neq(og_kernel_check(&key, NULL, why, sizeof why), 0);
+    cr_expect_not_null(strstr(why, "src=texel"), "%s", why);
+    key.p.src = OG_SRC_STORAGE, key.dtype = OG_FP8_E4M3;
+    cr_expect_neq(og_kernel_check(&key, NULL, why, sizeof why), 0);
+    cr_expect_not_null(strstr(why, "float32, float16 or bfloat16"), "%s", why);
+    key.dtype = OG_F16, key.dialect = OG_HLSL;
+    cr_expect_neq(og_kernel_check(&key, NULL, why, sizeof why), 0);
+    cr_expect_not_null(strstr(why, "GLSL or WGSL"), "%s", why);
+}
+
 /* The standalone bias and activation, and alpha = 0 or K = 0's scale kernel. */
 Test(wgsl, elementwise)
 {

@@ -71,16 +71,18 @@ static int decode_check(const og_params *p, const og_limits *lim, char *why, siz
 }
 
 /* Float16 or bfloat16 A and B of one type, float32 A and B, or FP8 on
- * either side with FP8 or float32 on the other; A not transposed, GLSL. */
+ * either side with FP8 or float32 on the other; A not transposed; GLSL, or
+ * WGSL (og_wgsl_check: float32, float16 or bfloat16, vec=1, storage
+ * buffers). */
 static int decode_check_key(const og_kernel_key *key, char *why, size_t len)
 {
     og_dtype a = key->dtype, b = og_kernel_b_type(key);
     int wide_a = a == OG_F32 || og_dtype_is_fp8(a), wide_b = b == OG_F32 || og_dtype_is_fp8(b);
     int pair = ((a == OG_F16 || a == OG_BF16) && b == a) || (wide_a && wide_b);
-    if (!pair || key->trans_a || key->dialect != OG_GLSL) {
+    if (!pair || key->trans_a || key->dialect == OG_HLSL) {
         snprintf(why, len,
                  "gen: the decode kernel takes float16 or bfloat16 A and B of one type, or "
-                 "float32 and FP8 A and B, A not transposed, in GLSL");
+                 "float32 and FP8 A and B, A not transposed, in GLSL or WGSL");
         return -1;
     }
     return 0;
@@ -148,7 +150,7 @@ const og_family og_family_decode = {
     .variant = OG_VARIANT_DECODE,
     .name = "decode",
     .template_name = OG_TEMPLATE_DECODE,
-    .can = OG_FAMILY_VEC16 | OG_FAMILY_FP8,
+    .can = OG_FAMILY_VEC16 | OG_FAMILY_FP8 | OG_FAMILY_WGSL,
     .takes = decode_takes,
     .takes_text = "the decode kernel takes float16 or bfloat16 inputs at 1 <= M <= 16, float32 "
                   "or FP8 at 5 <= M <= 16, and A not transposed",

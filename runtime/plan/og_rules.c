@@ -13,7 +13,7 @@ int og_fewrows_eligible(og_dtype dtype, int64_t m, int trans_a)
 
 int og_decode_eligible(og_dtype dtype, int64_t m, int trans_a, og_dialect dialect)
 {
-    return og_family_decode.takes(dtype, m, trans_a) && dialect == OG_GLSL;
+    return og_family_decode.takes(dtype, m, trans_a) && dialect != OG_HLSL;
 }
 
 int og_gemm_has_product(const og_gemm_args *args)

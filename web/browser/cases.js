@@ -1,5 +1,5 @@
 // The page's cases: float32 split-k, float16 as pairs in u32 words (odd
-// offsets), few rows, a float16 convolution, an NVFP4 low-bit weight
+// offsets), few rows, the decode kernel (float16, B N x K), a float16 convolution, an NVFP4 low-bit weight
 // product (float16 A, experts; small integers bit for bit), and Deterministic mode's bits
 // against the documented order, through the same module a page imports
 // (../onegpu/onegpu.js) and the Node.js tests' harness (../test/runtime.js,
@@ -26,6 +26,7 @@ const cases = [
     { M: 40, N: 70, K: 1000, batch: 2, strideB: 0, offA: 3, offC: 5, alpha: 1.5, beta: -0.5, bias: true, act: 2 }],
   ['float16 pairs 65x63x100, odd offsets, beta = 0 over NaN', 'f16', { M: 65, N: 63, K: 100, offA: 1, offB: 3, cFill: NaN }],
   ['few rows float32 3x200x300, batch 2 sharing B, offsets', 'f32', { M: 3, N: 200, K: 300, batch: 2, strideB: 0, offA: 1, offC: 2, beta: 0.5 }],
+  ['decode kernel float16 8x300x500, B N x K as models ship it, offsets, bias', 'f16', { M: 8, N: 300, K: 500, transB: true, offA: 1, offB: 3, beta: 0.5, bias: true }],
 ];
 // NCHW with KCRS weights (PyTorch's), two groups, padding wider than the
 // filter on the left; one kernel (no split-k: the float32 case splits).

@@ -14,7 +14,7 @@ import { checkConv, checkElementwise, checkGemm, checkQGemm, limitsOf, refuse } 
 import { EPI_BIAS, kernelUnfit, planConv, planElementwise, planGemm, planQGemm, pushOf } from './plan.js';
 import { layoutOf, parseQFormat, qformatKey, qformatName } from './qweights.js';
 import { record } from './encode.js';
-import { SCRATCH_BYTES, fewRowsEligible } from './rules.js';
+import { SCRATCH_BYTES, decodeEligible, decodeRows, fewRowsEligible } from './rules.js';
 import { chooseKernel, parseParams } from './select.js';
 
 export { probeFma } from './probe.js';
@@ -58,7 +58,11 @@ class Gemm {
     return { call, choice, plan };
   }
 
-  /** Few rows by the design's rule (float32, 1 <= M <= 4, A not transposed), else the tile. */
+  /**
+   * Few rows by the design's rule (float32, 1 <= M <= 4, A not transposed),
+   * the decode kernel by its own (float16 or bfloat16 at 1 <= M <= 16,
+   * float32 at 5..16, A not transposed), else the tile (og_select).
+   */
   choose(call) {
     const key = `${this.dtype}.${call.transA ? 'T' : 'N'}${call.transB ? 'T' : 'N'}`;
     const shape = [call.m, call.n, call.k, call.batch];
@@ -67,6 +71,10 @@ class Gemm {
     if (fewRowsEligible(this.dtype, call.m, call.transA)) {
       const fallback = t.fewRowsDefaults[call.transB ? 'T' : call.n >= 8192 ? 'wide' : 'N'];
       return chooseKernel(t, 'gemm_fewrows', key, this.mode, shape, fallback, usable);
+    }
+    if (decodeEligible(this.dtype, call.m, call.transA)) {
+      const fallback = t.decodeDefaults[call.transB ? 'T' : 'N'][decodeRows(call.m)];
+      return chooseKernel(t, 'gemm_decode', key, this.mode, shape, fallback, usable);
     }
     return chooseKernel(t, 'gemm_tile', key, this.mode, shape, t.defaultTile, usable);
   }

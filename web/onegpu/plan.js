@@ -98,7 +98,7 @@ function pieces(push, rowsPer, batchPer, aRow) {
 /**
  * The steps of a GEMM call: [{kernel, push, grid, bind}] where bind maps
  * a binding number to 'A', 'B', 'C', 'bias' or 'scratch'. choice: the
- * tile or few rows (select.js); reduce: the reduction kernel; scale: the elementwise
+ * tile, few rows or the decode kernel (select.js); reduce: the reduction kernel; scale: the elementwise
  * scale kernel or null. Returns {steps, ranges, rangeLen, scratch} (scratch:
  * whether the planes need the object's scratch).
  */
@@ -110,8 +110,10 @@ export function planGemm(lim, call, choice, reduce, scale, scratchFloats) {
   const push = pushOf(call);
   if (!product) return { ...none, steps: planElementwise(lim, 'gemm', scale, { ...push, K: 0 }) };
   const p = choice.params;
-  // Few rows: a workgroup owns p.cols columns of every row (og_gemm_plan's untiled case).
-  const tile = p.variant !== 'fewrows';
+  // The tile owns bm x bn of C; the decode kernel p.cols columns of p.rows
+  // rows; few rows p.cols columns of every row (og_gemm_plan's untiled cases).
+  const tile = p.bm !== undefined;
+  const rowBlock = tile ? p.bm : p.rows ?? call.m;
   const { ranges, rangeLen } = tile ? splitRanges(p.split, call.m, call.n, call.k, call.batch, scratchFloats) : { ranges: 1, rangeLen: call.k };
   const kernel = ranges > 1 ? choice.kernels.planes : choice.kernels.gemm;
   checkKernel(lim, 'gemm', kernel, `the ${choice.template} kernel ${choice.text}`);
@@ -122,9 +124,9 @@ export function planGemm(lim, call, choice, reduce, scale, scratchFloats) {
   }
   const steps = [];
   const bias = call.bias ? { 5: 'bias' } : {};
-  const rowsPer = tile ? lim.maxCount * p.bm : call.m;
+  const rowsPer = lim.maxCount * rowBlock;
   for (const q of pieces(push, rowsPer, Math.floor(lim.maxCount / ranges), call.transA ? 1 : call.lda)) {
-    const gy = tile ? ceilDiv(q.M, p.bm) : 1;
+    const gy = ceilDiv(q.M, rowBlock);
     steps.push(...pieceSteps(q, { kernel, reduce, gx, gy, reduceGx, ranges, rangeLen, bias, lim }));
   }
   return { steps, ranges, rangeLen, scratch: ranges > 1 };

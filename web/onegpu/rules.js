@@ -11,6 +11,19 @@ export const hasProduct = (call) => call.alpha !== 0 && call.k !== 0;
 /** Few rows: float32 inputs, 1 <= M <= 4 and A not transposed (og_fewrows_eligible). */
 export const fewRowsEligible = (dtype, m, transA) => dtype === 'f32' && m >= 1 && m <= 4 && !transA;
 
+/**
+ * The decode kernel (og_family_decode's rule): A not transposed, float16 or
+ * bfloat16 at 1 <= M <= 16, float32 at 5 <= M <= 16 (few rows has 1..4).
+ */
+export const decodeEligible = (dtype, m, transA) => !transA && m <= 16 && m >= (dtype === 'f32' ? 5 : 1);
+
+/** The decode kernel's rows for M (og_params_decode): the power of two covering M, at most 16. */
+export function decodeRows(m) {
+  let rows = 1;
+  while (rows < 16 && rows < m) rows *= 2;
+  return rows;
+}
+
 const ceilDiv = (a, b) => Math.ceil(a / b);
 
 /**

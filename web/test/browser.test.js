@@ -86,6 +86,7 @@ test('Chromium runs the page\'s GEMMs, convolution and low-bit weight product th
   const described = (start) => results.find((r) => r.name.startsWith(start))?.description;
   assert.match(described('float32 split-k'), /^gemm_tile .*; \d+ k ranges of \d+$/);
   assert.match(described('few rows'), /^gemm_fewrows /);
+  assert.equal(described('decode kernel'), 'gemm_decode variant=decode,rows=8,cols=4,slices=32,tn=1,vec=1 (default)');
   assert.match(described('convolution'), /^conv NCHW KCRS, implicit GEMM 54x6x54 x 4 products: gemm_tile .*\(default\)$/);
   assert.equal(described('low-bit weights'), 'qgemm:nvfp4 qgemm_decode variant=qdecode,rows=4,cols=4,slices=32,vec=1 (default)');
 });

@@ -70,8 +70,10 @@ export async function run(device, kernels, g, a, b, c, bias) {
     pass.setBindGroup(0, bindGroup(device, k.pipe, { ...bufs, 6: uniform(device, k.wgsl, push) }));
     pass.dispatchWorkgroups(x, y, z);
   };
-  // Few rows: a workgroup owns `cols` columns of every row; the tile: bm x bn of C.
-  const tileGrid = (p) => (p.variant === 'fewrows' ? [Math.ceil(g.N / p.cols), 1] : [Math.ceil(g.N / p.bn), Math.ceil(g.M / p.bm)]);
+  // Few rows: a workgroup owns `cols` columns of every row; the decode
+  // kernel `cols` columns of `rows` rows; the tile: bm x bn of C.
+  const tileGrid = (p) => (p.variant === 'fewrows' ? [Math.ceil(g.N / p.cols), 1]
+    : p.variant === 'decode' ? [Math.ceil(g.N / p.cols), Math.ceil(g.M / p.rows)] : [Math.ceil(g.N / p.bn), Math.ceil(g.M / p.bm)]);
   // The reduction and the elementwise kernels: LOCAL_X columns, rows and batches in steps.
   const rowsGrid = (k) => [Math.ceil(g.N / workgroupSize(k.wgsl)[0]), Math.min(g.M, 1024), g.batch];
   let planes;

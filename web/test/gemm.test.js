@@ -142,6 +142,37 @@ test('few rows: batches with stride_b = 0, beta = 0 with NaN in C, the epilogue'
   }
 });
 
+const decode = (rows, cols, slices, tn = 1) => ({ variant: 'decode', rows, cols, slices, tn, vec: 1 });
+
+// A kernel each (ROWS the power of two covering M): float16 at every M of
+// the models' layout (B N x K), the others at a few, each compiled once.
+const decodeCases = [
+  ...[1, 2, 3, 8, 16].map((M) => ({ dtype: 'f16', M, transB: true })),
+  ...[1, 3, 8].map((M) => ({ dtype: 'f16', M, transB: false })),
+  ...[false, true].flatMap((transB) => [{ dtype: 'bf16', M: 2, transB }, { dtype: 'f32', M: 8, transB }]),
+];
+
+test('decode kernel: M 1, 2, 3, 8, 16 of float16 (bfloat16 at 2, float32 at 8), B N x K and K x N, ragged N and K, ld larger, offsets, alpha, beta', async () => {
+  for (const { dtype, M, transB } of decodeCases) {
+    // The defaults' shapes (og_params_decode).
+    const rows = Math.min(16, 2 ** Math.ceil(Math.log2(M)));
+    const params = transB ? decode(rows, 4, 32) : decode(rows, 64, 4);
+    for (const [N, K] of [[1, 1], [7, 63], [65, 130], [9, 8]]) {
+      await check({ dtype, M, N, K, transB, alpha: 1.25, beta: -0.5, params });
+    }
+    await check({ dtype, M, N: 70, K: 77, transB, offA: 3, offB: 5, offC: 2, lda: 80, ldb: transB ? 78 : 72, ldc: 71, params });
+  }
+});
+
+test('decode kernel: several columns an invocation, batches with stride_b = 0, beta = 0 with NaN in C, the epilogue, rows past M', async () => {
+  for (const transB of [false, true]) {
+    await check({ dtype: 'f16', M: 8, N: 70, K: 77, transB, offA: 1, params: transB ? decode(8, 16, 8, 4) : decode(8, 64, 4, 8) });
+    await check({ dtype: 'f16', M: 3, N: 45, K: 77, batch: 3, strideB: 0, transB, params: decode(4, 8, 16) });
+    await check({ dtype: 'bf16', M: 5, N: 40, K: 33, alpha: 2, transB, params: decode(8, 4, 32) }, { cFill: NaN });
+    for (const act of [1, 2, 3]) await check({ dtype: 'f16', M: 2, N: 37, K: 50, beta: 0.5, bias: true, act, transB, params: decode(2, 8, 8) });
+  }
+});
+
 test('alpha = 0 or K = 0: C = act(beta * C + bias) by the scale kernel, C unread when beta = 0', async () => {
   await check({ M: 9, N: 70, K: 5, alpha: 0, beta: 0.75, batch: 2, ldc: 72, offC: 3 }, { elementwise: 'scale' });
   await check({ M: 5, N: 33, K: 0, beta: -2, bias: true, act: 1 }, { elementwise: 'scale' });

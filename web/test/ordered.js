@@ -60,11 +60,14 @@ function rangeDot(term, fused, k0, k1) {
  * problem of gemm.js, A and B the operands' values, c float32, bias the
  * N float32 values from the bias offset,
  * fused as the device's probe says; the tile's split-k ranges
- * ranges/rangeLen (1 range: the whole of k), or few rows' slices (slice s
- * chains k = s, s + slices, ...; the slice sums are added in slice order).
+ * ranges/rangeLen (1 range: the whole of k), few rows' slices (slice s
+ * chains k = s, s + slices, ...; the slice sums are added in slice order),
+ * or the decode kernel's decodeSlices (slice s chains the units of eight
+ * terms s, s + decodeSlices, ... in increasing k; the slice sums are added
+ * in a tree: s += s + h for h = decodeSlices / 2, ..., 1).
  * The GELUs are computed in float64, as in C.
  */
-export function referenceOrdered(g, A, B, c, bias, fused, { ranges = 1, rangeLen = g.K, slices = 0 } = {}) {
+export function referenceOrdered(g, A, B, c, bias, fused, { ranges = 1, rangeLen = g.K, slices = 0, decodeSlices = 0 } = {}) {
   const out = Float32Array.from(c);
   const alpha = Math.fround(g.alpha), beta = Math.fround(g.beta);
   for (let p = 0; p < g.batch; p++) for (let i = 0; i < g.M; i++) for (let j = 0; j < g.N; j++) {
@@ -75,7 +78,15 @@ export function referenceOrdered(g, A, B, c, bias, fused, { ranges = 1, rangeLen
     const ci = g.offC + p * g.strideC + i * g.ldc + j;
     const product = alpha !== 0 && g.K > 0;
     let r = 0;
-    if (product && slices) {
+    if (product && decodeSlices) {
+      const part = new Array(decodeSlices).fill(0);
+      for (let u = 0; 8 * u < g.K; u++) {
+        const q = u % decodeSlices;
+        for (let k = 8 * u; k < g.K && k < 8 * u + 8; k++) part[q] = step(...term(k), part[q], fused);
+      }
+      for (let h = decodeSlices / 2; h >= 1; h /= 2) for (let s = 0; s < h; s++) part[s] = Math.fround(part[s] + part[s + h]);
+      r = Math.fround(alpha * part[0]);
+    } else if (product && slices) {
       let tot = 0;
       for (let q = 0; q < slices; q++) {
         let part = 0;

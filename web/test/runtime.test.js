@@ -173,9 +173,10 @@ test('every refused call throws onegpu.h\'s message and writes nothing', async (
   const after = await read(device, c, M * N);
   assert.ok(after.every((x, i) => x === i + 0.5), 'a refused call wrote C');
 
-  // A device without WebGPU's default 256 invocations (compatibility mode's 128).
+  // A device without WebGPU's default 256 invocations (compatibility mode's
+  // 128): the tile (17 rows; at 8 the decode kernel runs, 32 invocations).
   const small = await openDevice('opengl', { limits: false });
-  const o = operands(small, { M, N, K });
+  const o = operands(small, { M: 17, N, K });
   await assert.rejects(createGemm(small).run(o.args), {
     code: 'unsupported',
     message: /^gemm: the gemm_tile kernel bm=64,.*: 256 invocations a workgroup, more than the device's maxComputeInvocationsPerWorkgroup of 128$/,
@@ -192,8 +193,8 @@ test('few rows by the rule (float32, M 1 to 4, A not transposed): B in both layo
     release(o);
     await check(spec);
   }
-  // The tile, not few rows: five rows, A transposed, float16.
-  const tileSpecs = [{ M: 5, N: 40, K: 40 }, { M: 2, N: 40, K: 40, transA: true }, { dtype: 'f16', M: 2, N: 40, K: 40 }];
+  // The tile, not few rows (nor the decode kernel): 17 rows, A transposed, float16 at 17 rows.
+  const tileSpecs = [{ M: 17, N: 40, K: 40 }, { M: 2, N: 40, K: 40, transA: true }, { dtype: 'f16', M: 17, N: 40, K: 40 }];
   for (const spec of tileSpecs) {
     const o = operands(device, spec);
     assert.match(gemms[`${spec.dtype ?? 'f32'} fast`].describe(o.args), /^gemm_tile /);
@@ -212,6 +213,40 @@ test('Deterministic few rows: bit for bit the slices of the documented order', a
     const got = await read(device, o.buffers.c, o.c.length);
     const want = referenceOrdered(o.g, o.A, o.B, o.c, o.bias, fma.fused, { slices: transB ? 32 : 16 });
     got.forEach((x, e) => assert.ok(Object.is(x, want[e]), `B ${transB ? 'N x K' : 'K x N'}: element ${e} is ${x}, the documented order gives ${want[e]}`));
+    release(o);
+  }
+});
+
+test('the decode kernel by its rule (float16 and bfloat16 at M 1 to 16, float32 at 5 to 16, A not transposed): both layouts, ragged, offsets, batches sharing B', async () => {
+  const specs = [
+    ...[1, 2, 3, 8, 16].map((M) => ({ dtype: 'f16', M })),
+    { dtype: 'bf16', M: 4 }, { dtype: 'f32', M: 5 }, { dtype: 'f32', M: 16 },
+  ];
+  for (const base of specs) for (const transB of [false, true]) {
+    const M = base.M;
+    const spec = { ...base, N: 65 + 6 * M, K: 130 - 7 * M, batch: 2, strideB: M % 2 ? 0 : undefined, offA: 1, offB: 3, offC: 2, alpha: 1.25, beta: 0.5, transB, bias: M === 3, act: M === 3 ? 1 : 0 };
+    const o = operands(device, spec);
+    const rows = Math.min(16, 2 ** Math.ceil(Math.log2(M)));
+    const shape = transB ? 'cols=4,slices=32,tn=1' : 'cols=64,slices=4,tn=8';
+    assert.equal(gemms[`${base.dtype} fast`].describe(o.args), `gemm_decode variant=decode,rows=${rows},${shape},vec=1 (default)`);
+    release(o);
+    await check(spec);
+  }
+  // A transposed, or 17 rows: the tile.
+  for (const spec of [{ dtype: 'f16', M: 4, transA: true }, { dtype: 'bf16', M: 17 }]) {
+    const o = operands(device, { ...spec, N: 40, K: 40 });
+    assert.match(gemms[`${spec.dtype} fast`].describe(o.args), /^gemm_tile /);
+    release(o);
+  }
+});
+
+test('Deterministic decode kernel: bit for bit the slices and tree of the documented order', async () => {
+  for (const [dtype, M] of [['f16', 3], ['bf16', 16], ['f32', 7]]) for (const transB of [false, true]) {
+    const o = operands(device, { dtype, M, N: 70, K: 301, transB, beta: -1, offA: 5, batch: 2, bias: true, act: 1 });
+    await gemms[`${dtype} deterministic`].run(o.args);
+    const got = await read(device, o.buffers.c, o.c.length);
+    const want = referenceOrdered(o.g, o.A, o.B, o.c, o.bias, fma.fused, { decodeSlices: transB ? 32 : 4 });
+    got.forEach((x, e) => assert.ok(Object.is(x, want[e]), `${dtype} M ${M} B ${transB ? 'N x K' : 'K x N'}: element ${e} is ${x}, the documented order gives ${want[e]}`));
     release(o);
   }
 });
@@ -265,6 +300,7 @@ test('a grid past maxComputeWorkgroupsPerDimension runs in pieces with the same 
     { M: 300, N: 200, K: 90, batch: 5, offA: 3, offC: 1, beta: 0.5, bias: true, act: 1 }, // 2 row pieces x 2 batch pieces
     { M: 130, N: 250, K: 200, batch: 3, transA: true }, // split-k: 3 ranges, one product a piece
     { M: 3, N: 60, K: 100, batch: 6, strideB: 0 }, // few rows: 4 products a piece
+    { M: 9, N: 60, K: 100, batch: 6, offA: 2 }, // the decode kernel: 4 products a piece
     { M: 9, N: 70, K: 0, lda: 1, batch: 6, beta: 2, bias: true }, // the scale kernel steps over rows and products
   ];
   for (const spec of specs) {

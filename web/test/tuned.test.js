@@ -4,7 +4,9 @@
 // default; Deterministic mode never. A small database made here with
 // ogtune import: records of a test device, one WGSL cannot run (vec=4),
 // one of another device and one of an older template (stale); few rows'
-// records, one beyond WebGPU's default invocations; a convolution's own
+// records, one beyond WebGPU's default invocations; the decode kernel's
+// records, one with 16-byte loads (vec=4), whose rows follow M at another
+// M; a convolution's own
 // records (op conv:3x3:s1x1:d1x1, NCHW and KCRS), which it takes before the
 // GEMM's record of its implicit GEMM.
 import assert from 'node:assert/strict';
@@ -27,7 +29,8 @@ let device, table;
 function templateHashes() {
   // The dump passes node's default 1 MiB of output: allow 256 MiB.
   const sql = execFileSync(ogtune, ['export', '--db', process.env.OG_PRETUNED_DB || resolve(here, '../../build/pretuned/llvmpipe.db')], { encoding: 'utf8', maxBuffer: 1 << 28 });
-  return { gemm_tile: /'gemm_tile', '([0-9a-f]{16})'/.exec(sql)[1], gemm_fewrows: /'gemm_fewrows', '([0-9a-f]{16})'/.exec(sql)[1] };
+  const hash = (template) => new RegExp(`'${template}', '([0-9a-f]{16})'`).exec(sql)[1];
+  return { gemm_tile: hash('gemm_tile'), gemm_fewrows: hash('gemm_fewrows'), gemm_decode: hash('gemm_decode') };
 }
 
 const tiles = {
@@ -36,6 +39,8 @@ const tiles = {
   chain: 'bm=32,bn=64,bk=16,tm=4,tn=4,wgx=16,wgy=8,pad=0,load=direct,acc=chain,vec=1,src=ssbo,split=1',
   fewRows: 'variant=fewrows,cols=32,slices=8,vec=1',
   fewRowsBig: 'variant=fewrows,cols=128,slices=4,vec=1', // 512 invocations: more than WGSL's 256
+  decode: 'variant=decode,rows=8,cols=8,slices=16,tn=1,vec=1',
+  decodeVec4: 'variant=decode,rows=8,cols=4,slices=32,tn=1,vec=4',
 };
 
 function database(hashes) {
@@ -49,6 +54,8 @@ function database(hashes) {
     record(1, 'bf16', 0, 0, [100, 100, 100, 1], tiles.small, 9, '0123456789abcdef'),
     record(1, 'f32', 0, 0, [1, 768, 768, 1], tiles.fewRows, 2, hashes.gemm_fewrows, 'gemm_fewrows'),
     record(1, 'f32', 0, 0, [2, 768, 768, 1], tiles.fewRowsBig, 4, hashes.gemm_fewrows, 'gemm_fewrows'),
+    record(1, 'f16', 0, 1, [8, 512, 512, 1], tiles.decode, 3, hashes.gemm_decode, 'gemm_decode'),
+    record(1, 'f16', 0, 1, [8, 512, 512, 1], tiles.decodeVec4, 6, hashes.gemm_decode, 'gemm_decode'),
     // The convolution's implicit GEMM of 1x8x12x12/16x3x3/p1 (144 pixels x 16 x 72), and the
     // GEMM's record of the same shape (B transposed), which the convolution's own record beats.
     // bfloat16: the float32 GEMM's cases above keep their own records.
@@ -75,12 +82,16 @@ test('the export keeps the records WGSL can run, of the device named, with the c
     ['gemm_tile', 'f32.NN', '256x256x256x1', tiles.small],
     ['gemm_tile', 'f16.TN', '100x100x100x1', tiles.chain],
     ['gemm_fewrows', 'f32.NN', '1x768x768x1', tiles.fewRows],
+    ['gemm_decode', 'f16.NT', '8x512x512x1', tiles.decode],
     ['conv', 'bf16.conv:3x3:s1x1:d1x1.nchw.kcrs', '144x16x72x1', tiles.chain],
     ['gemm_tile', 'bf16.NT', '144x16x72x1', tiles.small],
   ]);
   const skipped = Object.fromEntries(table.skipped.map((r) => [r.params, r.why]));
-  assert.deepEqual(Object.keys(skipped).sort(), [tiles.fewRowsBig, tiles.vec4].sort());
+  assert.deepEqual(Object.keys(skipped).sort(), [tiles.fewRowsBig, tiles.vec4, tiles.decodeVec4].sort());
   assert.match(skipped[tiles.vec4], /wgsl: vec=4/);
+  assert.match(skipped[tiles.decodeVec4], /wgsl: vec=4/);
+  // The decode record's kernels at every rows, for the rows that follow M.
+  for (const rows of [1, 2, 4, 8, 16]) assert.ok(table.decode[tiles.decode.replace('rows=8', `rows=${rows}`)]['f16.NT'].gemm);
   assert.match(skipped[tiles.fewRowsBig], /512 invocations/);
   assert.ok(table.tiles[tiles.small]['f32.NN'].gemm.wgsl.includes('@workgroup_size(16, 16, 1)'));
   assert.ok(table.tiles[tiles.chain.replace('split=1', 'split=rule')]['f16.TN'].planes);
@@ -100,6 +111,11 @@ test('Fast mode runs the exact, then the nearest tuned shape; Deterministic mode
     // Few rows: the record WGSL can run (WebGPU's 256 invocations leave out the one of 512).
     [fast32, { M: 2, N: 700, K: 700 }, `gemm_fewrows ${tiles.fewRows} (db, nearest shape)`],
     [fast32, { M: 3, N: 700, K: 700, transB: true }, 'gemm_fewrows variant=fewrows,cols=8,slices=32,vec=1 (default)'],
+    // The decode kernel: the exact shape, the nearest with its own M's rows, or this M's; B K x N has no record.
+    [fast16, { dtype: 'f16', M: 8, N: 512, K: 512, transB: true }, `gemm_decode ${tiles.decode} (db)`],
+    [fast16, { dtype: 'f16', M: 8, N: 300, K: 200, transB: true }, `gemm_decode ${tiles.decode} (db, nearest shape)`],
+    [fast16, { dtype: 'f16', M: 3, N: 300, K: 200, transB: true }, `gemm_decode ${tiles.decode.replace('rows=8', 'rows=4')} (db, nearest shape)`],
+    [fast16, { dtype: 'f16', M: 3, N: 300, K: 200 }, 'gemm_decode variant=decode,rows=4,cols=64,slices=4,tn=8,vec=1 (default)'],
   ];
   for (const [gemm, spec, description] of cases) {
     const o = operands(device, spec);

@@ -65,7 +65,10 @@ test('every kernel of the quick space (WebGPU\'s limits), every op(A) x op(B), p
       generated++;
     }
   }
-  assert.ok(generated >= 4 * 80, `${generated} kernels`);
+  // 311 on 2026-12-07: float16 and bfloat16 at 1x768x768 list the decode
+  // kernel's quick space, 16-byte loads only (refused; gemm.test.js runs its
+  // word loads).
+  assert.ok(generated >= 300, `${generated} kernels`);
 });
 
 test('the low-bit decode kernel: every kind of weight format x A f32, f16, bf16 x rows 1 and 16 (2, 4, 8 for some), a spread of columns x slices, and 2 and 4 units a trip', async () => {

@@ -4,7 +4,8 @@
 // `ogtune gen --emit wgsl` generates from the templates, never hand-written,
 // for the runtime's defaults (every dtype x op(A) x op(B), the tile and its
 // split-k planes, the planes' reduction; few rows in the rule's three shapes
-// for both layouts of B; the elementwise scale, bias and activation kernels;
+// for both layouts of B; the decode kernel's default for every dtype, layout
+// of B and rows 1 to 16, powers of two; the elementwise scale, bias and activation kernels;
 // the convolution's gathering tile and planes for every dtype x input layout
 // x weight layout, and its reduction for each layout; the low-bit weight
 // decode kernel of createQGemm for every format kind x dtype x rows 1 to 16,
@@ -17,7 +18,8 @@
 //   node tools/generate-kernels.js --ogtune PATH --out FILE [--db DB --device NAME]
 //
 // --db DB --device NAME: the accepted, current (not stale) Fast-mode GEMM
-// records (tile and few rows) and the convolutions' tile records (`ogtune
+// records (tile, few rows and the decode kernel, whose records come at every
+// rows 1 to 16 as the nearest shape's rows follow M) and the convolutions' tile records (`ogtune
 // tune --op conv`; template 'conv' in the table, key 'dtype.op.layout.weights')
 // of every device of DB whose name contains
 // NAME, read through `ogtune show --json`. For each template, key (dtype,
@@ -109,6 +111,27 @@ const fewRowsDefaults = {
   T: 'variant=fewrows,cols=8,slices=32,vec=1', // B stored N x K
 };
 
+// The decode kernel's defaults (og_params_decode) with word loads (vec=1,
+// WGSL's; vec never changes a slice's chain), by B's layout and rows: B
+// N x K 4 columns of 32 k slices, K x N 64 columns of 4 slices, 8
+// neighbouring columns an invocation.
+const decodeRowCounts = [1, 2, 4, 8, 16];
+const decodeText = (layout, rows) => (layout === 'T' ? `variant=decode,rows=${rows},cols=4,slices=32,tn=1,vec=1`
+  : `variant=decode,rows=${rows},cols=64,slices=4,tn=8,vec=1`);
+const decodeDefaults = Object.fromEntries(['N', 'T'].map((l) => [l, Object.fromEntries(decodeRowCounts.map((r) => [r, decodeText(l, r)]))]));
+/** The decode kernel of params text p for each key 'dtype.NN' / 'dtype.NT' (float32's from 8 rows: 1..4 are few rows'). */
+function decodeKernels(p, keys) {
+  const rows = Number(/rows=(\d+)/.exec(p)[1]);
+  const out = {};
+  for (const key of keys) {
+    const [dtype, layout] = key.split('.');
+    if (dtype === 'f32' && rows < 8) continue;
+    out[key] = { gemm: kernel(['--params', p, '--kernel', 'gemm', '--dtype', dtype, ...(layout[1] === 'T' ? ['--trans-b'] : [])]) };
+  }
+  return out;
+}
+const decodeKeys = (layout) => dtypes.map((d) => `${d}.N${layout}`);
+
 // The default tile (og_params_default, the reference design's 64x64x16) as
 // ogtune prints parameters; checked against ogtune's own default below, as
 // `ogtune select` would need a Vulkan device to print it.
@@ -147,6 +170,8 @@ const table = {
   defaultTile,
   tiles: { [defaultTile]: tileKernels(defaultTile, dtypes.flatMap((d) => layouts.map((l) => `${d}.${l}`))) },
   reduce: kernel(['--kernel', 'reduce']),
+  decodeDefaults,
+  decode: Object.fromEntries(['N', 'T'].flatMap((l) => decodeRowCounts.map((r) => [decodeText(l, r), decodeKernels(decodeText(l, r), decodeKeys(l))]))),
   fewRowsDefaults,
   fewRows: {
     [fewRowsDefaults.N]: { 'f32.NN': fewRowsKernel(fewRowsDefaults.N, 'N') },
@@ -177,22 +202,27 @@ if (opt.db) {
     // A convolution's own records (op conv:RxS:sHxW:dHxW; trans_a: NCHW, trans_b: KCRS) are its tile's.
     const conv = r.op.startsWith('conv:');
     if (!r.device.includes(opt.device) || (r.op !== 'gemm' && !conv) || r.mode !== 'fast' || !r.accepted || r.stale) continue;
-    if (!['gemm_tile', 'gemm_fewrows'].includes(r.template) || !dtypes.includes(r.dtype)) continue;
+    if (!['gemm_tile', 'gemm_fewrows', 'gemm_decode'].includes(r.template) || !dtypes.includes(r.dtype)) continue;
     if (conv && r.template !== 'gemm_tile') continue;
     const layouts = `${r.trans_a ? 'nchw' : 'nhwc'}.${r.trans_b ? 'kcrs' : 'krsc'}`;
     const key = conv ? `${r.dtype}.${r.op}.${layouts}` : `${r.dtype}.${r.trans_a ? 'T' : 'N'}${r.trans_b ? 'T' : 'N'}`;
     const template = conv ? 'conv' : r.template;
-    const fewRows = r.template === 'gemm_fewrows';
-    const params = fewRows ? r.params : r.params.replace(/^variant=tile,/, '');
-    const id = fewRows ? params : params.replace(/split=[^,]*/, 'split=rule');
-    const group = fewRows ? table.fewRows : table.tiles;
+    const fewRows = r.template === 'gemm_fewrows', decode = r.template === 'gemm_decode';
+    const params = fewRows || decode ? r.params : r.params.replace(/^variant=tile,/, '');
+    const id = fewRows || decode ? params : params.replace(/split=[^,]*/, 'split=rule');
+    const group = fewRows ? table.fewRows : decode ? table.decode : table.tiles;
     try {
       if (conv) {
         if (!table.conv.tiles[id]?.[`${r.dtype}.${layouts}`]) Object.assign(table.conv.tiles[id] ??= {}, convKernels(params, [r.dtype]));
+      } else if (decode) {
+        for (const rows of decodeRowCounts) {
+          const at = params.replace(/rows=\d+/, `rows=${rows}`);
+          if (!group[at]?.[key]) Object.assign(group[at] ??= {}, decodeKernels(at, [key]));
+        }
       } else if (!group[id]?.[key]) {
         (group[id] ??= {})[key] = fewRows ? fewRowsKernel(params, key[4]) : tileKernels(params, [key])[key];
       }
-      if (!conv && !fewRows && key.endsWith('.NT') && !table.conv.tiles[id]?.[`${r.dtype}.nhwc.krsc`]) {
+      if (!conv && !fewRows && !decode && key.endsWith('.NT') && !table.conv.tiles[id]?.[`${r.dtype}.nhwc.krsc`]) {
         Object.assign(table.conv.tiles[id] ??= {}, convKernels(params, [r.dtype]));
       }
     } catch (e) {
@@ -205,10 +235,11 @@ if (opt.db) {
     }
   }
   // Kernels of records that lost to a better one are not shipped.
-  const id = (r) => (r.template === 'gemm_fewrows' ? r.params : r.params.replace(/split=[^,]*/, 'split=rule'));
-  const used = new Set([...best.values()].map((r) => `${id(r)} ${r.key}`));
-  const defaults = new Set([defaultTile, ...Object.values(fewRowsDefaults)]);
-  for (const group of [table.tiles, table.fewRows]) {
+  const id = (r) => (['gemm_fewrows', 'gemm_decode'].includes(r.template) ? r.params : r.params.replace(/split=[^,]*/, 'split=rule'));
+  const used = new Set([...best.values()].flatMap((r) => (r.template === 'gemm_decode'
+    ? decodeRowCounts.map((rows) => `${r.params.replace(/rows=\d+/, `rows=${rows}`)} ${r.key}`) : [`${id(r)} ${r.key}`])));
+  const defaults = new Set([defaultTile, ...Object.values(fewRowsDefaults), ...Object.values(decodeDefaults).flatMap(Object.values)]);
+  for (const group of [table.tiles, table.fewRows, table.decode]) {
     for (const [params, keys] of Object.entries(group)) {
       if (defaults.has(params)) continue;
       for (const key of Object.keys(keys)) if (!used.has(`${params} ${key}`)) delete keys[key];
