@@ -233,7 +233,18 @@ typedef struct qcase {
     /* K-quants: a planted fault, sub-block 0's scale of row 0 changed by one
      * in the image the device reads (the reference keeps it). */
     int plant;
+    /* A of integers in [-127, 127] with one of magnitude 127 in each block
+     * of 32 along k: the integer path's int8 activations are then A itself
+     * (scale 1), so its only error is float32's, within the float bound. */
+    int exact_a;
 } qcase;
+
+/* Whether the case runs the integer path (params dot=1 or 2), whose bound
+ * adds the activations' quantisation (docs/decode.md). */
+static inline int int8_path(const qcase *c)
+{
+    return c->params && c->params->dot != 0;
+}
 
 static inline double act_ref(og_activation a, double x)
 {
@@ -247,9 +258,11 @@ static inline double act_ref(og_activation a, double x)
 /* Runs the case on the device and compares every element of C with the
  * float64 reference: |c - ref| <= 2^-17 * sum |a * w| (+ the epilogue's
  * terms), far above float32's error over K terms in practice and far below
- * any wrong weight, scale or row; C outside its M x N blocks must keep its
- * values. Returns the number of wrong elements, the first described in
- * first. */
+ * any wrong weight, scale or row; the integer path on A that is not
+ * exact_a adds its quantisation bound, sum over blocks of 32 of
+ * (amax / 254) * (1 + 2^-8) * sum |w| (each int8 value within half a step
+ * of x / (amax / 127)); C outside its M x N blocks must keep its values.
+ * Returns the number of wrong elements, the first described in first. */
 static inline size_t case_mismatches(og_context *ctx, const qcase *c, og_mode mode, char *first,
                               size_t len)
 {
@@ -288,7 +301,12 @@ static inline size_t case_mismatches(og_context *ctx, const qcase *c, og_mode mo
     float *av = malloc(a_count * 4), *cv = malloc(c_count * 4), *bias = malloc((size_t)c->n * 4);
     cr_assert(av && cv && bias);
     for (size_t i = 0; i < a_count; i++)
-        av[i] = a_value(c->a_type, (float)((int)(rnd() % 2001) - 1000) / 256.0f);
+        av[i] = a_value(c->a_type, c->exact_a ? (float)((int)(rnd() % 255) - 127)
+                                              : (float)((int)(rnd() % 2001) - 1000) / 256.0f);
+    if (c->exact_a)
+        for (size_t i = (size_t)c->a_off; i < a_count; i++)
+            if ((i - (size_t)c->a_off) % (size_t)lda % 32 == 0)
+                av[i] = rnd() % 2 ? 127.0f : -127.0f;
     for (size_t i = 0; i < c_count; i++)
         cv[i] = (float)((int)(rnd() % 201) - 100) / 16.0f;
     for (int64_t j = 0; j < c->n; j++)
@@ -335,10 +353,18 @@ static inline size_t case_mismatches(og_context *ctx, const qcase *c, og_mode mo
                 wrow[kk] = weight(f, &l, img, j, kk, ts);
             for (int64_t i = 0; i < c->m; i++) {
                 const float *arow = av + c->a_off + b * stride_a + i * lda;
-                double sum = 0, mag = 0;
+                double sum = 0, mag = 0, quant = 0;
                 for (int64_t kk = 0; kk < c->k; kk++) {
                     sum += (double)arow[kk] * wrow[kk];
                     mag += fabs((double)arow[kk] * wrow[kk]);
+                }
+                for (int64_t u = 0; int8_path(c) && !c->exact_a && u < c->k; u += 32) {
+                    double amax = 0, wsum = 0;
+                    for (int64_t kk = u; kk < u + 32; kk++) {
+                        amax = fmax(amax, fabs((double)arow[kk]));
+                        wsum += fabs(wrow[kk]);
+                    }
+                    quant += amax / 254 * (1 + ldexp(1, -8)) * wsum;
                 }
                 size_t ci = (size_t)(c->c_off + b * stride_c + i * ldc + j);
                 double r =
@@ -346,7 +372,7 @@ static inline size_t case_mismatches(og_context *ctx, const qcase *c, og_mode mo
                 double tol =
                     ldexp(mag + fabs((double)c->beta * cv[ci]) + (c->bias ? fabs(bias[j]) : 0),
                           -17) +
-                    1e-30;
+                    quant + 1e-30;
                 r = act_ref(c->act, r);
                 if (isnan(r) ? isnan(out[ci]) : fabs(out[ci] - r) <= tol)
                     continue;

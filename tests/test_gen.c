@@ -173,21 +173,24 @@ static og_kernel_key int8_key(const og_params *p, size_t combo)
     return key;
 }
 
-/* Modules of qdecode_cases: the low-bit decode kernel and the prefill tile. */
-#define N_QDECODE (12 + 6)
+/* Modules of qdecode_cases: the low-bit decode kernel, the prefill tile and
+ * the decode kernel's integer path. */
+#define N_QDECODE (12 + 6 + 4)
 
 /* The low-bit weight product's kernels: the decode kernel
  * (templates/qgemm_decode.tmpl) in every format, INT4 with each scale type
  * and zero-point kind, rows of A from 1 to 16, float32, float16 and
  * bfloat16 A, word and 16-byte loads; then the prefill tile (gemm_tile with
- * qweights_element.tmpl), staged and direct, in every format. */
+ * qweights_element.tmpl), staged and direct, in every format; then the
+ * integer path (dot=1, OpSDot/OpSUDot, and dot=2, the emulation) with
+ * E2M1, INT4 float zero points, Q4_K and Q6_K codes. */
 static size_t qdecode_cases(module_case *cases)
 {
     static const int formats[12][3] = {{0, 0, 0}, {1, 0, 0}, {2, 0, 0}, {2, 1, 0},
                                               {2, 0, 1}, {2, 1, 2}, {3, 0, 0}, {0, 0, 0},
                                               {1, 0, 0}, {2, 0, 2}, {2, 1, 1}, {3, 0, 0}};
     static const og_dtype types[3] = {OG_F32, OG_F16, OG_BF16};
-    for (size_t i = 0; i < N_QDECODE; i++) {
+    for (size_t i = 0; i < 18; i++) {
         og_params p = og_params_qdecode((int64_t)1 << (i % 5));
         p.vec = i < 7 ? 4 : 1;
         if (i >= 12) {
@@ -205,6 +208,19 @@ static size_t qdecode_cases(module_case *cases)
              .trans_b = i >= 12,
              .qformat = OG_QFORMAT_KEY(formats[i % 12][0], formats[i % 12][1],
                                        formats[i % 12][2])}};
+    }
+    static const int integer[4][3] = {{1, 0, 0}, {2, 1, 2}, {4, 0, 0}, {5, 0, 0}};
+    for (size_t i = 18; i < N_QDECODE; i++) {
+        og_params p = og_params_qdecode(4);
+        p.dot = 1 + (int)i % 2;
+        p.tn = i == 20 ? 4 : 1;
+        p.cols *= p.tn;
+        cases[i] = (module_case){i,
+                                 {.kernel = OG_KERNEL_GEMM,
+                                  .p = p,
+                                  .dtype = types[i % 3],
+                                  .qformat = OG_QFORMAT_KEY(integer[i - 18][0], integer[i - 18][1],
+                                                            integer[i - 18][2])}};
     }
     return N_QDECODE;
 }

@@ -316,6 +316,25 @@ Test(qgemm_tune, command_line, .timeout = 900)
                   strstr(out, "2x64x128 ") && strstr(out, "variant=qdecode"),
               "%s", out);
     free(out);
+    /* --against: the integer path timed against the float path in one run;
+     * a bad baseline is refused before any device work. */
+    snprintf(args, sizeof args,
+             "bench --op qgemm --weights q8_0 --db '%s' --shapes 2x64x128 --params "
+             "variant=qdecode,rows=2,cols=4,slices=32,vec=1,dot=2 --against "
+             "variant=qdecode,rows=2,cols=4,slices=32,vec=1",
+             db);
+    cr_assert_eq(ogtune(args, &out), 0, "%s", out);
+    cr_expect(strstr(out, "# default: --against variant=qdecode,rows=2,cols=4,slices=32,vec=1\n") &&
+                  strstr(out, "slices=32,vec=1,dot=2\n"),
+              "%s", out);
+    free(out);
+    snprintf(args, sizeof args,
+             "bench --op qgemm --weights q8_0 --db '%s' --shapes 2x64x128 --against "
+             "variant=qdecode,rows=2 2>&1",
+             db);
+    cr_expect_eq(ogtune(args, &out), 2, "%s", out);
+    cr_expect(strstr(out, "--against"), "%s", out);
+    free(out);
     const char *bad[] = {"int4:g100", "q4_0", "mxfp4:g32", "int4:f32", ""};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         snprintf(args, sizeof args,

@@ -1,6 +1,8 @@
 /* The low-bit decode kernel (templates/qgemm_decode.tmpl): C = A * W^T for
- * M <= 16 with W decoded from MXFP4, NVFP4, int4 groups or Q8_0 in
- * registers (og_kernel_key.qformat; docs/number-formats.md). */
+ * M <= 16 with W decoded from MXFP4, NVFP4, int4 groups, Q8_0, Q4_K or Q6_K
+ * in registers (og_kernel_key.qformat; docs/number-formats.md); with dot=1
+ * or 2, the integer path (int8 activations, 4x8-bit dot products;
+ * docs/decode.md). */
 #include <stdio.h>
 
 #include "og_family.h"
@@ -24,6 +26,8 @@ static void qdecode_finish(og_params *p, unsigned seen)
         p->unroll = 1;
     if (!(seen & OG_KEY_TN))
         p->tn = 1;
+    if (!(seen & OG_KEY_DOT))
+        p->dot = 0;
 }
 
 static void qdecode_format(const og_params *p, char *buf, size_t len)
@@ -38,6 +42,8 @@ static void qdecode_format(const og_params *p, char *buf, size_t len)
         used += snprintf(buf + used, len - (size_t)used, ",unroll=%d", p->unroll);
     if (p->tn != 1 && used >= 0 && (size_t)used < len)
         used += snprintf(buf + used, len - (size_t)used, ",tn=%d", p->tn);
+    if (p->dot != 0 && used >= 0 && (size_t)used < len)
+        used += snprintf(buf + used, len - (size_t)used, ",dot=%d", p->dot);
     if (p->src == OG_SRC_TEXEL && used >= 0 && (size_t)used < len)
         snprintf(buf + used, len - (size_t)used, ",src=texel");
 }
@@ -66,9 +72,45 @@ static int qdecode_check(const og_params *p, const og_limits *lim, char *why, si
                  p->rows, p->cols, p->slices, p->tn, p->vec, p->split, p->unroll);
         return -1;
     }
+    /* The integer path: dot=1 multiplies with OpSDot/OpSUDot, dot=2 with the
+     * packed emulation (the same int32 sums). */
+    if (p->dot < 0 || p->dot > 2) {
+        snprintf(why, len,
+                 "params: qdecode dot=%d is 0 (the float path), 1 (int8 activations, "
+                 "VK_KHR_shader_integer_dot_product) or 2 (int8 activations, packed emulation)",
+                 p->dot);
+        return -1;
+    }
+    if (lim && p->dot == 1 && !lim->integer_dot) {
+        snprintf(why, len,
+                 "limits: qdecode dot=1 needs VK_KHR_shader_integer_dot_product, which the device "
+                 "does not offer (dot=2 emulates it)");
+        return -1;
+    }
     if (og_src_check(p, lim, NULL, why, len) != 0)
         return -1;
     return lim ? og_limits_check(p, lim, (uint32_t)threads, 1, why, len) : 0;
+}
+
+/* The integer path is written in GLSL, for the kernel itself (not the
+ * benchmarks' parts). */
+static int qdecode_check_key(const og_kernel_key *key, char *why, size_t len)
+{
+    if (key->p.dot == 0)
+        return 0;
+    if (key->dialect != OG_GLSL) {
+        snprintf(why, len, "params: qdecode dot=%d (the integer path) is GLSL only",
+                 key->p.dot);
+        return -1;
+    }
+    if (key->part != OG_PART_FULL) {
+        snprintf(why, len,
+                 "params: qdecode dot=%d: the benchmarks' parts (--parts) split the float path "
+                 "only",
+                 key->p.dot);
+        return -1;
+    }
+    return 0;
 }
 
 /* One 32-bit sum per row, column and invocation. */
@@ -138,6 +180,18 @@ static og_status qdecode_space(og_space_list *c, const og_space_ask *ask)
             p.slices = def.slices >> half;
             st = og_space_add_word_loads(c, p);
         }
+    /* The integer path (Fast mode: the tuner measures Deterministic mode's
+     * default only): the default and its tn = 4 neighbour, each with the
+     * device's dot products and with the emulation, from storage and from
+     * texel buffers. */
+    for (int dot = 1; dot <= 2 && st == OG_OK; dot++)
+        for (int tn = 1; tn <= 4 && st == OG_OK; tn *= 4) {
+            og_params p = def;
+            p.dot = dot;
+            p.tn = tn;
+            p.cols = def.cols * tn;
+            st = og_space_add_word_loads(c, p);
+        }
     /* Small N: fewer column workgroups than a large GPU has compute units
      * (an H100 has 132, a 7900 XTX 96 with two SIMDs each): the default
      * kernel also with k split in 2, 4 and 8 ranges, added in range order
@@ -159,11 +213,12 @@ const og_family og_family_qdecode = {
     .can = OG_FAMILY_SPLIT | OG_FAMILY_WEIGHTS | OG_FAMILY_WGSL,
     .keys = OG_KEY_ROWS | OG_KEY_COLS | OG_KEY_SLICES,
     .extra = OG_KEY_VEC,
-    .optional = OG_KEY_UNROLL | OG_KEY_SRC | OG_KEY_TN,
-    .keys_text = "rows, cols and slices (and vec, split, unroll, tn, src) for variant=qdecode",
+    .optional = OG_KEY_UNROLL | OG_KEY_SRC | OG_KEY_TN | OG_KEY_DOT,
+    .keys_text = "rows, cols and slices (and vec, split, unroll, tn, dot, src) for variant=qdecode",
     .finish = qdecode_finish,
     .format = qdecode_format,
     .check = qdecode_check,
+    .check_key = qdecode_check_key,
     .shared_bytes = qdecode_shared_bytes,
     .local_size = qdecode_local_size,
     .loop_iterations = qdecode_loops,

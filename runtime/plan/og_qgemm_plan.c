@@ -141,6 +141,11 @@ og_status og_qgemm_plan(const og_limits *lim, char *err, og_dtype a_type, int qf
         return og_failf(err, OG_ERROR_UNSUPPORTED,
                         "qgemm: the cooperative-matrix prefill stages the decoded weights "
                         "(load=staged) and runs in Fast mode only");
+    if (!tile && p->dot != 0 && mode != OG_MODE_FAST)
+        return og_failf(err, OG_ERROR_UNSUPPORTED,
+                        "qgemm: dot=%d (the integer path, int8 activations) runs in Fast mode "
+                        "only; Deterministic mode keeps the float path and its documented order",
+                        p->dot);
     if (tile && !matrix && (p->split != 1 || p->vec != 1 || p->src != OG_SRC_STORAGE))
         return og_failf(err, OG_ERROR_INVALID_ARGUMENT,
                         "qgemm: the prefill tile decodes each weight as it loads it: element "

@@ -198,19 +198,19 @@ static og_status record_copy(void *user, VkCommandBuffer cmd)
 /* The timings of one benchmark line, in the order they are measured. */
 enum { T_DEFAULT, T_SELECTED, T_COPY, T_GEMM, T_LOAD, T_CONVERT, T_COUNT };
 
-/* Median microseconds of the default decode kernel, the selected (or
- * given) one, the copy of the weights and the float16 GEMM, and with parts
- * the selected kernel's load and convert parts, timed in alternation (5
- * rounds) so all see one load. */
+/* Median microseconds of the default decode kernel (or the --against
+ * baseline), the selected (or given) one, the copy of the weights and the
+ * float16 GEMM, and with parts the selected kernel's load and convert
+ * parts, timed in alternation (5 rounds) so all see one load. */
 static og_status time_all(og_context *ctx, og_qgemm *q, const og_qgemm_args *qa,
-                          const og_params *sel, og_gemm *g, const og_gemm_args *ga, bench_bufs *b,
-                          int parts, double us[T_COUNT])
+                          const og_params *against, const og_params *sel, og_gemm *g,
+                          const og_gemm_args *ga, bench_bufs *b, int parts, double us[T_COUNT])
 {
     enum { rounds = 5 };
     double t[T_COUNT][rounds];
     int n = parts ? T_COUNT : T_LOAD;
     og_timing_plan plan = OG_TIMING_BENCH;
-    og_params def = og_qgemm_default(qa->m), gp;
+    og_params def = against ? *against : og_qgemm_default(qa->m), gp;
     og_status st = og_gemm_choose(g, ga, &gp);
     for (int r = 0; r < rounds && st == OG_OK; r++) {
         og_timing x[T_COUNT] = {{0}};
@@ -235,8 +235,8 @@ static og_status time_all(og_context *ctx, og_qgemm *q, const og_qgemm_args *qa,
 
 /* One benchmark shape: its problem, buffers and line. */
 static og_status bench_shape(og_context *ctx, og_qgemm *q, og_gemm *g, og_dtype dtype,
-                             const og_qweights_format *f, const og_shape *s, const og_params *given,
-                             int parts)
+                             const og_qweights_format *f, const og_shape *s,
+                             const og_params *against, const og_params *given, int parts)
 {
     og_qgemm_problem *pr = NULL;
     bench_bufs b = {0};
@@ -267,7 +267,7 @@ static og_status bench_shape(og_context *ctx, og_qgemm *q, og_gemm *g, og_dtype 
     /* Parts are the decode kernel's (M <= 16), not the prefill's. */
     parts = parts && og_family_can(&sel, OG_FAMILY_WEIGHTS);
     if (st == OG_OK)
-        st = time_all(ctx, q, &pr->args, &sel, g, &ga, &b, parts, us);
+        st = time_all(ctx, q, &pr->args, against, &sel, g, &ga, &b, parts, us);
     if (st == OG_OK) {
         char name[64], params[OG_PARAMS_MAX];
         snprintf(name, sizeof name, "%" PRId64 "x%" PRId64 "x%" PRId64 "%s", s->m, s->n, s->k,
@@ -296,9 +296,15 @@ int og_cmd_bench_qgemm(const og_cli *o, og_dtype dtype)
         return 2;
     og_shape *shapes;
     size_t ns;
-    og_params given;
+    og_params given, against;
     if (og_cli_bench_inputs(o, default_shapes, &shapes, &ns, &given) != 0)
         return 2;
+    char why[256];
+    if (o->against && og_params_parse(o->against, &against, why, sizeof why) != 0) {
+        og_cli_fail("ogtune bench: --against: %s\n", why);
+        free(shapes);
+        return 2;
+    }
     og_context *ctx = og_cli_context(o);
     og_qgemm *q = NULL;
     og_gemm *g = NULL;
@@ -317,11 +323,16 @@ int og_cmd_bench_qgemm(const og_cli *o, og_dtype dtype)
     printf("# %s, %s, A %s, load average %s\n", og_context_device_name(ctx), op,
            og_dtype_name(dtype), load);
     printf(
-        "# default/selected: the default kernel for M and the selected (tuned, or --params) one,\n"
-        "# def/sel the ratio of their times;\n"
+        "# default/selected: the default kernel for M (or --against's) and the selected (tuned,\n"
+        "# or --params) one, def/sel the ratio of their times;\n"
         "# weights GB/s: bytes of codes, scales and zero points the selected kernel reads per\n"
         "# second; copy GB/s: vkCmdCopyBuffer of the same bytes (read once, written once);\n"
         "# f16 GEMM: the same M x N x K with float16 weights (B transposed), Fast mode's kernel\n");
+    if (o->against) {
+        char text[OG_PARAMS_MAX];
+        og_params_format(&against, text, sizeof text);
+        printf("# default: --against %s\n", text);
+    }
     if (o->parts)
         printf("# load us: the selected decode kernel loading its codes alone (xor-folded, no\n"
                "# scales, A or products); convert us: its decode and scales of codes made from\n"
@@ -331,8 +342,8 @@ int og_cmd_bench_qgemm(const og_cli *o, og_dtype dtype)
            "vs f16", o->parts ? "   load us convert us" : "", "selected kernel");
     int rc = 0;
     for (size_t i = 0; i < ns && rc == 0; i++) {
-        if (bench_shape(ctx, q, g, dtype, &f, &shapes[i], o->params ? &given : NULL, o->parts) !=
-            OG_OK) {
+        if (bench_shape(ctx, q, g, dtype, &f, &shapes[i], o->against ? &against : NULL,
+                        o->params ? &given : NULL, o->parts) != OG_OK) {
             og_cli_fail("ogtune bench: %" PRId64 "x%" PRId64 "x%" PRId64 ": %s\n", shapes[i].m,
                         shapes[i].n, shapes[i].k, og_context_last_error(ctx));
             rc = 1;
