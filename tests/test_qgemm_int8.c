@@ -5,7 +5,7 @@
  * bound, at M = 1, 2, 3, 8 and 16; integer-valued A (the int8 values are A
  * itself) within float32's bound; the device's dot products, the
  * emulation and the kernel's variants bit for bit alike; a planted fault in
- * the activations' scale caught; Deterministic mode and WGSL refused; the
+ * the activations' scale caught; Deterministic mode refused, WGSL taken; the
  * tuner's space offers it. The passes after the first (OG_TEST_STRIDE)
  * take every stride-th case. */
 #include "og_qgemm_case.h"
@@ -177,8 +177,8 @@ Test(qgemm_int8, deterministic_mode_refuses_it)
 }
 
 /* The key: dot=1 and 2 in parameter strings, 3 refused, dot=1 refused
- * where the device has no integer dot products, WGSL and the benchmarks'
- * parts refused with their reasons. */
+ * where the device has no integer dot products, WGSL taken (dot4I8Packed,
+ * or the emulation), the benchmarks' parts refused with their reason. */
 Test(qgemm_int8, parameters_and_refusals)
 {
     og_params p;
@@ -211,8 +211,16 @@ Test(qgemm_int8, parameters_and_refusals)
                          .dtype = OG_F32,
                          .dialect = OG_WGSL,
                          .qformat = OG_QFORMAT_KEY(OG_QFORMAT_Q8_0, 0, 0)};
-    cr_expect_neq(og_kernel_check(&key, NULL, why, sizeof why), 0);
-    cr_expect(strstr(why, "GLSL only"), "%s", why);
+    cr_expect_eq(og_kernel_check(&key, NULL, why, sizeof why), 0, "%s", why);
+    char *src = NULL;
+    cr_assert_eq(og_gen_source(&key, &src, why, sizeof why), OG_OK, "%s", why);
+    cr_expect(strstr(src, "fn og_dot_s(x: u32, w: u32) -> i32") && !strstr(src, "dot4I8Packed("),
+              "the WGSL emulation (dot=2) is not there");
+    free(src);
+    key.p.dot = 1;
+    cr_assert_eq(og_gen_source(&key, &src, why, sizeof why), OG_OK, "%s", why);
+    cr_expect(strstr(src, "return dot4I8Packed(x, w);"), "dot=1 in WGSL does not use dot4I8Packed");
+    free(src);
     key.dialect = OG_GLSL;
     cr_expect_eq(og_kernel_check(&key, NULL, why, sizeof why), 0, "%s", why);
     key.part = OG_PART_LOAD;

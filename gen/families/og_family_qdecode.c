@@ -92,17 +92,11 @@ static int qdecode_check(const og_params *p, const og_limits *lim, char *why, si
     return lim ? og_limits_check(p, lim, (uint32_t)threads, 1, why, len) : 0;
 }
 
-/* The integer path is written in GLSL, for the kernel itself (not the
- * benchmarks' parts). */
+/* The integer path is the kernel's own (not the benchmarks' parts). */
 static int qdecode_check_key(const og_kernel_key *key, char *why, size_t len)
 {
     if (key->p.dot == 0)
         return 0;
-    if (key->dialect != OG_GLSL) {
-        snprintf(why, len, "params: qdecode dot=%d (the integer path) is GLSL only",
-                 key->p.dot);
-        return -1;
-    }
     if (key->part != OG_PART_FULL) {
         snprintf(why, len,
                  "params: qdecode dot=%d: the benchmarks' parts (--parts) split the float path "

@@ -348,18 +348,20 @@ function qdecodeRows(m) {
 }
 
 class QGemm {
-  constructor(device, dtype, mode, format, f, kernels) {
+  constructor(device, dtype, mode, format, f, dot, kernels) {
     this.gemm = new Gemm(device, dtype, mode, kernels); // the type, mode, table and limits
     this.format = format;
     this.f = f;
+    this.dot = dot;
   }
 
   /**
    * The checked call and its steps, as og_qgemm_default chooses in either
    * mode: up to 16 rows og_params_qdecode's shape (4 columns of 32 k
    * slices) with word loads (vec=1, WGSL's), ROWS the power of two that
-   * covers M; above 16 the prefill tile (og_params_qprefill: the default
-   * 64 x 64 tile, unsplit, decoding each weight as it loads it). Nothing is
+   * covers M, with the object's dot (the integer path) where it is not 0;
+   * above 16 the prefill tile (og_params_qprefill: the default 64 x 64
+   * tile, unsplit, decoding each weight as it loads it). Nothing is
    * recorded when this throws.
    */
   prepare(args) {
@@ -368,7 +370,7 @@ class QGemm {
     const call = checkQGemm(g.limits, elementBytes[g.dtype], this.f, layoutOf, args);
     const prefill = call.m > 16;
     const rows = prefill ? 64 : qdecodeRows(call.m);
-    const text = prefill ? g.kernels.qprefill : `variant=qdecode,rows=${rows},cols=4,slices=32,vec=1`;
+    const text = prefill ? g.kernels.qprefill : `variant=qdecode,rows=${rows},cols=4,slices=32,vec=1${this.dot ? `,dot=${this.dot}` : ''}`;
     const template = prefill ? 'gemm_tile' : 'qgemm_decode';
     const key = `${g.dtype}.${qformatKey(this.f)}`;
     const kernel = text && g.kernels.qgemm?.[text]?.[key];
@@ -436,12 +438,20 @@ class QGemm {
  * or 'int4[:gN|:gc][:f16|:bf16][:none|:uint4|:float]'. mode 'fast' or
  * 'deterministic': the same default decode kernel either way (WebGPU has no
  * tuned records for it), summed in the order of docs/accumulation-order.md,
- * "Low-bit weights". kernels as for createGemm.
+ * "Low-bit weights". dot (Fast mode only, up to 16 rows): 0 the float path;
+ * 1 or 2 the integer path of docs/decode.md (A quantised per block of 32 to
+ * int8 with one scale; its error bound is stated there), 1 with WGSL's
+ * dot4I8Packed (the language feature packed_4x8_integer_dot_product), 2
+ * with its emulation in 32-bit products; its kernels are in a table
+ * generated with --integer-path (tools/generate-kernels.js). kernels as for
+ * createGemm.
  */
-export function createQGemm(device, { dtype = 'f32', format, mode = 'fast', kernels = table } = {}) {
+export function createQGemm(device, { dtype = 'f32', format, mode = 'fast', dot = 0, kernels = table } = {}) {
   if (!(dtype in elementBytes)) refuse(`qgemm: input type ${dtype} is not f32, f16 or bf16`);
   if (mode !== 'fast' && mode !== 'deterministic') refuse(`qgemm: mode ${mode} is not 'fast' or 'deterministic'`);
+  if (dot !== 0 && dot !== 1 && dot !== 2) refuse(`qgemm: dot ${dot} is 0 (the float path), 1 (int8 activations, dot4I8Packed) or 2 (int8 activations, emulated)`);
+  if (dot && mode !== 'fast') refuse(`qgemm: dot=${dot} (the integer path, int8 activations) runs in Fast mode only; Deterministic mode keeps the float path and its documented order`, 'unsupported');
   const f = parseQFormat(format);
   if (!f) refuse(`qgemm: weight format ${format} is not mxfp4, nvfp4, q8_0, q4_k, q6_k or int4[:gN|:gc][:f16|:bf16][:none|:uint4|:float]`);
-  return new QGemm(device, dtype, mode, format, f, kernels);
+  return new QGemm(device, dtype, mode, format, f, dot, kernels);
 }

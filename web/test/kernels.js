@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const ogtune = process.env.OG_OGTUNE || resolve(here, '../../build/ogtune');
+export { kernelEntry } from '../tools/kernel-entry.js';
 
 /** The tile parameters as ogtune reads them, from an object. */
 export function paramText(p) {

@@ -11,4 +11,5 @@ export const moduleDir = resolve(process.env.OG_WEB_ONEGPU || resolve(import.met
 const load = (file) => import(pathToFileURL(resolve(moduleDir, file)).href);
 export const { ConvLayout, ConvWeights, Elementwise, convOutputSize, createConv, createGemm, createQGemm, probeFma, qweightsLayout } = await load('onegpu.js');
 export const { splitRanges } = await load('rules.js');
-export const { parseQFormat } = await load('qweights.js');
+export const { parseQFormat, qformatKey } = await load('qweights.js');
+export const { default: table } = await load('kernels.generated.js');

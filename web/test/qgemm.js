@@ -212,7 +212,9 @@ export function qOperands(device, spec) {
  * The float64 reference of C's whole buffer, and a bound on each element's
  * rounding error: (K + 4) units of float32 rounding of the sum of the
  * terms' magnitudes (any order of float32 sums and products, fused or not,
- * with NVFP4's scale rounded once more) before the activation.
+ * with NVFP4's scale rounded once more) before the activation; with s.dot
+ * (the integer path) also its quantisation bound (docs/decode.md): each
+ * block of 32 adds (amax / 254) * (1 + 2^-8) * sum |w|.
  */
 export function qReference(o) {
   const { s, A, W, c, bias } = o;
@@ -225,12 +227,21 @@ export function qReference(o) {
       sum += t;
       mag += Math.abs(t);
     }
+    let quant = 0;
+    for (let k0 = 0; s.dot && k0 < s.k; k0 += 32) {
+      let amax = 0, wsum = 0;
+      for (let kk = k0; kk < k0 + 32; kk++) {
+        amax = Math.max(amax, Math.abs(A[s.aOffset + b * s.strideA + i * s.lda + kk]));
+        wsum += Math.abs(W[b][j * s.k + kk]);
+      }
+      quant += amax / 254 * (1 + 2 ** -8) * wsum;
+    }
     const ci = s.cOffset + b * s.strideC + i * s.ldc + j;
     const old = s.beta !== 0 ? s.beta * c[ci] : 0;
     const r = sum + old + (s.bias ? bias[j] : 0);
     want[ci] = activations[s.act](r);
     // The activation's slope is at most about 1.13 (GELU), its own error a few ulp.
-    tol[ci] = 1.2 * (s.k + 4) * u * (mag + Math.abs(old) + Math.abs(s.bias ? bias[j] : 0)) + 4 * u * Math.abs(want[ci]);
+    tol[ci] = 1.2 * (s.k + 4) * u * (mag + Math.abs(old) + Math.abs(s.bias ? bias[j] : 0)) + 4 * u * Math.abs(want[ci]) + 1.2 * quant;
   }
   return { want, tol };
 }

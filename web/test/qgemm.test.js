@@ -12,7 +12,8 @@
 // every refusal with og_qgemm_check's message and nothing written.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createQGemm, parseQFormat, qweightsLayout } from './module.js';
+import { createQGemm, parseQFormat, qformatKey, qweightsLayout, table } from './module.js';
+import { generate, kernelEntry } from './kernels.js';
 import { openDevice } from './gpu.js';
 import { buffer, read } from './runtime.js';
 import { runQCase } from './qgemm.js';
@@ -100,6 +101,39 @@ test('offsets and leading dimensions: A at odd elements, W 48 bytes in, C and th
     await check({ format: 'nvfp4', dtype, m: 5, n: 19, k: 96, aOffset: 3, lda: 101, wOffset: 48, cOffset: 7, ldc: 23, tensorScale: 0.5 });
     await check({ format: 'int4', dtype, m: 18, n: 5, k: 64, aOffset: 1, lda: 65, wOffset: 272, cOffset: 2, ldc: 9, batch: 2, integer: true });
   }
+});
+
+// The integer path (createQGemm's dot, docs/decode.md): the default table
+// has no such kernels (tools/generate-kernels.js --integer-path), so each
+// case gets a table with its one kernel from ogtune.
+test('the integer path (dot 1: dot4I8Packed, 2: emulated): every format kind at M 1, 3 and 8 within its quantisation bound; Deterministic mode refuses it', async () => {
+  const cases = [['mxfp4', 'f32', 1, 1], ['nvfp4', 'f16', 3, 2], ['q8_0', 'bf16', 8, 1], ['int4', 'f32', 3, 2],
+    ['int4:g64:bf16:float', 'f16', 1, 1], ['int4:g32:f16:uint4', 'f32', 8, 2], ['q4_k', 'f32', 1, 2], ['q6_k', 'f16', 3, 1]];
+  for (const [format, dtype, m, dot] of cases) {
+    const params = { variant: 'qdecode', rows: m === 1 ? 1 : m === 3 ? 4 : 8, cols: 4, slices: 32, vec: 1, dot };
+    const text = Object.entries(params).map(([key, v]) => `${key}=${v}`).join(',');
+    const entry = kernelEntry(generate({ params, dtype, weights: format }));
+    const kernels = { ...table, qgemm: { ...table.qgemm, [text]: { [`${dtype}.${qformatKey(parseQFormat(format))}`]: entry } } };
+    const q = createQGemm(device, { dtype, format, dot, kernels });
+    const k = format.startsWith('q4_k') || format.startsWith('q6_k') ? 256 : 192;
+    const spec = { format, dtype, m, n: 21, k, dot, tensorScale: format === 'nvfp4' ? 0.375 : 0,
+      f: parseQFormat(format), lay: qweightsLayout(format, 21, k) };
+    const r = await runQCase(device, q, spec);
+    const what = JSON.stringify([format, dtype, m, dot]);
+    assert.deepEqual(r.outside, [], what);
+    assert.deepEqual(r.bad, [], what);
+    assert.ok(!r.exact, `${what}: the float path's bits (the integer path did not run)`);
+  }
+  assert.throws(() => createQGemm(device, { format: 'q8_0', mode: 'deterministic', dot: 1 }),
+    { message: 'qgemm: dot=1 (the integer path, int8 activations) runs in Fast mode only; Deterministic mode keeps the float path and its documented order' });
+  assert.throws(() => createQGemm(device, { format: 'q8_0', dot: 3 }), /qgemm: dot 3 is 0/);
+  // The default table: the call names the kernel it lacks.
+  const lay = qweightsLayout('q8_0', 8, 64);
+  const args = { m: 1, n: 8, k: 64, a: buffer(device, new Float32Array(64)), lda: 64,
+    w: buffer(device, new Uint32Array(Number(lay.bytes) / 4)), c: buffer(device, new Float32Array(8)), ldc: 8 };
+  assert.throws(() => createQGemm(device, { format: 'q8_0', dot: 1 }).describe(args),
+    /qgemm: this kernel table has no decode kernel variant=qdecode,rows=1,cols=4,slices=32,vec=1,dot=1 for f32.q8_0/);
+  for (const b of [args.a, args.w, args.c]) b.destroy();
 });
 
 test('the layout of onegpu_formats.h, as og_qweights_layout_of computes it', () => {

@@ -15,7 +15,11 @@
 // own, the convolution takes the GEMM's record for its implicit GEMM's
 // shape).
 //
-//   node tools/generate-kernels.js --ogtune PATH --out FILE [--db DB --device NAME]
+//   node tools/generate-kernels.js --ogtune PATH --out FILE [--db DB --device NAME] [--integer-path]
+//
+// --integer-path: also the decode kernel's integer path (createQGemm's dot
+// 1 and 2: int8 activations, docs/decode.md) for every format kind x dtype
+// x rows; about twice the decode kernels' text, so not in the default table.
 //
 // --db DB --device NAME: the accepted, current (not stale) Fast-mode GEMM
 // records (tile, few rows and the decode kernel, whose records come at every
@@ -31,12 +35,16 @@
 import { execFileSync } from 'node:child_process';
 import { writeFileSync, renameSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { kernelEntry } from './kernel-entry.js';
 
 const { values: opt } = parseArgs({
-  options: { ogtune: { type: 'string' }, out: { type: 'string' }, db: { type: 'string' }, device: { type: 'string' } },
+  options: {
+    ogtune: { type: 'string' }, out: { type: 'string' }, db: { type: 'string' }, device: { type: 'string' },
+    'integer-path': { type: 'boolean' },
+  },
 });
 if (!opt.ogtune || !opt.out || !opt.db !== !opt.device) {
-  console.error('usage: generate-kernels.js --ogtune PATH --out FILE [--db DB --device NAME]');
+  console.error('usage: generate-kernels.js --ogtune PATH --out FILE [--db DB --device NAME] [--integer-path]');
   process.exit(2);
 }
 
@@ -49,15 +57,7 @@ function ogtune(args) {
 
 /** One kernel: its WGSL and what the runtime needs to bind and launch it. */
 function kernel(args) {
-  const wgsl = ogtune(['gen', '--emit', 'wgsl', ...args]);
-  const size = /@workgroup_size\((\d+), (\d+), (\d+)\)/.exec(wgsl).slice(1, 4).map(Number);
-  // [binding, its GPUBufferBindingType]: the runtime makes explicit layouts, as
-  // 'auto' would leave out a binding the entry point never uses (the planes' bias).
-  const types = { uniform: 'uniform', 'storage, read': 'read-only-storage', 'storage, read_write': 'storage' };
-  const bindings = [...wgsl.matchAll(/@binding\((\d+)\) var<([^>]+)>/g)].map((m) => [Number(m[1]), types[m[2]]]);
-  const workgroupBytes = [...wgsl.matchAll(/var<workgroup> \w+: array<(?:f32|u32|i32), (\d+)>/g)]
-    .reduce((sum, m) => sum + 4 * Number(m[1]), 0);
-  return { wgsl, workgroupSize: size, workgroupBytes, bindings };
+  return kernelEntry(ogtune(['gen', '--emit', 'wgsl', ...args]));
 }
 
 /** The struct Push fields (the uniform at binding 6), the same in every kernel. */
@@ -156,7 +156,9 @@ const qformats = ['mxfp4', 'nvfp4', 'q8_0', 'q4_k', 'q6_k', ...['f16', 'bf16'].f
 const qprefillParams = defaultTile.replace('split=rule', 'split=1');
 function qgemmKernels() {
   const out = {};
-  for (const params of [1, 2, 4, 8, 16].map(qdecodeParams).concat(qprefillParams)) {
+  const rows = [1, 2, 4, 8, 16], dots = opt['integer-path'] ? [0, 1, 2] : [0];
+  const decode = dots.flatMap((dot) => rows.map((r) => qdecodeParams(r) + (dot ? `,dot=${dot}` : '')));
+  for (const params of decode.concat(qprefillParams)) {
     out[params] = {};
     const tile = params === qprefillParams ? ['--trans-b'] : [];
     for (const dtype of dtypes) for (const f of qformats) {
