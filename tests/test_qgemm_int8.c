@@ -196,9 +196,8 @@ Test(qgemm_int8, parameters_and_refusals)
     p.dot = 3;
     cr_expect_neq(og_params_check(&p, NULL, why, sizeof why), 0);
     cr_expect(strstr(why, "dot=3"), "%s", why);
-    og_limits lim = {0};
     og_context *ctx = open_context();
-    lim = ctx->limits;
+    og_limits lim = ctx->limits;
     close_context(ctx);
     lim.integer_dot = 0;
     p.dot = 1;

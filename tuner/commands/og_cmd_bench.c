@@ -56,14 +56,8 @@ int og_cmd_bench(const og_cli *o)
         return 2;
     }
     og_params given, against;
-    if (og_cli_bench_inputs(o, table_shapes, &shapes, &ns, &given) != 0)
+    if (og_cli_bench_inputs(o, table_shapes, &shapes, &ns, &given, &against) != 0)
         return 2;
-    char why_against[256];
-    if (o->against && og_params_parse(o->against, &against, why_against, sizeof why_against) != 0) {
-        og_cli_fail("ogtune bench: --against: %s\n", why_against);
-        free(shapes);
-        return 2;
-    }
     og_context *ctx = og_cli_context(o);
     if (!ctx) {
         free(shapes);

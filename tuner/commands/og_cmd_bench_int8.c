@@ -131,7 +131,7 @@ int og_cmd_bench_int8(const og_cli *o, og_context *ctx)
     og_shape *shapes;
     size_t ns;
     og_params given;
-    if (og_cli_bench_inputs(o, int8_shapes, &shapes, &ns, &given) != 0)
+    if (og_cli_bench_inputs(o, int8_shapes, &shapes, &ns, &given, NULL) != 0)
         return 2;
     og_int8gemm *ig = NULL;
     og_gemm *fg = NULL;

@@ -297,14 +297,8 @@ int og_cmd_bench_qgemm(const og_cli *o, og_dtype dtype)
     og_shape *shapes;
     size_t ns;
     og_params given, against;
-    if (og_cli_bench_inputs(o, default_shapes, &shapes, &ns, &given) != 0)
+    if (og_cli_bench_inputs(o, default_shapes, &shapes, &ns, &given, &against) != 0)
         return 2;
-    char why[256];
-    if (o->against && og_params_parse(o->against, &against, why, sizeof why) != 0) {
-        og_cli_fail("ogtune bench: --against: %s\n", why);
-        free(shapes);
-        return 2;
-    }
     og_context *ctx = og_cli_context(o);
     og_qgemm *q = NULL;
     og_gemm *g = NULL;

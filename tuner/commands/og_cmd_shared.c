@@ -27,7 +27,7 @@ og_context *og_cli_context(const og_cli *o)
 }
 
 int og_cli_bench_inputs(const og_cli *o, const char *default_shapes, og_shape **shapes, size_t *ns,
-                        og_params *given)
+                        og_params *given, og_params *against)
 {
     if (og_parse_shapes(o->shapes ? o->shapes : default_shapes, shapes, ns) != 0) {
         og_cli_fail("ogtune bench: --shapes takes MxNxK[xBATCH],... (got %s)\n", o->shapes);
@@ -36,6 +36,11 @@ int og_cli_bench_inputs(const og_cli *o, const char *default_shapes, og_shape **
     char why[256];
     if (o->params && og_params_parse(o->params, given, why, sizeof why) != 0) {
         og_cli_fail("ogtune bench: %s\n", why);
+        free(*shapes);
+        return -1;
+    }
+    if (against && o->against && og_params_parse(o->against, against, why, sizeof why) != 0) {
+        og_cli_fail("ogtune bench: --against: %s\n", why);
         free(*shapes);
         return -1;
     }

@@ -112,11 +112,12 @@ og_context *og_cli_context(const og_cli *o);
 /* The input types of the command: --dtype's list for --op gemm, OG_INT8 alone
  * for --op int8gemm. */
 int og_cli_dtypes(const og_cli *o, og_dtype *out, size_t *n);
-/* The benches' --shapes (default_shapes when not given; *shapes to free)
- * and, when o->params is given, its parameters in *given. Prints why on
- * stderr and returns -1 when either does not parse. */
+/* The benches' --shapes (default_shapes when not given; *shapes to free),
+ * when o->params is given its parameters in *given and, where against is
+ * not NULL and o->against is given, the baseline's in *against. Prints why
+ * on stderr and returns -1 when one does not parse. */
 int og_cli_bench_inputs(const og_cli *o, const char *default_shapes, og_shape **shapes, size_t *ns,
-                        og_params *given);
+                        og_params *given, og_params *against);
 /* --precision of tune and select (cmd names the command in messages):
  * returns 1 for recovered, 0 for native or none, and -1 (why printed) for
  * another value or recovered with dtypes other than float32 alone. */

@@ -13,7 +13,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createQGemm, parseQFormat, qformatKey, qweightsLayout, table } from './module.js';
-import { generate, kernelEntry } from './kernels.js';
+import { generate, kernelEntry, paramText } from './kernels.js';
 import { openDevice } from './gpu.js';
 import { buffer, read } from './runtime.js';
 import { runQCase } from './qgemm.js';
@@ -111,7 +111,7 @@ test('the integer path (dot 1: dot4I8Packed, 2: emulated): every format kind at 
     ['int4:g64:bf16:float', 'f16', 1, 1], ['int4:g32:f16:uint4', 'f32', 8, 2], ['q4_k', 'f32', 1, 2], ['q6_k', 'f16', 3, 1]];
   for (const [format, dtype, m, dot] of cases) {
     const params = { variant: 'qdecode', rows: m === 1 ? 1 : m === 3 ? 4 : 8, cols: 4, slices: 32, vec: 1, dot };
-    const text = Object.entries(params).map(([key, v]) => `${key}=${v}`).join(',');
+    const text = paramText(params);
     const entry = kernelEntry(generate({ params, dtype, weights: format }));
     const kernels = { ...table, qgemm: { ...table.qgemm, [text]: { [`${dtype}.${qformatKey(parseQFormat(format))}`]: entry } } };
     const q = createQGemm(device, { dtype, format, dot, kernels });
