@@ -13,6 +13,7 @@ static const og_family *const families[] = {
     [OG_VARIANT_QDECODE] = &og_family_qdecode,
     [OG_VARIANT_DECODE] = &og_family_decode,
     [OG_VARIANT_COOPMAT2] = &og_family_coopmat2,
+    [OG_VARIANT_DEPTHWISE] = &og_family_depthwise,
 };
 
 #define FAMILIES (sizeof families / sizeof families[0])

@@ -50,7 +50,11 @@ enum {
     /* Decodes low-bit weights as it stages them: a prefill (M > 16). */
     OG_FAMILY_PREFILL = 1u << 11,
     /* Written in WGSL too (og_wgsl_check says which kernels and options). */
-    OG_FAMILY_WGSL = 1u << 12
+    OG_FAMILY_WGSL = 1u << 12,
+    /* A convolution's own kernel, no GEMM's: one invocation an output pixel
+     * and tn output channels of its group, every term in one pass (no
+     * split-k); chosen for few channels a group (og_conv_depthwise_eligible). */
+    OG_FAMILY_DEPTHWISE = 1u << 14
 };
 
 /* The keys of a parameter string, one bit each (og_family.keys). */
@@ -140,7 +144,7 @@ const og_family *og_family_named(const char *name);
 /* The entries (gen/families/). */
 extern const og_family og_family_tile, og_family_fewrows, og_family_int8_tile,
     og_family_int8_skinny, og_family_coopmat, og_family_int8_coopmat, og_family_qdecode,
-    og_family_decode, og_family_coopmat2;
+    og_family_decode, og_family_coopmat2, og_family_depthwise;
 
 /* Rules the entries share (gen/og_params.c). */
 int og_one_of(int v, const int *set, size_t n);

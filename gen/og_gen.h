@@ -48,6 +48,11 @@ typedef enum og_variant {
      * subgroup one (bm/sgy) x (bn/sgx) accumulator matrix, k steps of bk
      * (docs/matrix-kernels.md, "coopmat2"). */
     OG_VARIANT_COOPMAT2 = 8,
+    /* A convolution's own kernel for few channels a group (depthwise,
+     * grouped): each invocation sums all Cg*R*S terms of tn output channels
+     * of one output pixel, taps walked in the weights' order
+     * (docs/accumulation-order.md, "Convolution"); never a GEMM's. */
+    OG_VARIANT_DEPTHWISE = 9,
     OG_VARIANT_COUNT /* the number of variants: a new one goes above */
 } og_variant;
 
@@ -303,6 +308,7 @@ uint32_t og_limits_lack(const og_limits *lim, uint32_t needs, char *why, size_t 
 #define OG_TEMPLATE_IM2COL "conv_im2col"
 #define OG_TEMPLATE_DECODE "gemm_decode"
 #define OG_TEMPLATE_COOPMAT2 "gemm_coopmat2"
+#define OG_TEMPLATE_DEPTHWISE "conv_depthwise"
 /* The subgroup size the cooperative-matrix kernels divide a tile by where
  * a parameter string names none (they take 8, 16, 32 or 64). */
 #define OG_COOPMAT_SUBGROUP 32
@@ -365,6 +371,10 @@ og_params og_params_int8_coopmat(int subgroups);
  * float32 accumulator matrix, staged through padded workgroup memory, two
  * buffers; KHR matrices of flexible dimensions (VK_NV_cooperative_matrix2). */
 og_params og_params_coopmat2(int sub);
+
+/* The depthwise convolution kernel's default (og_family_depthwise.c): 64
+ * invocations a workgroup, each 4 output pixels of one output channel. */
+og_params og_params_depthwise(void);
 
 /* The subgroup size a device runs the matrix kernels with, from its
  * capabilities (never its vendor): its fixed size, or the first it can pin

@@ -74,7 +74,8 @@ static int recover_check(const og_kernel_key *key, const og_limits *lim, char *w
     return 0;
 }
 
-/* The convolution's kernels (og_kernel_key.conv): the portable tile from
+/* The convolution's kernels (og_kernel_key.conv): the depthwise kernel
+ * (its own rules in its entry's check_key); the portable tile from
  * storage or texel buffers (vec = 4: four channels of a tap for NHWC input
  * and KRSC weights, else A gathered one element at a time; B, the weights
  * stored N x K, as the GEMM's), native products, in every dialect
@@ -107,7 +108,7 @@ static int conv_check(const og_kernel_key *key, char *why, size_t len)
         snprintf(why, len,
                  "gen: a convolution runs the portable tile (src=ssbo or texel, B transposed), its "
                  "split-k planes and their reduction, the cooperative-matrix tile (float16, "
-                 "GLSL, load=staged, one pass) or the im2col kernel");
+                 "GLSL, load=staged, one pass), the depthwise kernel or the im2col kernel");
         return -1;
     }
     if (key->recover || key->scaled) {

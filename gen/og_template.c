@@ -211,6 +211,7 @@ static void push_params(lua_State *L, const og_kernel_key *key)
         set_int(L, "ROWS", p->rows);
         set_int(L, "VEC", p->vec);
         set_int(L, "UNROLL", p->unroll);
+        set_int(L, "TM", p->tm);
         set_int(L, "TN", p->tn);
         return;
     }

@@ -65,8 +65,7 @@ og_status og_conv_choose(og_conv *cv, const og_conv_args *args, const og_conv_sh
     }
     og_context *ctx = cv->gemm.ctx;
     og_choice choice;
-    og_status st = og_select_conv(ctx, cv->gemm.dtype, cv->gemm.mode, args, s->m, s->n, s->k,
-                                  s->batch, &choice);
+    og_status st = og_select_conv(ctx, cv->gemm.dtype, cv->gemm.mode, args, s, &choice);
     if (st != OG_OK)
         return st;
     if (cv->n_choices == cv->cap_choices) {
@@ -247,8 +246,8 @@ static og_status describe(void *obj, const void *args_, const og_checked *cc, ch
     }
     og_choice choice;
     const og_conv_shape *s = &cc->conv;
-    if ((st = og_select_conv(cv->gemm.ctx, cv->gemm.dtype, cv->gemm.mode, args, s->m, s->n, s->k,
-                             s->batch, &choice)) != OG_OK)
+    if ((st = og_select_conv(cv->gemm.ctx, cv->gemm.dtype, cv->gemm.mode, args, s, &choice)) !=
+        OG_OK)
         return st;
     /* The tile as this call runs it: its loads and split-k ranges. */
     og_context *ctx = cv->gemm.ctx;
@@ -273,9 +272,9 @@ static og_status describe(void *obj, const void *args_, const og_checked *cc, ch
                  strncmp(choice.op, OG_OP_CONV_PREFIX, strlen(OG_OP_CONV_PREFIX)) == 0
                      ? "convolution"
                      : "the GEMM's");
-    snprintf(buf, len, "conv %s %s %s, implicit GEMM %lldx%lldx%lld x %lld: gemm_tile %s (%s)%s",
+    snprintf(buf, len, "conv %s %s %s, implicit GEMM %lldx%lldx%lld x %lld: %s %s (%s)%s",
              args->layout == OG_CONV_NCHW ? "NCHW" : "NHWC",
              args->weights == OG_CONV_KCRS ? "KCRS" : "KRSC", op, (long long)s->m, (long long)s->n,
-             (long long)s->k, (long long)s->batch, params, source, split);
+             (long long)s->k, (long long)s->batch, og_params_template(&p), params, source, split);
     return OG_OK;
 }

@@ -171,15 +171,20 @@ typedef struct og_choice {
 og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, int trans_b,
                     int64_t m, int64_t n, int64_t k, int64_t batch, og_choice *out);
 
+struct og_conv_shape; /* below */
+
 /* Selection for a convolution of input type dtype whose implicit GEMM is
- * m x n x k x batch (og_conv_shape): the exact record of its op
- * (og_conv_op), layout (trans_a) and weights (trans_b), else the nearest
- * tuned shape of them; where there is none, the GEMM's selection for the
- * implicit GEMM with B transposed (og_select: its portable or
- * cooperative-matrix tile; another variant leaves the default tile).
- * Deterministic mode: the default. */
+ * shape (og_conv_geometry_check's). Few channels a group
+ * (og_conv_depthwise_eligible): the depthwise kernel, its exact record of
+ * the convolution's op (og_conv_op), layout (trans_a) and weights (trans_b)
+ * or the nearest tuned shape of them, else og_params_depthwise. Otherwise
+ * the tile's record of them, exact or nearest; where there is none, the
+ * GEMM's selection for the implicit GEMM with B transposed (og_select: its
+ * portable or cooperative-matrix tile; another variant leaves the default
+ * tile). Deterministic mode: the default (the depthwise kernel or the
+ * tile), the same bits either way. */
 og_status og_select_conv(og_context *ctx, og_dtype dtype, og_mode mode, const og_conv_args *args,
-                         int64_t m, int64_t n, int64_t k, int64_t batch, og_choice *out);
+                         const struct og_conv_shape *shape, og_choice *out);
 
 /* Selection for float32 recovered from float16 products with the default
  * residual shift and no range scaling (og_gemm_choose keeps the others on
@@ -277,8 +282,15 @@ og_status og_conv_geometry_check(char *err, const og_conv_args *args, og_conv_sh
 /* The tile parameters a convolution runs for the GEMM's choice p: p's
  * tile from storage or texel buffers (og_conv_loads_for_call decides per
  * call); p's cooperative-matrix
- * tile with staged loads; the default tile where p is another variant. */
+ * tile with staged loads; p itself where it names the depthwise kernel; the
+ * default tile where p is another variant. */
 og_params og_conv_params(const og_params *p);
+
+/* Whether a convolution of implicit GEMM shape runs the depthwise kernel by
+ * default: more than one group, at most 8 input and 8 output channels a
+ * group, and k that the split-k rule leaves whole (the kernel sums in one
+ * pass; unsplit, its bits are the default tile's). */
+int og_conv_depthwise_eligible(const og_conv_shape *shape);
 
 /* The op of a convolution's tuning records (db/og_db.h, og_record_key):
  * OG_OP_CONV_PREFIX, then "RxS:sHxW:dHxW" (filter, strides, dilations). */

@@ -667,7 +667,10 @@ og_status og_int8gemm_describe(og_int8gemm *g, const og_int8gemm_args *args, cha
  * The kernel is the GEMM's portable tile with A gathered from x (M = P*Q
  * pixels, N = Kg, K = Cg*R*S, one product per image and group), B the
  * group's weights; a 1x1, stride 1, unpadded, ungrouped NHWC convolution of
- * more than 4 pixels is the GEMM itself (batched by image, the same bits).
+ * more than 4 pixels is the GEMM itself (batched by image, the same bits);
+ * groups of at most 8 input and 8 output channels (depthwise layers) run a
+ * kernel of their own, with the same sums in the same order (the tile's
+ * bits) where K is not split (docs/convolution.md).
  * Summation: the GEMM's documented order over
  * the reduction index in the weights' order (docs/accumulation-order.md,
  * "Convolution"), split-k by the GEMM's rule. */

@@ -719,8 +719,10 @@ Test(conv, planted_faults_are_caught, .timeout = 900)
          "kk / og_conv_cg() / og_conv_s()"},
         {"groups read group 0", "return g * og_conv_cg();", "return 0u * g;"},
     };
+    /* 9 output channels a group: the tile, not the depthwise kernel (whose
+     * faults test_conv_depthwise plants). */
     const conv_case t = {
-        OG_CONV_NHWC,       OG_CONV_KRSC, OG_F32, 1, 6, 7, 8, 4, 3, 3, 2, 1, 1, 2, 1, 2, 2, 1, 1, 0,
+        OG_CONV_NHWC,       OG_CONV_KRSC, OG_F32, 1, 6, 7, 8, 18, 3, 3, 2, 1, 1, 2, 1, 2, 2, 1, 1, 0,
         OG_ACTIVATION_NONE, 0.0f};
     char dir[] = "/tmp/og_conv_plant_XXXXXX", cmd[1024];
     cr_assert_not_null(mkdtemp(dir));

@@ -12,15 +12,16 @@
 TestSuite(conv_tune, .init = make_tmpdir, .fini = remove_tmpdir);
 
 
-/* A 3x3 NCHW convolution with KCRS weights, 2 groups: implicit GEMM
- * 81 x 6 x 36 x 4. */
+/* A 3x3 NCHW convolution with KCRS weights, 2 groups of 12 output
+ * channels (more than the depthwise kernel's 8: the tile): implicit GEMM
+ * 81 x 12 x 36 x 4. */
 static const og_conv_args tuned = {.layout = OG_CONV_NCHW,
                                    .weights = OG_CONV_KCRS,
                                    .n = 2,
                                    .c = 8,
                                    .h = 9,
                                    .w = 9,
-                                   .k = 12,
+                                   .k = 24,
                                    .r = 3,
                                    .s = 3,
                                    .groups = 2,
@@ -60,7 +61,7 @@ Test(conv_tune, tune_store_select, .timeout = 900)
         cr_expect_str_eq(r->key.op, op);
         cr_expect(r->key.trans_a == 1 && r->key.trans_b == 1, "layouts %d %d", r->key.trans_a,
                   r->key.trans_b);
-        cr_expect(r->m == 81 && r->n == 6 && r->k == 36 && r->batch == 4,
+        cr_expect(r->m == 81 && r->n == 12 && r->k == 36 && r->batch == 4,
                   "shape %lldx%lldx%lldx%lld", (long long)r->m, (long long)r->n, (long long)r->k,
                   (long long)r->batch);
         cr_expect(r->accepted && r->gflops > 0 && r->max_error < 1e-5, "%s: %s", r->params,
@@ -75,7 +76,7 @@ Test(conv_tune, tune_store_select, .timeout = 900)
     og_choice c;
     /* The exact geometry: the best record. */
     cr_assert_eq(og_conv_geometry_check(ctx->error, &tuned, &s), OG_OK);
-    cr_assert_eq(og_select_conv(ctx, OG_F32, OG_MODE_FAST, &tuned, s.m, s.n, s.k, s.batch, &c),
+    cr_assert_eq(og_select_conv(ctx, OG_F32, OG_MODE_FAST, &tuned, &s, &c),
                  OG_OK);
     og_params_format(&c.params, params, sizeof params);
     cr_expect_eq(c.source, OG_SOURCE_DB);
@@ -85,26 +86,26 @@ Test(conv_tune, tune_store_select, .timeout = 900)
     og_conv_args wider = tuned;
     wider.w = 15;
     cr_assert_eq(og_conv_geometry_check(ctx->error, &wider, &s), OG_OK);
-    cr_assert_eq(og_select_conv(ctx, OG_F32, OG_MODE_FAST, &wider, s.m, s.n, s.k, s.batch, &c),
+    cr_assert_eq(og_select_conv(ctx, OG_F32, OG_MODE_FAST, &wider, &s, &c),
                  OG_OK);
     cr_expect_eq(c.source, OG_SOURCE_DB_NEAREST);
     /* Another layout, another filter, another type, Deterministic mode: not these records. */
     og_conv_args other = tuned;
     other.layout = OG_CONV_NHWC;
-    cr_assert_eq(og_select_conv(ctx, OG_F32, OG_MODE_FAST, &other, s.m, s.n, s.k, s.batch, &c),
+    cr_assert_eq(og_select_conv(ctx, OG_F32, OG_MODE_FAST, &other, &s, &c),
                  OG_OK);
     cr_expect_eq(c.source, OG_SOURCE_DEFAULT, "NHWC took %s", c.op);
     other = tuned;
     other.r = other.s = 5;
     other.pad_top = other.pad_bottom = other.pad_left = other.pad_right = 2;
-    cr_assert_eq(og_select_conv(ctx, OG_F32, OG_MODE_FAST, &other, s.m, s.n, s.k, s.batch, &c),
+    cr_assert_eq(og_select_conv(ctx, OG_F32, OG_MODE_FAST, &other, &s, &c),
                  OG_OK);
     cr_expect_eq(c.source, OG_SOURCE_DEFAULT, "5x5 took %s", c.op);
-    cr_assert_eq(og_select_conv(ctx, OG_F16, OG_MODE_FAST, &tuned, s.m, s.n, s.k, s.batch, &c),
+    cr_assert_eq(og_select_conv(ctx, OG_F16, OG_MODE_FAST, &tuned, &s, &c),
                  OG_OK);
     cr_expect_eq(c.source, OG_SOURCE_DEFAULT);
     cr_assert_eq(
-        og_select_conv(ctx, OG_F32, OG_MODE_DETERMINISTIC, &tuned, s.m, s.n, s.k, s.batch, &c),
+        og_select_conv(ctx, OG_F32, OG_MODE_DETERMINISTIC, &tuned, &s, &c),
         OG_OK);
     cr_expect_eq(c.source, OG_SOURCE_DEFAULT);
     /* A call of the tuned geometry says it runs the record. */
@@ -114,8 +115,8 @@ Test(conv_tune, tune_store_select, .timeout = 900)
     og_conv_args call = tuned;
     og_buffer *x, *wt, *y;
     cr_assert_eq(og_buffer_create(ctx, 2 * 8 * 81 * 4, &x), OG_OK);
-    cr_assert_eq(og_buffer_create(ctx, 12 * 36 * 4, &wt), OG_OK);
-    cr_assert_eq(og_buffer_create(ctx, 2 * 12 * 81 * 4, &y), OG_OK);
+    cr_assert_eq(og_buffer_create(ctx, 24 * 36 * 4, &wt), OG_OK);
+    cr_assert_eq(og_buffer_create(ctx, 2 * 24 * 81 * 4, &y), OG_OK);
     call.x = x, call.wt = wt, call.y = y;
     cr_assert_eq(og_conv_describe(cv, &call, desc, sizeof desc), OG_OK);
     cr_expect(strstr(desc, best->params) && strstr(desc, "(db, convolution record)"), "%s", desc);
@@ -136,17 +137,17 @@ Test(conv_tune, command_line, .timeout = 900)
     tmp_path(db, sizeof db, "cli.db");
     tmp_path(db2, sizeof db2, "cli2.db");
     tmp_path(dump, sizeof dump, "cli.sql");
-    const char *shape = "2x8x9x9/12x3x3/p1/g2/nchw/kcrs";
+    const char *shape = "2x8x9x9/24x3x3/p1/g2/nchw/kcrs";
     snprintf(args, sizeof args, "tune --op conv --db '%s' --shapes %s --budget 2c", db, shape);
     cr_assert_eq(ogtune(args, &out), 0, "%s", out);
-    cr_expect(strstr(out, "conv:3x3:s1x1:d1x1 NCHW KCRS, implicit GEMM 81x6x36 batch 4"), "%s",
+    cr_expect(strstr(out, "conv:3x3:s1x1:d1x1 NCHW KCRS, implicit GEMM 81x12x36 batch 4"), "%s",
               out);
     free(out);
     snprintf(args, sizeof args, "select --op conv --db '%s' --shape %s --json", db, shape);
     cr_assert_eq(ogtune(args, &out), 0, "%s", out);
     cr_expect(strstr(out, "\"op\":\"conv:3x3:s1x1:d1x1\"") && strstr(out, "\"record\":\"conv\"") &&
                   strstr(out, "\"source\":\"db\"") && strstr(out, "\"output\":[9,9]") &&
-                  strstr(out, "\"implicit_gemm\":[81,6,36,4]"),
+                  strstr(out, "\"implicit_gemm\":[81,12,36,4]"),
               "%s", out);
     free(out);
     /* Strides, dilations and four paddings in the string. */

@@ -50,7 +50,7 @@ Test(families, defaults_round_trip)
                             og_params_int8_coopmat(8), og_params_int8_coopmat(4),
                             og_params_decode(1, 1), og_params_decode(5, 0),
                             og_params_decode(16, 1), og_params_coopmat2(8),
-                            og_params_coopmat2(32)};
+                            og_params_coopmat2(32), og_params_depthwise()};
     int seen[VARIANTS] = {0};
     for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) {
         char text[OG_PARAMS_MAX], again[OG_PARAMS_MAX], why[256];
@@ -68,15 +68,19 @@ Test(families, defaults_round_trip)
 }
 
 /* What a family says it can do agrees with the keys it takes: tiled
- * families name a tile, the others columns; matrix families their
- * subgroups; only families that split k take split. */
+ * families name a tile, the depthwise convolution its rows of pixels, the
+ * others columns; matrix families their subgroups; only families that
+ * split k take split. */
 Test(families, abilities_agree_with_keys)
 {
     for (int v = 0; v < VARIANTS; v++) {
         const og_family *f = og_family_find((og_variant)v);
         int tiled = (f->can & OG_FAMILY_TILED) != 0, matrix = (f->can & OG_FAMILY_MATRIX) != 0;
         cr_expect_eq(!!(f->keys & OG_KEY_BM), tiled, "%s", f->name);
-        cr_expect_eq(!!(f->keys & OG_KEY_COLS), !tiled, "%s", f->name);
+        int depthwise = (f->can & OG_FAMILY_DEPTHWISE) != 0;
+        cr_expect_eq(!!(f->keys & OG_KEY_COLS), !tiled && !depthwise, "%s", f->name);
+        cr_expect(!depthwise || (f->keys == OG_KEY_ROWS && (f->can & OG_FAMILY_CONV)), "%s",
+                  f->name);
         cr_expect_eq(!!(f->keys & OG_KEY_SGX), matrix, "%s", f->name);
         og_params p = {.variant = (og_variant)v};
         cr_expect_eq(og_params_matrix(&p), matrix, "%s", f->name);

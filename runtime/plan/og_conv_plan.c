@@ -62,7 +62,10 @@ og_status og_conv_plan(const og_limits *lim, char *err, og_dtype input, og_mode 
         return st;
     out->key.p.split = OG_SPLIT_RULE;
     const uint32_t *count = lim->max_count;
-    uint64_t gx = og_ceil_div((uint64_t)s->n, (uint64_t)out->key.p.bn);
+    /* A workgroup's output channels and pixels: the tile's bn x bm; the
+     * depthwise kernel's tn channels of rows * tm pixels. */
+    int depthwise = og_family_can(&out->key.p, OG_FAMILY_DEPTHWISE);
+    uint64_t gx = og_ceil_div((uint64_t)s->n, (uint64_t)(depthwise ? out->key.p.tn : out->key.p.bn));
     uint64_t reduce_gx = og_ceil_div((uint64_t)s->n, OG_ELEMENTWISE_THREADS);
     if ((st = og_grid_x_check(lim, err, "conv", s->n,
                               out->ranges > 1 && reduce_gx > gx ? reduce_gx : gx)) != OG_OK)
@@ -76,8 +79,8 @@ og_status og_conv_plan(const og_limits *lim, char *err, og_dtype input, og_mode 
                         "maxComputeWorkGroupCount[2] of %u",
                         s->groups, out->ranges, count[2]);
     out->gx = (uint32_t)gx;
-    out->tile_rows = (uint32_t)out->key.p.bm;
-    out->rows_per = (uint64_t)count[1] * (uint64_t)out->key.p.bm;
+    out->tile_rows = (uint32_t)(depthwise ? out->key.p.rows * out->key.p.tm : out->key.p.bm);
+    out->rows_per = (uint64_t)count[1] * out->tile_rows;
     out->batch_per = per_z / (uint64_t)s->groups * (uint64_t)s->groups;
     if (out->ranges > 1)
         out->scratch_bytes = scratch_bytes;

@@ -64,6 +64,16 @@ void og_split_ranges(int split, int64_t m, int64_t n, int64_t k, int64_t batch,
     *range_len = (uint32_t)len;
 }
 
+int og_conv_depthwise_eligible(const og_conv_shape *s)
+{
+    if (s->empty || s->gemm || s->groups < 2 || s->cg > 8 || s->kg > 8)
+        return 0;
+    /* Unbounded scratch: a rule that would split with any scratch splits here. */
+    uint32_t ranges, len;
+    og_split_ranges(OG_SPLIT_RULE, s->m, s->n, s->k, s->batch, UINT64_MAX, &ranges, &len);
+    return ranges == 1;
+}
+
 /* One past the last element of an operand that a call reads. */
 static uint64_t operand_end(int64_t off, int64_t batch, int64_t stride, int64_t rows, int64_t ld,
                             int64_t cols)

@@ -276,10 +276,11 @@ og_status og_select(og_context *ctx, og_dtype dtype, og_mode mode, int trans_a, 
 }
 
 og_status og_select_conv(og_context *ctx, og_dtype dtype, og_mode mode, const og_conv_args *args,
-                         int64_t m, int64_t n, int64_t k, int64_t batch, og_choice *out)
+                         const og_conv_shape *s, og_choice *out)
 {
     memset(out, 0, sizeof *out);
-    out->params = og_params_default();
+    int depthwise = og_conv_depthwise_eligible(s);
+    out->params = depthwise ? og_params_depthwise() : og_params_default();
     out->source = OG_SOURCE_DEFAULT;
     if (mode == OG_MODE_DETERMINISTIC)
         return OG_OK;
@@ -288,12 +289,14 @@ og_status og_select_conv(og_context *ctx, og_dtype dtype, og_mode mode, const og
                          .trans_a = args->layout == OG_CONV_NCHW,
                          .trans_b = args->weights == OG_CONV_KCRS};
     og_conv_op(args, key.op, sizeof key.op);
-    search_databases(ctx, &key, 0, m, n, k, batch, out);
-    if (out->source != OG_SOURCE_DEFAULT)
+    /* Records of the default's template only: a depthwise record never
+     * reaches a dense layer, nor a tile's a depthwise one. */
+    search_databases(ctx, &key, 0, s->m, s->n, s->k, s->batch, out);
+    if (out->source != OG_SOURCE_DEFAULT || depthwise)
         return OG_OK;
     /* The implicit GEMM's choice: its tile, or its cooperative-matrix tile
      * (float16 in Fast mode, where the device lists the fragments). */
-    og_status st = select_gemm(ctx, dtype, mode, 0, 1, m, n, k, batch, 0, out);
+    og_status st = select_gemm(ctx, dtype, mode, 0, 1, s->m, s->n, s->k, s->batch, 0, out);
     if (st == OG_OK && !og_family_can(&out->params, OG_FAMILY_CONV)) {
         memset(out, 0, sizeof *out);
         out->params = og_params_default();

@@ -195,7 +195,7 @@ int og_cmd_select_conv(const og_cli *o, og_dtype dtype, og_mode mode)
     char name[256], op[32], params[OG_PARAMS_MAX];
     if (ctx && geometry_check(ctx, convs, &s) != OG_OK)
         og_cli_fail("ogtune select: %s\n", og_context_last_error(ctx));
-    else if (ctx && og_select_conv(ctx, dtype, mode, convs, s.m, s.n, s.k, s.batch, &c) == OG_OK) {
+    else if (ctx && og_select_conv(ctx, dtype, mode, convs, &s, &c) == OG_OK) {
         og_params p = og_conv_params(&c.params);
         int64_t P, Q;
         og_conv_output_size(convs, &P, &Q);
@@ -205,6 +205,9 @@ int og_cmd_select_conv(const og_cli *o, og_dtype dtype, og_mode mode)
         int conv_record = strncmp(c.op, OG_OP_CONV_PREFIX, strlen(OG_OP_CONV_PREFIX)) == 0;
         const char *why =
             s.gemm ? "a 1x1, stride 1, unpadded, ungrouped NHWC convolution runs the GEMM itself"
+            : og_family_can(&p, OG_FAMILY_DEPTHWISE) && c.source == OG_SOURCE_DEFAULT
+                ? "few channels a group: the depthwise kernel, the default tile's bits (no "
+                  "record of it for this op; ogtune tune --op conv --shapes S measures it)"
             : mode == OG_MODE_DETERMINISTIC ? "Deterministic mode runs the default tile"
             : c.source == OG_SOURCE_DEFAULT && og_params_matrix(&p)
                 ? "no record of this convolution's op nor of its implicit GEMM: the GEMM's "
@@ -279,6 +282,45 @@ static og_status time_pair(og_conv *cv, const og_conv_args *a, const og_params *
     }
     *us_x = og_cli_median(tx, rounds);
     *us_y = og_cli_median(ty, rounds);
+    return st;
+}
+
+/* A copy of a convolution's input and output bytes (x and y into buffers
+ * of their own): what a memory-bound kernel is held to. */
+typedef struct copy_job {
+    og_buffer *x, *y, *to_x, *to_y;
+    uint64_t x_bytes, y_bytes;
+} copy_job;
+
+static og_status record_copies(void *user, VkCommandBuffer cmd)
+{
+    copy_job *j = user;
+    og_record_copy(cmd, j->x, j->to_x, j->x_bytes);
+    og_record_copy(cmd, j->y, j->to_y, j->y_bytes);
+    return OG_OK;
+}
+
+/* Median microseconds of the copy of a's x and y (bytes: their sum). */
+static og_status time_copy(og_context *ctx, og_dtype dtype, const og_conv_args *a, double *us,
+                           uint64_t *bytes)
+{
+    int64_t P, Q;
+    og_conv_output_size(a, &P, &Q);
+    copy_job j = {.x = a->x,
+                  .y = a->y,
+                  .x_bytes = (uint64_t)(a->n * a->c * a->h * a->w) * og_dtype_bytes(dtype),
+                  .y_bytes = (uint64_t)(a->n * a->k * P * Q) * 4u};
+    *bytes = j.x_bytes + j.y_bytes;
+    og_timing_plan plan = OG_TIMING_BENCH;
+    og_timing t = {0};
+    og_status st = og_buffer_create(ctx, j.x_bytes, &j.to_x);
+    if (st == OG_OK)
+        st = og_buffer_create(ctx, j.y_bytes, &j.to_y);
+    if (st == OG_OK)
+        st = og_time_encoder(ctx, record_copies, &j, &plan, &t);
+    og_buffer_destroy(j.to_x);
+    og_buffer_destroy(j.to_y);
+    *us = t.median_us;
     return st;
 }
 
@@ -368,21 +410,23 @@ int og_cmd_bench_conv(const og_cli *o, og_dtype dtype)
     og_cli_load_average(load, sizeof load);
     printf("# %s, %s inputs, load average %s\n", og_context_device_name(ctx), og_dtype_name(dtype),
            load);
-    printf("%-52s %12s %12s %7s %12s %7s %12s %7s  %s\n", "convolution", "default", "selected",
-           "ratio", "GEMM", "conv/GEMM", "im2col+GEMM", "conv/im2col", "selected tile (source)");
+    printf("%-52s %12s %12s %7s %12s %7s %12s %7s %10s %7s  %s\n", "convolution", "default",
+           "selected", "ratio", "GEMM", "conv/GEMM", "im2col+GEMM", "conv/im2col", "x+y GB/s",
+           "of copy", "selected tile (source)");
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         og_conv_problem *pr = NULL;
         og_conv_shape s;
         og_params chosen, def = og_params_default();
         og_choice c;
-        double us_def = 0, us_sel = 0, us_gemm = 0, us_cols = 0;
+        double us_def = 0, us_sel = 0, us_gemm = 0, us_cols = 0, us_copy = 0;
+        uint64_t bytes = 0;
         char name[256], params[OG_PARAMS_MAX];
         og_status st = og_conv_problem_create(ctx, dtype, &convs[i], 99, &pr);
         if (st == OG_OK)
             st = geometry_check(ctx, &pr->args, &s);
         if (st == OG_OK)
-            st = og_select_conv(ctx, dtype, OG_MODE_FAST, &pr->args, s.m, s.n, s.k, s.batch, &c);
+            st = og_select_conv(ctx, dtype, OG_MODE_FAST, &pr->args, &s, &c);
         if (st == OG_OK) {
             /* A given tile instead of the selected one. */
             if (o->params) {
@@ -392,12 +436,17 @@ int og_cmd_bench_conv(const og_cli *o, og_dtype dtype)
             chosen = og_conv_params(&c.params);
             st = time_pair(cv, &pr->args, &def, &chosen, &us_def, &us_sel);
         }
+        /* The GEMM runs a given tile, not a convolution's own kernel. */
         if (st == OG_OK)
-            st = time_gemm(ctx, dtype, &s, o->params ? &given : NULL, &us_gemm);
+            st = time_gemm(ctx, dtype, &s,
+                           o->params && !og_family_can(&given, OG_FAMILY_DEPTHWISE) ? &given : NULL,
+                           &us_gemm);
         /* Not where the matrix would exceed one binding (the call is refused). */
         if (st == OG_OK && dtype == OG_F32 &&
             og_conv_im2col_bytes(&s) <= og_context_limits(ctx)->max_storage_range)
             st = time_im2col_gemm(ctx, cv, &pr->args, &s, &us_cols);
+        if (st == OG_OK)
+            st = time_copy(ctx, dtype, &pr->args, &us_copy, &bytes);
         conv_name(&convs[i], name, sizeof name);
         if (st != OG_OK) {
             og_cli_fail("ogtune bench: %s: %s\n", name, og_context_last_error(ctx));
@@ -411,10 +460,15 @@ int og_cmd_bench_conv(const og_cli *o, og_dtype dtype)
                 snprintf(cols, sizeof cols, "%7.2f GF/s", og_conv_gflops(&pr->args, us_cols));
                 snprintf(cols_ratio, sizeof cols_ratio, "%6.2fx", us_cols / us_sel);
             }
-            printf("%-52s %7.2f GF/s %7.2f GF/s %6.2fx %7.2f GF/s %6.2fx %12s %7s  %s (%s)\n", name,
-                   og_conv_gflops(&pr->args, us_def), og_conv_gflops(&pr->args, us_sel),
+            /* The input's and output's bytes over the selected kernel's
+             * time, and its share of the copy rate of the same bytes. */
+            printf("%-52s %7.2f GF/s %7.2f GF/s %6.2fx %7.2f GF/s %6.2fx %12s %7s %10.2f %6.1f%%  "
+                   "%s (%s)\n",
+                   name, og_conv_gflops(&pr->args, us_def), og_conv_gflops(&pr->args, us_sel),
                    us_sel > 0 ? us_def / us_sel : 0.0, og_conv_gflops(&pr->args, us_gemm),
-                   us_sel > 0 ? us_gemm / us_sel : 0.0, cols, cols_ratio, params,
+                   us_sel > 0 ? us_gemm / us_sel : 0.0, cols, cols_ratio,
+                   us_sel > 0 ? (double)bytes / us_sel * 1e-3 : 0.0,
+                   us_sel > 0 ? 100.0 * us_copy / us_sel : 0.0, params,
                    o->params ? "given" : source_text(&c));
         }
         og_conv_problem_destroy(pr);

@@ -94,10 +94,12 @@ og_status og_space_recovered(const og_limits *lim, og_dialect dialect, og_preset
 }
 
 og_status og_space_conv(const og_limits *lim, og_preset preset, og_dtype dtype, const og_shape *s,
-                        og_params **out, size_t *n)
+                        int depthwise, og_params **out, size_t *n)
 {
     og_space_list c = {.lim = lim}, all = {.lim = lim};
     *n = 0;
+    if (depthwise)
+        return space_done(family_space(&og_family_depthwise, &c, preset, s, 1), &c, out, n);
     og_params def = og_params_default();
     og_status st = og_space_add(&c, og_conv_params(&def));
     if (st == OG_OK)

@@ -173,9 +173,10 @@ static int measure_candidate(void *user, size_t i, double *rate)
 }
 
 /* Tunes dtype t on GEMM shape s, or on convolution conv (not NULL) whose
- * implicit GEMM s is. */
+ * implicit GEMM s is (depthwise: og_conv_depthwise_eligible of it). */
 static og_status tune_shape(og_context *ctx, og_db *db, int64_t device, const og_tune_opts *o,
-                            og_dtype t, const og_shape *s, const og_conv_args *conv, double share_s)
+                            og_dtype t, const og_shape *s, const og_conv_args *conv, int depthwise,
+                            double share_s)
 {
     int int8 = og_dtype_is_int8(t);
     og_params *space;
@@ -183,7 +184,7 @@ static og_status tune_shape(og_context *ctx, og_db *db, int64_t device, const og
     const og_limits *lim = og_context_limits(ctx);
     og_status st =
         o->qformat ? og_space_qgemm(lim, o->preset, s, &space, &n)
-        : conv     ? og_space_conv(lim, o->preset, t, s, &space, &n)
+        : conv     ? og_space_conv(lim, o->preset, t, s, depthwise, &space, &n)
         : o->recovered
             ? og_space_recovered(lim, og_context_dialect(ctx), o->preset, o->mode, s, &space, &n)
             : og_space_in(lim, og_context_dialect(ctx), o->preset, t, o->trans_a, o->trans_b, s,
@@ -302,7 +303,7 @@ og_status og_tune(og_context *ctx, const og_tune_opts *o)
     for (size_t d = 0; d < o->n_dtypes && st == OG_OK; d++)
         for (size_t s = 0; s < shapes && st == OG_OK; s++) {
             if (!o->n_convs) {
-                st = tune_shape(ctx, db, device, o, o->dtypes[d], &o->shapes[s], NULL, share);
+                st = tune_shape(ctx, db, device, o, o->dtypes[d], &o->shapes[s], NULL, 0, share);
                 continue;
             }
             og_conv_shape cs;
@@ -311,7 +312,8 @@ og_status og_tune(og_context *ctx, const og_tune_opts *o)
                 break;
             }
             og_shape gemm = {cs.m, cs.n, cs.k, cs.batch};
-            st = tune_shape(ctx, db, device, o, o->dtypes[d], &gemm, &o->convs[s], share);
+            st = tune_shape(ctx, db, device, o, o->dtypes[d], &gemm, &o->convs[s],
+                            og_conv_depthwise_eligible(&cs), share);
         }
     og_db_close(db);
     return st;

@@ -511,9 +511,11 @@ og_status og_space_recovered(const og_limits *lim, og_dialect dialect, og_preset
  * og_space's tiles for that GEMM with B transposed, as the convolution runs
  * them (og_conv_params: element loads from storage buffers; for float16 the
  * cooperative-matrix tiles the device qualifies for, staged), each once,
- * the default tile first. *out is malloc'ed. */
+ * the default tile first; with depthwise (og_conv_depthwise_eligible), the
+ * depthwise kernel's space instead, its default first, which is what
+ * selection takes for such a call. *out is malloc'ed. */
 og_status og_space_conv(const og_limits *lim, og_preset preset, og_dtype dtype, const og_shape *s,
-                        og_params **out, size_t *n);
+                        int depthwise, og_params **out, size_t *n);
 
 /* The candidates of a preset for a low-bit weight product of shape s, the
  * default for M (og_qgemm_default) first. M <= 16: the decode kernel's
