@@ -71,8 +71,8 @@ static float *output_of(og_context *ctx, const conv_case *t, const og_params *p,
     og_conv_args a = args_of(t);
     int64_t P, Q;
     og_conv_output_size(&a, &P, &Q);
-    size_t nx = (size_t)(t->n * t->c * t->h * t->w), nw = (size_t)(t->k * t->c / t->groups * t->r * t->s),
-           ny = (size_t)(t->n * t->k * P * Q);
+    size_t nx = (size_t)(t->n * t->c * t->h * t->w),
+           nw = (size_t)(t->k * t->c / t->groups * t->r * t->s), ny = (size_t)(t->n * t->k * P * Q);
     float *v = malloc((nx + nw + ny) * sizeof *v), *bias = malloc((size_t)t->k * sizeof *bias);
     cr_assert(v && bias);
     for (size_t i = 0; i < nx + nw + ny; i++)
@@ -80,7 +80,8 @@ static float *output_of(og_context *ctx, const conv_case *t, const og_params *p,
     for (int64_t i = 0; i < t->k; i++)
         bias[i] = (float)i * 0.375f - 2.0f;
     og_buffer *bx = make_buffer(ctx, v, nx * 4), *bw = make_buffer(ctx, v + nx, nw * 4);
-    og_buffer *by = make_buffer(ctx, v + nx + nw, ny * 4), *bb = make_buffer(ctx, bias, (size_t)t->k * 4);
+    og_buffer *by = make_buffer(ctx, v + nx + nw, ny * 4),
+              *bb = make_buffer(ctx, bias, (size_t)t->k * 4);
     a.x = bx, a.wt = bw, a.y = by, a.bias = t->bias ? bb : NULL;
     og_conv *cv;
     cr_assert_eq(og_conv_create(ctx, OG_F32, OG_MODE_DETERMINISTIC, &cv), OG_OK);
@@ -114,9 +115,12 @@ static size_t outputs(const conv_case *t)
 /* The parameters the tests run: the default, each field moved, and texel
  * fetches. */
 static const char *const variants[] = {
-    "variant=depthwise,rows=64,tm=4,tn=1",       "variant=depthwise,rows=32,tm=1,tn=1",
-    "variant=depthwise,rows=256,tm=8,tn=2",      "variant=depthwise,rows=128,tm=2,tn=4",
-    "variant=depthwise,rows=64,tm=8,tn=8",       "variant=depthwise,rows=32,tm=8,tn=1,src=texel",
+    "variant=depthwise,rows=64,tm=4,tn=1",
+    "variant=depthwise,rows=32,tm=1,tn=1",
+    "variant=depthwise,rows=256,tm=8,tn=2",
+    "variant=depthwise,rows=128,tm=2,tn=4",
+    "variant=depthwise,rows=64,tm=8,tn=8",
+    "variant=depthwise,rows=32,tm=8,tn=1,src=texel",
     "variant=depthwise,rows=64,tm=4,tn=2,src=texel",
 };
 
@@ -161,8 +165,8 @@ Test(conv_depthwise, selection_and_parameters)
         og_conv_args a = args_of(&cases[i]);
         og_conv_shape s = shape_of(ctx, &cases[i]);
         for (int mode = 0; mode < 2; mode++) {
-            cr_assert_eq(og_select_conv(ctx, cases[i].dtype, mode ? OG_MODE_DETERMINISTIC : OG_MODE_FAST,
-                                        &a, &s, &c),
+            cr_assert_eq(og_select_conv(ctx, cases[i].dtype,
+                                        mode ? OG_MODE_DETERMINISTIC : OG_MODE_FAST, &a, &s, &c),
                          OG_OK);
             cr_expect(og_family_can(&c.params, OG_FAMILY_DEPTHWISE), "case %zu mode %d: %s", i,
                       mode, og_params_template(&c.params));
@@ -225,8 +229,16 @@ Test(conv_depthwise, selection_and_parameters)
     cr_assert_eq(og_gemm_create(ctx, OG_F32, OG_MODE_FAST, &g), OG_OK);
     float zeros[64] = {0};
     og_buffer *m = make_buffer(ctx, zeros, sizeof zeros);
-    og_gemm_args ga = {.m = 4, .n = 4, .k = 4, .alpha = 1.0f, .lda = 4, .ldb = 4, .ldc = 4,
-                       .a = m, .b = m, .c = m};
+    og_gemm_args ga = {.m = 4,
+                       .n = 4,
+                       .k = 4,
+                       .alpha = 1.0f,
+                       .lda = 4,
+                       .ldb = 4,
+                       .ldc = 4,
+                       .a = m,
+                       .b = m,
+                       .c = m};
     cr_assert_eq(og_params_parse(variants[0], &p, err, sizeof err), 0);
     cr_expect_eq(run_params(g, ctx, &ga, &p), OG_ERROR_UNSUPPORTED);
     cr_expect(strstr(og_context_last_error(ctx), "the depthwise kernel runs convolutions only"),

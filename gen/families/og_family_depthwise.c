@@ -100,9 +100,9 @@ static og_status depthwise_space(og_space_list *c, const og_space_ask *ask)
     for (int rows = 32; rows <= 256 && st == OG_OK; rows *= 2)
         for (int tm = 1; tm <= 8 && st == OG_OK; tm *= 2)
             for (int tn = 1; tn <= 8 && st == OG_OK; tn *= 2) {
-                int keep = ask->standard ? tn == 1 || tn <= ask->n
-                                         : rows == 64 && tm != 2 &&
-                                               (tn == 1 || (tn == 2 && ask->n >= 2));
+                int keep = ask->standard
+                               ? tn == 1 || tn <= ask->n
+                               : rows == 64 && tm != 2 && (tn == 1 || (tn == 2 && ask->n >= 2));
                 if (keep)
                     st = og_space_add_word_loads(c, (og_params){.variant = OG_VARIANT_DEPTHWISE,
                                                                 .rows = rows,

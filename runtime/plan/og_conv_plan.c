@@ -65,7 +65,8 @@ og_status og_conv_plan(const og_limits *lim, char *err, og_dtype input, og_mode 
     /* A workgroup's output channels and pixels: the tile's bn x bm; the
      * depthwise kernel's tn channels of rows * tm pixels. */
     int depthwise = og_family_can(&out->key.p, OG_FAMILY_DEPTHWISE);
-    uint64_t gx = og_ceil_div((uint64_t)s->n, (uint64_t)(depthwise ? out->key.p.tn : out->key.p.bn));
+    uint64_t cols = (uint64_t)(depthwise ? out->key.p.tn : out->key.p.bn);
+    uint64_t gx = og_ceil_div((uint64_t)s->n, cols);
     uint64_t reduce_gx = og_ceil_div((uint64_t)s->n, OG_ELEMENTWISE_THREADS);
     if ((st = og_grid_x_check(lim, err, "conv", s->n,
                               out->ranges > 1 && reduce_gx > gx ? reduce_gx : gx)) != OG_OK)
