@@ -10,14 +10,14 @@
 # The log goes to bench/logs/. Each line takes about a minute on 2 cores
 # (most of it the default tile's, 60-100x slower).
 # Usage: bench/conv_depthwise.sh  (TYPES="f32 f16", LAYOUTS="nhwc/krsc nchw/kcrs",
-# LAYERS="1x144x56x56/144x3x3/s2/p1/g144 ...")
+# LAYERS="1x144x56x56/144x3x3/s2/p1/g144 ...", LOG=bench/logs/NAME.txt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 types=${TYPES:-f32}
 layouts=${LAYOUTS:-nhwc/krsc nchw/kcrs}
 layers=${LAYERS:-1x32x112x112/32x3x3/p1/g32 1x96x56x56/96x7x7/p3/g96 1x512x1x3000/512x1x5/p0x0x2x2/g512}
-log=bench/logs/$(date -u +%Y-%m-%d)-conv-depthwise-$(build/ogtune devices --json 2>/dev/null |
-  grep -o '"driver":"[a-z]*' | head -1 | sed 's/.*"//').txt
+log=${LOG:-bench/logs/$(date -u +%Y-%m-%d)-conv-depthwise-$(build/ogtune devices --json 2>/dev/null |
+  grep -o '"driver":"[a-z]*' | head -1 | sed 's/.*"//').txt}
 {
   echo "# onegpu: the depthwise convolution kernel, $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD)"
   echo "# $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"

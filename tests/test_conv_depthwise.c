@@ -349,4 +349,21 @@ Test(conv_depthwise, tune_store_select, .timeout = 900)
     cr_expect_eq(c.source, OG_SOURCE_DEFAULT);
     free(rs.r);
     close_context(ctx);
+    /* The records travel (export, import); as a GEMM's they are refused. */
+    char db2[512], dump[512], args[2048], *text;
+    tmp_path(db2, sizeof db2, "dw2.db");
+    tmp_path(dump, sizeof dump, "dw.sql");
+    snprintf(args, sizeof args, "export --db '%s' --out '%s'", db, dump);
+    cr_assert_eq(ogtune(args, &text), 0, "%s", text);
+    free(text);
+    snprintf(args, sizeof args, "import --db '%s' '%s'", db2, dump);
+    cr_assert_eq(ogtune(args, &text), 0, "%s", text);
+    cr_expect(strstr(text, "imported 2 records"), "%s", text);
+    free(text);
+    snprintf(args, sizeof args, "sed -i \"s/'conv:[^']*'/'gemm'/\" '%s'", dump);
+    cr_assert_eq(system(args), 0);
+    snprintf(args, sizeof args, "import --db '%s' '%s' 2>&1", db2, dump);
+    cr_expect_neq(ogtune(args, &text), 0, "%s", text);
+    cr_expect(strstr(text, "a convolution's own kernel"), "%s", text);
+    free(text);
 }

@@ -85,10 +85,11 @@ int og_record_check(const og_record *rec, char *why, size_t len)
     if (conv &&
         (og_dtype_is_int8(key->dtype) ||
          (strcmp(rec->template_name, "gemm_tile") != 0 &&
+          strcmp(rec->template_name, OG_TEMPLATE_DEPTHWISE) != 0 &&
           (key->dtype != OG_F16 || strcmp(rec->template_name, OG_TEMPLATE_COOPMAT) != 0)))) {
         snprintf(why, len,
-                 "a convolution's record takes a float dtype and template gemm_tile (float16 "
-                 "gemm_coopmat too)");
+                 "a convolution's record takes a float dtype and template gemm_tile or "
+                 "conv_depthwise (float16 gemm_coopmat too)");
         return -1;
     }
     if (recovered && key->dtype != OG_F32) {
@@ -127,9 +128,14 @@ int og_record_check(const og_record *rec, char *why, size_t len)
         int conv_matrix = gathers && matrix && p.load == OG_LOAD_STAGED && key->dtype == OG_F16;
         if (conv && !conv_tile && !conv_matrix) {
             snprintf(why, len,
-                     "params '%s' are not a convolution's (the tile from storage or texel buffers, or the "
-                     "float16 matrix tile with load=staged)",
+                     "params '%s' are not a convolution's (the tile or the depthwise kernel from "
+                     "storage or texel buffers, or the float16 matrix tile with load=staged)",
                      rec->params);
+            return -1;
+        }
+        if (!conv && og_family_can(&p, OG_FAMILY_DEPTHWISE)) {
+            snprintf(why, len, "params '%s' are a convolution's own kernel, not op '%.*s''s",
+                     rec->params, op_len, key->op);
             return -1;
         }
         int prefill = og_family_can(&p, OG_FAMILY_PREFILL) &&
