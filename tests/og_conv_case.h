@@ -165,6 +165,20 @@ static inline og_conv_args args_of(const conv_case *t)
                           .activation = t->act};
 }
 
+/* Records the convolution a with kernel parameters p (og_conv_encode_params)
+ * into ctx's command buffer, submits it and waits; what names the call in
+ * a failure. */
+static inline void run_conv_params(og_context *ctx, og_conv *cv, const og_conv_args *a,
+                                   const og_params *p, const char *what)
+{
+    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    cr_assert_eq(ctx->vk.vkBeginCommandBuffer(ctx->cmd, &begin), VK_SUCCESS);
+    og_status st = og_conv_encode_params(cv, ctx->cmd, a, p);
+    cr_assert_eq(ctx->vk.vkEndCommandBuffer(ctx->cmd), VK_SUCCESS);
+    cr_assert_eq(st, OG_OK, "%s: %s", what, og_context_last_error(ctx));
+    cr_assert_eq(og_submit_wait(ctx, ctx->cmd), OG_OK);
+}
+
 /* Runs case t on ctx in mode, through og_conv_run (p NULL) or with kernel
  * parameters p (og_conv_encode_params), with x, the weights and y at
  * element offsets off[0], off[1] and off[2], and compares with the float64
@@ -232,12 +246,7 @@ static inline size_t conv_mismatches_at(og_context *ctx, og_mode mode, const con
              t->n, t->c, t->h, t->w, t->k, t->r, t->s, one(t->groups), one(t->sh), one(t->sw),
              one(t->dh), one(t->dw), t->pt, t->pb, t->pl, t->pr, desc);
     if (params) {
-        VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-        cr_assert_eq(ctx->vk.vkBeginCommandBuffer(ctx->cmd, &begin), VK_SUCCESS);
-        og_status st = og_conv_encode_params(cv, ctx->cmd, &a, params);
-        cr_assert_eq(ctx->vk.vkEndCommandBuffer(ctx->cmd), VK_SUCCESS);
-        cr_assert_eq(st, OG_OK, "%s: %s", what, og_context_last_error(ctx));
-        cr_assert_eq(og_submit_wait(ctx, ctx->cmd), OG_OK);
+        run_conv_params(ctx, cv, &a, params, what);
     } else {
         cr_assert_eq(og_conv_run(cv, &a), OG_OK, "%s: %s", what, og_context_last_error(ctx));
     }

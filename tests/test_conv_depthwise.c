@@ -85,12 +85,7 @@ static float *output_of(og_context *ctx, const conv_case *t, const og_params *p,
     a.x = bx, a.wt = bw, a.y = by, a.bias = t->bias ? bb : NULL;
     og_conv *cv;
     cr_assert_eq(og_conv_create(ctx, OG_F32, OG_MODE_DETERMINISTIC, &cv), OG_OK);
-    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    cr_assert_eq(ctx->vk.vkBeginCommandBuffer(ctx->cmd, &begin), VK_SUCCESS);
-    og_status st = og_conv_encode_params(cv, ctx->cmd, &a, p);
-    cr_assert_eq(ctx->vk.vkEndCommandBuffer(ctx->cmd), VK_SUCCESS);
-    cr_assert_eq(st, OG_OK, "%s", og_context_last_error(ctx));
-    cr_assert_eq(og_submit_wait(ctx, ctx->cmd), OG_OK);
+    run_conv_params(ctx, cv, &a, p, "depthwise");
     float *y = malloc(ny * 4);
     cr_assert_not_null(y);
     cr_assert_eq(og_buffer_read(by, 0, y, ny * 4), OG_OK);
