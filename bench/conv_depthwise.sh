@@ -13,6 +13,7 @@
 # LAYERS="1x144x56x56/144x3x3/s2/p1/g144 ...", LOG=bench/logs/NAME.txt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/build.sh >/dev/null
 types=${TYPES:-f32}
 layouts=${LAYOUTS:-nhwc/krsc nchw/kcrs}
 layers=${LAYERS:-1x32x112x112/32x3x3/p1/g32 1x96x56x56/96x7x7/p3/g96 1x512x1x3000/512x1x5/p0x0x2x2/g512}
