@@ -34,7 +34,9 @@ ne_input=[56,56,128,1],ne_kernel=[5,5,1,128],type_kernel=f32,stride=2,padding=2,
   for pass in $(seq "$passes"); do
     while IFS='|' read -r vars shape flops; do
       echo "load $(cut -d' ' -f1-3 /proc/loadavg)"
-      us=$(GGML_VK_VISIBLE_DEVICES=0 "$GGML_TBO" perf -o CONV_2D_DW -b Vulkan0 -p "$vars" 2>&1 |
+      # -p is a regular expression: its brackets are escaped.
+      re=$(printf '%s' "$vars" | sed 's/[][]/\\&/g')
+      us=$(GGML_VK_VISIBLE_DEVICES=0 "$GGML_TBO" perf -o CONV_2D_DW -b Vulkan0 -p "$re" 2>&1 |
         grep 'CONV_2D_DW(' | sed -n 's/.* \([0-9.]*\) us\/run.*/\1/p' | head -n1)
       echo "pass $pass $shape ggml ${us:-none}"
       line=$(build/ogtune bench --op conv --shapes "$shape" | grep "^1x")
