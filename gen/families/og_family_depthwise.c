@@ -1,7 +1,7 @@
 /* The depthwise convolution kernel (templates/conv_depthwise.tmpl): a
  * convolution's own kernel for few channels a group (depthwise and grouped
  * layers: MobileNet, ConvNeXt, Whisper-like grouped conv1d). Each
- * invocation takes one output pixel and tn output channels of its group and
+ * invocation takes tm output pixels and tn output channels of its group and
  * sums every term of the implicit GEMM's row (Cg*R*S) in the weights'
  * order, walking the taps without divisions; the sums follow the tile's
  * blocked order, so the bits are the default tile's
